@@ -1,0 +1,52 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "DailyVerse",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "dailyverse", targets: ["dailyverse"]),
+        .executable(name: "dailyverse-bench", targets: ["dailyverse-bench"]),
+        .library(name: "HijriCalendar", targets: ["HijriCalendar"]),
+        .library(name: "VerseCalendar", targets: ["VerseCalendar"]),
+        .library(name: "ContentStore", targets: ["ContentStore"]),
+        .library(name: "VerseOfTheDay", targets: ["VerseOfTheDay"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // Pure: Gregorian <-> Hijri (Umm al-Qura table, tabular arithmetic, sighted overrides, adjustments).
+        .target(name: "HijriCalendar"),
+        // Pure: month themes, occasions and the deterministic selection rule.
+        .target(name: "VerseCalendar", dependencies: ["HijriCalendar"]),
+        // SQLite through GRDB: schema, migrations, seeding from data/, importers, queries.
+        .target(
+            name: "ContentStore",
+            dependencies: ["HijriCalendar", "VerseCalendar", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // Composes calendar, selection and store into the reports the CLI and the API print.
+        .target(name: "VerseOfTheDay", dependencies: ["HijriCalendar", "VerseCalendar", "ContentStore"]),
+        // The command tree; the executable only calls into it.
+        .target(
+            name: "DailyVerseCLI",
+            dependencies: [
+                "HijriCalendar", "VerseCalendar", "ContentStore", "VerseOfTheDay",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "dailyverse", dependencies: ["DailyVerseCLI"]),
+        .executableTarget(
+            name: "dailyverse-bench",
+            dependencies: [
+                "HijriCalendar", "ContentStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "HijriCalendarTests", dependencies: ["HijriCalendar"]),
+        .testTarget(name: "VerseCalendarTests", dependencies: ["VerseCalendar", "HijriCalendar"]),
+        .testTarget(name: "ContentStoreTests", dependencies: ["ContentStore", "VerseOfTheDay", "HijriCalendar", "VerseCalendar"]),
+        .testTarget(name: "CLITests", dependencies: ["HijriCalendar"]),
+    ]
+)

@@ -1,0 +1,103 @@
+import Foundation
+
+/// A day of the proleptic Gregorian calendar (ISO 8601), as a user's wall calendar shows it.
+///
+/// Internally every calendar works on day numbers (days since 1970-01-01), so conversions are integer arithmetic.
+public struct CivilDate: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let year: Int
+    public let month: Int
+    public let day: Int
+
+    /// The supported years: those that ISO 8601's `YYYY-MM-DD` writes with four digits.
+    public static let yearRange = 1...9999
+
+    public init(year: Int, month: Int, day: Int) throws(CalendarError) {
+        guard Self.yearRange.contains(year), (1...12).contains(month),
+            (1...Self.daysInMonth(year: year, month: month)).contains(day)
+        else {
+            throw .invalidGregorianDate(String(format: "%04d-%02d-%02d", year, month, day))
+        }
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+
+    /// The date `dayNumber` days after 1970-01-01 (negative numbers are before it).
+    public init(dayNumber: Int) {
+        // Howard Hinnant's civil_from_days.
+        let z = dayNumber + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        self.year = yoe + era * 400 + (m <= 2 ? 1 : 0)
+        self.month = m
+        self.day = d
+    }
+
+    /// Days since 1970-01-01.
+    public var dayNumber: Int {
+        // Howard Hinnant's days_from_civil.
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = month > 2 ? month - 3 : month + 9
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    /// Parses `YYYY-MM-DD`; anything else, or a day the month does not have, is an error naming the text.
+    public init(parsing text: String) throws(CalendarError) {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
+            parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
+        else { throw .invalidGregorianDate(text) }
+        do { try self.init(year: y, month: m, day: d) } catch { throw .invalidGregorianDate(text) }
+    }
+
+    /// The civil date that `instant` falls on in `timeZone`: "today" for a user in that zone.
+    public init(instant: Date, timeZone: TimeZone) {
+        let offset = timeZone.secondsFromGMT(for: instant)
+        let seconds = Int((instant.timeIntervalSince1970).rounded(.down)) + offset
+        self.init(dayNumber: seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
+    }
+
+    public func adding(days: Int) -> CivilDate { CivilDate(dayNumber: dayNumber + days) }
+
+    /// ISO weekday: 1 = Monday … 7 = Sunday.
+    public var isoWeekday: Int {
+        let n = dayNumber + 3  // 1970-01-01 was a Thursday (ISO 4)
+        return ((n % 7) + 7) % 7 + 1
+    }
+
+    public var description: String { String(format: "%04d-%02d-%02d", year, month, day) }
+
+    public static func < (lhs: CivilDate, rhs: CivilDate) -> Bool { lhs.dayNumber < rhs.dayNumber }
+
+    public static func isLeapYear(_ year: Int) -> Bool { (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 }
+
+    public static func daysInMonth(year: Int, month: Int) -> Int {
+        switch month {
+        case 2: return isLeapYear(year) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+}
+
+extension CivilDate: Codable {
+    public init(from decoder: Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        try self.init(parsing: text)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}

@@ -1,0 +1,75 @@
+/// A day of the Hijri calendar. It says nothing of which calendar produced it; `IslamicCalendar` does.
+public struct HijriDate: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let year: Int
+    public let month: Int
+    public let day: Int
+
+    public init(year: Int, month: Int, day: Int) {
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+
+    /// Parses `YYYY-MM-DD` (Hijri year, month, day) without checking the day against a calendar.
+    public init(parsing text: String) throws(CalendarError) {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, (1...4).contains(parts[0].count), (1...2).contains(parts[1].count),
+            (1...2).contains(parts[2].count),
+            parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+            let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]), y >= 1, (1...12).contains(m),
+            (1...30).contains(d)
+        else { throw .invalidHijriDate(text) }
+        self.init(year: y, month: m, day: d)
+    }
+
+    public var monthName: HijriMonth { HijriMonth(rawValue: month)! }
+
+    /// `1 Ramadan 1446`
+    public var formatted: String { "\(day) \(monthName.englishName) \(year)" }
+
+    public var description: String { "\(year)-\(month < 10 ? "0" : "")\(month)-\(day < 10 ? "0" : "")\(day)" }
+
+    public static func < (lhs: HijriDate, rhs: HijriDate) -> Bool {
+        (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
+    }
+}
+
+/// The twelve months, with English transliterations and Arabic names.
+public enum HijriMonth: Int, CaseIterable, Sendable {
+    case muharram = 1, safar, rabiAlAwwal, rabiAlThani, jumadaAlUla, jumadaAlAkhirah
+    case rajab, shaban, ramadan, shawwal, dhuAlQadah, dhuAlHijjah
+
+    public var englishName: String {
+        switch self {
+        case .muharram: "Muharram"
+        case .safar: "Safar"
+        case .rabiAlAwwal: "Rabi al-Awwal"
+        case .rabiAlThani: "Rabi al-Thani"
+        case .jumadaAlUla: "Jumada al-Ula"
+        case .jumadaAlAkhirah: "Jumada al-Akhirah"
+        case .rajab: "Rajab"
+        case .shaban: "Sha'ban"
+        case .ramadan: "Ramadan"
+        case .shawwal: "Shawwal"
+        case .dhuAlQadah: "Dhu al-Qa'dah"
+        case .dhuAlHijjah: "Dhu al-Hijjah"
+        }
+    }
+
+    public var arabicName: String {
+        switch self {
+        case .muharram: "محرم"
+        case .safar: "صفر"
+        case .rabiAlAwwal: "ربيع الأول"
+        case .rabiAlThani: "ربيع الآخر"
+        case .jumadaAlUla: "جمادى الأولى"
+        case .jumadaAlAkhirah: "جمادى الآخرة"
+        case .rajab: "رجب"
+        case .shaban: "شعبان"
+        case .ramadan: "رمضان"
+        case .shawwal: "شوال"
+        case .dhuAlQadah: "ذو القعدة"
+        case .dhuAlHijjah: "ذو الحجة"
+        }
+    }
+}
