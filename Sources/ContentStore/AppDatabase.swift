@@ -1,0 +1,112 @@
+import Foundation
+import GRDB
+import HijriCalendar
+import VerseCalendar
+
+/// The one database type: it owns the writer and runs the migrator when it opens.
+///
+/// Production opens a `DatabasePool` (WAL) on a file; tests pass an in-memory `DatabaseQueue()`.
+public final class AppDatabase: Sendable {
+    public let writer: any DatabaseWriter
+
+    public init(_ writer: any DatabaseWriter) throws {
+        self.writer = writer
+        try Self.migrator.migrate(writer)
+    }
+
+    /// Opens (creating it and its folder when needed) the database at `path`, in WAL mode.
+    public static func open(path: String) throws(StoreError) -> AppDatabase {
+        let url = URL(fileURLWithPath: path)
+        let folder = url.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw .cannotOpen(path: path, reason: "cannot create folder '\(folder.path)'")
+        }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw .cannotOpen(path: path, reason: "it is a folder")
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            return try AppDatabase(DatabasePool(path: path, configuration: configuration))
+        } catch let error as DatabaseError {
+            throw .cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
+        } catch {
+            throw .cannotOpen(path: path, reason: "\(error)")
+        }
+    }
+
+    /// An empty in-memory database with the schema, for tests.
+    public static func inMemory() throws -> AppDatabase { try AppDatabase(DatabaseQueue()) }
+
+    /// The default location: `$XDG_DATA_HOME/dailyverse/dailyverse.sqlite`, or `~/.local/share/…`.
+    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+            return xdg + "/dailyverse/dailyverse.sqlite"
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.local/share/dailyverse/dailyverse.sqlite"
+    }
+
+    // MARK: - Schema
+
+    /// Migrations are never edited once shipped: change the schema with a new one.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-content") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                    CREATE TABLE surah (
+                        number INTEGER PRIMARY KEY NOT NULL CHECK (number BETWEEN 1 AND 114),
+                        transliteration TEXT NOT NULL, arabic TEXT NOT NULL, english TEXT NOT NULL,
+                        revelation TEXT NOT NULL CHECK (revelation IN ('meccan', 'medinan')),
+                        ayah_count INTEGER NOT NULL CHECK (ayah_count > 0));
+                    CREATE TABLE edition (
+                        id TEXT PRIMARY KEY NOT NULL, kind TEXT NOT NULL CHECK (kind IN ('quran', 'translation')),
+                        language TEXT NOT NULL, name TEXT NOT NULL, credit TEXT NOT NULL, notice TEXT NOT NULL);
+                    CREATE TABLE ayah_text (
+                        edition_id TEXT NOT NULL REFERENCES edition(id) ON DELETE CASCADE,
+                        surah INTEGER NOT NULL, ayah INTEGER NOT NULL, text TEXT NOT NULL,
+                        PRIMARY KEY (edition_id, surah, ayah)) WITHOUT ROWID;
+                    CREATE TABLE layer (
+                        id TEXT PRIMARY KEY NOT NULL, position INTEGER NOT NULL UNIQUE, icon TEXT NOT NULL,
+                        title TEXT NOT NULL, description TEXT NOT NULL);
+                    CREATE TABLE commentary (
+                        id INTEGER PRIMARY KEY,
+                        surah INTEGER NOT NULL, ayah_start INTEGER NOT NULL, ayah_end INTEGER NOT NULL,
+                        layer_id TEXT NOT NULL REFERENCES layer(id),
+                        body TEXT NOT NULL, work TEXT, author TEXT, reference TEXT, provenance TEXT NOT NULL,
+                        origin TEXT NOT NULL CHECK (origin IN ('bundled', 'import')),
+                        UNIQUE (surah, ayah_start, ayah_end, layer_id));
+                    CREATE INDEX commentary_by_surah ON commentary (surah, ayah_start);
+                    CREATE TABLE verse_theme (id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, relevance TEXT NOT NULL);
+                    CREATE TABLE month_theme (
+                        month INTEGER PRIMARY KEY NOT NULL CHECK (month BETWEEN 1 AND 12),
+                        theme_id TEXT NOT NULL REFERENCES verse_theme(id));
+                    CREATE TABLE month_pool (
+                        month INTEGER NOT NULL REFERENCES month_theme(month), position INTEGER NOT NULL,
+                        surah INTEGER NOT NULL, ayah_start INTEGER NOT NULL, ayah_end INTEGER NOT NULL,
+                        PRIMARY KEY (month, position)) WITHOUT ROWID;
+                    CREATE TABLE occasion (
+                        id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, description TEXT,
+                        month INTEGER NOT NULL, day INTEGER NOT NULL,
+                        surah INTEGER NOT NULL, ayah_start INTEGER NOT NULL, ayah_end INTEGER NOT NULL,
+                        theme_id TEXT NOT NULL REFERENCES verse_theme(id), UNIQUE (month, day));
+                    CREATE TABLE display_theme (
+                        id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, background TEXT NOT NULL,
+                        surface TEXT NOT NULL, text TEXT NOT NULL, accent TEXT NOT NULL);
+                    CREATE TABLE published_month_start (
+                        year INTEGER NOT NULL, month INTEGER NOT NULL CHECK (month BETWEEN 1 AND 12),
+                        first_day TEXT NOT NULL, created_at TEXT NOT NULL,
+                        PRIMARY KEY (year, month));
+                    """)
+        }
+        return migrator
+    }
+}

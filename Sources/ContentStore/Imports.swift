@@ -1,0 +1,39 @@
+import Foundation
+import GRDB
+import VerseCalendar
+
+extension AppDatabase {
+    /// Replaces (or adds) a Quran text edition from a Tanzil file. The whole file is checked first; one transaction.
+    public func importQuran(_ file: TanzilFile, edition: Edition, progress: ((Int, Int) -> Void)? = nil) throws {
+        try writer.write { db in
+            let counts = try Int.fetchAll(db, sql: "SELECT ayah_count FROM surah ORDER BY number")
+            if counts.count == 114, counts != file.ayahCounts {
+                throw StoreError.malformedData(file: edition.id, reason: "ayat per sura differ from the stored Quran")
+            }
+            try Self.storeEdition(db, edition, file: file, progress: progress)
+        }
+    }
+
+    /// Adds or replaces a translation. Its ayat must match the stored Arabic sura by sura (checked on parsing).
+    public func importTranslation(_ file: TanzilFile, edition: Edition, progress: ((Int, Int) -> Void)? = nil) throws {
+        try writer.write { db in try Self.storeEdition(db, edition, file: file, progress: progress) }
+    }
+
+    /// Ayat per sura, from the stored Arabic text.
+    public func ayahCounts() throws -> [Int] {
+        try writer.read { db in try Int.fetchAll(db, sql: "SELECT ayah_count FROM surah ORDER BY number") }
+    }
+
+    /// Imports commentary entries; an entry for the same verses and layer replaces the one stored.
+    /// Every entry's verses are checked first; one transaction.
+    public func importCommentary(_ file: CommentaryFile, name: String, progress: ((Int, Int) -> Void)? = nil) throws {
+        try writer.write { db in
+            let counts = try Int.fetchAll(db, sql: "SELECT ayah_count FROM surah ORDER BY number")
+            guard counts.count == 114 else { throw StoreError.notSeeded("Quran text") }
+            for entry in file.entries where entry.verses.end > counts[entry.verses.surah - 1] {
+                throw StoreError.malformedData(file: name, reason: StoreError.verseNotFound(entry.verses.key).description)
+            }
+            try Self.storeCommentary(db, file.entries, origin: "import", replace: true, progress: progress)
+        }
+    }
+}

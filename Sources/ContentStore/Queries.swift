@@ -1,0 +1,173 @@
+import Foundation
+import GRDB
+import HijriCalendar
+import VerseCalendar
+
+extension AppDatabase {
+    // MARK: - Quran text
+
+    public func surah(_ number: Int) throws -> Surah? {
+        try writer.read { db in try Self.surah(db, number) }
+    }
+
+    static func surah(_ db: Database, _ number: Int) throws -> Surah? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM surah WHERE number = ?", arguments: [number]) else { return nil }
+        return Surah(
+            number: row["number"], transliteration: row["transliteration"], arabic: row["arabic"], english: row["english"],
+            revelation: row["revelation"], ayahCount: row["ayah_count"])
+    }
+
+    public func editions() throws -> [Edition] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM edition ORDER BY kind, id").map {
+                Edition(id: $0["id"], kind: $0["kind"], language: $0["language"], name: $0["name"], credit: $0["credit"])
+            }
+        }
+    }
+
+    /// Checks that `range` names verses that exist.
+    public func validate(_ range: VerseRange) throws {
+        guard let surah = try surah(range.surah) else { throw StoreError.notSeeded("suras") }
+        guard range.end <= surah.ayahCount else { throw StoreError.verseNotFound(range.key) }
+    }
+
+    /// The Arabic text, the translation, the sura and the layers of a verse or passage, in one read.
+    public func verse(_ range: VerseRange, translation: String) throws -> VerseContent {
+        try writer.read { db in
+            guard let surah = try Self.surah(db, range.surah) else { throw StoreError.notSeeded("suras") }
+            guard range.end <= surah.ayahCount else { throw StoreError.verseNotFound(range.key) }
+            guard let edition = try Row.fetchOne(db, sql: "SELECT * FROM edition WHERE id = ? AND kind = 'translation'", arguments: [translation])
+            else { throw StoreError.unknownTranslation(translation) }
+            func text(_ editionID: String) throws -> VerseText {
+                let rows = try Row.fetchAll(
+                    db, sql: "SELECT ayah, text FROM ayah_text WHERE edition_id = ? AND surah = ? AND ayah BETWEEN ? AND ? ORDER BY ayah",
+                    arguments: [editionID, range.surah, range.start, range.end])
+                guard rows.count == range.ayahCount else { throw StoreError.notSeeded("text for \(range.key) in \(editionID)") }
+                return VerseText(edition: editionID, ayat: rows.map { (number: $0["ayah"], text: $0["text"]) })
+            }
+            return VerseContent(
+                range: range, surah: surah, arabic: try text(BundledContent.arabicEdition.id),
+                translation: try text(translation), translationName: edition["name"], layers: try Self.layerTexts(db, for: range),
+                credits: [BundledContent.arabicEdition.credit, edition["credit"]])
+        }
+    }
+
+    // MARK: - Layers
+
+    public func layers() throws -> [Layer] {
+        try writer.read { db in try Self.layers(db) }
+    }
+
+    static func layers(_ db: Database) throws -> [Layer] {
+        try Row.fetchAll(db, sql: "SELECT * FROM layer ORDER BY position").map {
+            Layer(id: $0["id"], position: $0["position"], icon: $0["icon"], title: $0["title"], description: $0["description"])
+        }
+    }
+
+    /// The five layers for a verse or passage: an entry for exactly that range, else the narrowest entry
+    /// whose passage contains it; nil where there is none.
+    static func layerTexts(_ db: Database, for range: VerseRange) throws -> [LayerText] {
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT * FROM commentary WHERE surah = ? AND ayah_start <= ? AND ayah_end >= ?
+                ORDER BY (ayah_end - ayah_start), ayah_start
+                """, arguments: [range.surah, range.start, range.end])
+        return try layers(db).map { layer in
+            let row = rows.first { ($0["layer_id"] as String) == layer.id }
+            let entry = row.map {
+                CommentaryEntry(
+                    verses: VerseRange(surah: $0["surah"], start: $0["ayah_start"], end: $0["ayah_end"]), layer: layer.id,
+                    body: $0["body"],
+                    source: CommentarySource(work: $0["work"], author: $0["author"], reference: $0["reference"], provenance: $0["provenance"]))
+            }
+            return LayerText(layer: layer, entry: entry)
+        }
+    }
+
+    // MARK: - Calendar and themes
+
+    /// The verse calendar as seeded: twelve month themes with their pools, and the occasions.
+    public func verseCalendar() throws -> VerseCalendarData {
+        try writer.read { db in
+            var themes: [String: Theme] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM verse_theme") {
+                themes[row["id"]] = Theme(id: row["id"], name: row["name"], relevance: row["relevance"])
+            }
+            var pools: [Int: [VerseRange]] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM month_pool ORDER BY month, position") {
+                pools[row["month"], default: []].append(VerseRange(surah: row["surah"], start: row["ayah_start"], end: row["ayah_end"]))
+            }
+            let months = try Row.fetchAll(db, sql: "SELECT * FROM month_theme ORDER BY month").map { row in
+                MonthTheme(month: row["month"], theme: themes[row["theme_id"]]!, verses: pools[row["month"]] ?? [])
+            }
+            let occasions = try Row.fetchAll(db, sql: "SELECT * FROM occasion ORDER BY month, day").map { row in
+                Occasion(
+                    id: row["id"], name: row["name"], description: row["description"], month: row["month"], day: row["day"],
+                    verses: VerseRange(surah: row["surah"], start: row["ayah_start"], end: row["ayah_end"]),
+                    theme: themes[row["theme_id"]]!)
+            }
+            guard !months.isEmpty else { throw StoreError.notSeeded("verse calendar") }
+            return try VerseCalendarData(months: months, occasions: occasions)
+        }
+    }
+
+    public func displayThemes() throws -> [DisplayTheme] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM display_theme ORDER BY rowid").map {
+                DisplayTheme(id: $0["id"], name: $0["name"], background: $0["background"], surface: $0["surface"], text: $0["text"], accent: $0["accent"])
+            }
+        }
+    }
+
+    // MARK: - Published month starts (the sighted calendar)
+
+    public func publishedMonthStarts() throws -> [PublishedMonthStart] {
+        try writer.read { db in try Self.publishedMonthStarts(db) }
+    }
+
+    static func publishedMonthStarts(_ db: Database) throws -> [PublishedMonthStart] {
+        try Row.fetchAll(db, sql: "SELECT year, month, first_day FROM published_month_start ORDER BY year, month").map {
+            PublishedMonthStart(year: $0["year"], month: $0["month"], firstDay: try CivilDate(parsing: $0["first_day"]))
+        }
+    }
+
+    /// The calendar of `kind`, with the published starts for the sighted one.
+    public func islamicCalendar(_ kind: CalendarKind) throws -> IslamicCalendar {
+        kind == .sighted ? try IslamicCalendar.sighted(published: publishedMonthStarts()) : try IslamicCalendar.make(kind)
+    }
+
+    /// Publishes (or replaces) a month start; refused, with nothing written, if the sighted calendar could not hold it.
+    public func publishMonthStart(_ start: PublishedMonthStart, at now: Date) throws {
+        try writer.write { db in
+            var all = try Self.publishedMonthStarts(db).filter { !($0.year == start.year && $0.month == start.month) }
+            all.append(start)
+            _ = try IslamicCalendar.sighted(published: all)
+            try db.execute(
+                sql: """
+                    INSERT INTO published_month_start (year, month, first_day, created_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (year, month) DO UPDATE SET first_day = excluded.first_day, created_at = excluded.created_at
+                    """, arguments: [start.year, start.month, start.firstDay.description, ISO8601DateFormatter().string(from: now)])
+        }
+    }
+
+    /// Removes a published start; false if there was none.
+    @discardableResult
+    public func removeMonthStart(year: Int, month: Int) throws -> Bool {
+        try writer.write { db in
+            try db.execute(sql: "DELETE FROM published_month_start WHERE year = ? AND month = ?", arguments: [year, month])
+            return db.changesCount > 0
+        }
+    }
+}
+
+/// A verse or passage with everything shown beside it.
+public struct VerseContent: Sendable {
+    public let range: VerseRange
+    public let surah: Surah
+    public let arabic: VerseText
+    public let translation: VerseText
+    public let translationName: String
+    public let layers: [LayerText]
+    public let credits: [String]
+}

@@ -1,0 +1,94 @@
+import VerseCalendar
+
+/// A sura's names and its place of revelation.
+public struct Surah: Hashable, Sendable, Codable {
+    public let number: Int
+    public let transliteration: String
+    public let arabic: String
+    public let english: String
+    public let revelation: String
+    public let ayahCount: Int
+}
+
+/// One of the five layers of commentary, in the seed's order.
+public struct Layer: Hashable, Sendable, Codable {
+    public static let ids = ["foundation", "classical_shia", "contemporary", "ahlul_bayt", "comparative"]
+    public let id: String
+    public let position: Int
+    public let icon: String
+    public let title: String
+    public let description: String
+}
+
+/// Where a commentary entry comes from. `provenance` says whose words the body is:
+/// `editorial` (this project's own explanatory text) or `editorial-summary` (this project's summary of the named work).
+public struct CommentarySource: Hashable, Sendable, Codable {
+    public static let provenances = ["editorial", "editorial-summary", "quotation"]
+    public let work: String?
+    public let author: String?
+    public let reference: String?
+    public let provenance: String
+
+    public init(work: String?, author: String?, reference: String?, provenance: String) {
+        self.work = work
+        self.author = author
+        self.reference = reference
+        self.provenance = provenance
+    }
+}
+
+/// One commentary entry: a layer's text for a verse or passage.
+public struct CommentaryEntry: Hashable, Sendable {
+    public let verses: VerseRange
+    public let layer: String
+    public let body: String
+    public let source: CommentarySource
+}
+
+/// A layer as shown with a verse: its text, or nil when the store has no entry for it.
+public struct LayerText: Hashable, Sendable {
+    public let layer: Layer
+    public let entry: CommentaryEntry?
+}
+
+/// The text of a verse or passage in one edition, ayah by ayah.
+public struct VerseText: Hashable, Sendable {
+    public let edition: String
+    public let ayat: [(number: Int, text: String)]
+
+    public static func == (lhs: VerseText, rhs: VerseText) -> Bool {
+        lhs.edition == rhs.edition && lhs.ayat.map(\.number) == rhs.ayat.map(\.number) && lhs.ayat.map(\.text) == rhs.ayat.map(\.text)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(edition)
+        for ayah in ayat { hasher.combine(ayah.number); hasher.combine(ayah.text) }
+    }
+}
+
+/// A text edition: the Arabic Quran or a translation.
+public struct Edition: Hashable, Sendable, Codable {
+    public let id: String
+    public let kind: String  // "quran" | "translation"
+    public let language: String
+    public let name: String
+    public let credit: String
+
+    public init(id: String, kind: String, language: String, name: String, credit: String) {
+        self.id = id
+        self.kind = kind
+        self.language = language
+        self.name = name
+        self.credit = credit
+    }
+}
+
+/// One of the four display themes the onboarding offers.
+public struct DisplayTheme: Hashable, Sendable, Codable {
+    public let id: String
+    public let name: String
+    public let background: String
+    public let surface: String
+    public let text: String
+    public let accent: String
+}

@@ -1,0 +1,237 @@
+import Foundation
+import GRDB
+import HijriCalendar
+import VerseCalendar
+
+/// The bundled content, read from `data/` and checked before anything is written.
+public struct BundledContent: Sendable {
+    /// Bump when the way data/ is read into the database changes, so existing databases are seeded again.
+    static let formatVersion = 1
+
+    public static let arabicEdition = Edition(
+        id: "quran-simple", kind: "quran", language: "ar", name: "Tanzil Quran Text (Simple, Version 1.1)",
+        credit: "Quran text: Tanzil Project (https://tanzil.net), Creative Commons Attribution 3.0")
+    public static let pickthall = Edition(
+        id: "en.pickthall", kind: "translation", language: "en",
+        name: "The Meaning of the Glorious Koran, Mohammed Marmaduke William Pickthall",
+        credit: "Translation: Pickthall (en.pickthall), digital edition by Tanzil.net (https://tanzil.net/trans)")
+
+    public let directory: URL
+    public let fingerprint: String
+    let surahs: [SurahEntry]
+    let arabic: TanzilFile
+    let translation: TanzilFile
+    let layers: [Layer]
+    let displayThemes: [DisplayTheme]
+    let calendar: VerseCalendarData
+    let commentary: [CommentaryEntry]
+
+    struct SurahEntry: Decodable {
+        let number: Int
+        let transliteration: String
+        let arabic: String
+        let english: String
+        let revelation: String
+    }
+
+    /// Reads everything; the first problem is an error naming the file.
+    public init(directory: URL) throws(StoreError) {
+        self.directory = directory
+        self.fingerprint = try Self.fingerprint(of: directory)
+        func url(_ path: String) -> URL { directory.appendingPathComponent(path) }
+        func decode<T: Decodable>(_ type: T.Type, _ path: String) throws(StoreError) -> T {
+            guard let data = try? Data(contentsOf: url(path)) else { throw .missingDataFile(url(path).path) }
+            do { return try JSONDecoder().decode(T.self, from: data) } catch let error as SelectionError {
+                throw .malformedData(file: path, reason: error.description)
+            } catch { throw .malformedData(file: path, reason: CommentaryFile.describe(error)) }
+        }
+        struct Surahs: Decodable { let surahs: [SurahEntry] }
+        struct Layers: Decodable { let layers: [Layer] }
+        struct Themes: Decodable { let themes: [DisplayTheme] }
+        struct Months: Decodable { let months: [MonthTheme] }
+        struct Occasions: Decodable { let occasions: [Occasion] }
+
+        surahs = try decode(Surahs.self, "surahs.json").surahs
+        guard surahs.map(\.number) == Array(1...114) else { throw .malformedData(file: "surahs.json", reason: "expected suras 1 to 114 in order") }
+        arabic = try TanzilFile(contentsOf: url("quran/quran-arabic.txt"))
+        translation = try TanzilFile(contentsOf: url("quran/translation-en-pickthall.txt"), expectedCounts: arabic.ayahCounts)
+        layers = try decode(Layers.self, "layers.json").layers
+        guard layers.map(\.id) == Layer.ids else { throw .malformedData(file: "layers.json", reason: "expected the layers \(Layer.ids) in order") }
+        displayThemes = try decode(Themes.self, "display-themes.json").themes
+        let months = try decode(Months.self, "calendar/months.json").months
+        let occasions = try decode(Occasions.self, "calendar/occasions.json").occasions
+        do { calendar = try VerseCalendarData(months: months, occasions: occasions) } catch {
+            throw .malformedData(file: "calendar", reason: error.description)
+        }
+        var commentary: [CommentaryEntry] = []
+        let commentaryFolder = url("commentary")
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: commentaryFolder.path)) ?? [])
+            .filter { $0.hasSuffix(".jsonl") }.sorted()
+        for file in files {
+            let entries = try CommentaryFile(contentsOf: commentaryFolder.appendingPathComponent(file)).entries
+            commentary += entries
+        }
+        self.commentary = commentary
+
+        // Every selection and commentary entry must name verses that exist.
+        let counts = arabic.ayahCounts
+        func check(_ range: VerseRange, _ file: String) throws(StoreError) {
+            guard range.end <= counts[range.surah - 1] else {
+                throw .malformedData(file: file, reason: StoreError.verseNotFound(range.key).description)
+            }
+        }
+        for month in calendar.months { for range in month.verses { try check(range, "calendar/months.json") } }
+        for occasion in calendar.occasions { try check(occasion.verses, "calendar/occasions.json") }
+        for entry in commentary { try check(entry.verses, "commentary") }
+        var seen = Set<String>()
+        for entry in commentary where !seen.insert("\(entry.verses.key) \(entry.layer)").inserted {
+            throw .malformedData(file: "commentary", reason: "two entries for \(entry.verses.key) in layer \(entry.layer)")
+        }
+    }
+
+    /// Cheap to compute on every start: the Quran files by size (Tanzil's terms forbid changing them),
+    /// every other file by content.
+    static func fingerprint(of directory: URL) throws(StoreError) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        }
+        mix("format \(formatVersion)".utf8)
+        guard let enumerator = FileManager.default.enumerator(atPath: directory.path) else {
+            throw .missingDataFile(directory.path)
+        }
+        var files: [String] = []
+        while let path = enumerator.nextObject() as? String { files.append(path) }
+        for path in files.sorted() {
+            let url = directory.appendingPathComponent(path)
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            mix(path.utf8)
+            if path.hasPrefix("quran/") {
+                let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? -1
+                mix("\(size)".utf8)
+            } else if let data = try? Data(contentsOf: url) {
+                mix(data)
+            }
+        }
+        return String(hash, radix: 16)
+    }
+}
+
+extension AppDatabase {
+    /// The fingerprint of the data the database was last seeded from, if any.
+    public func seededFingerprint() throws -> String? {
+        try writer.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seed_fingerprint'") }
+    }
+
+    /// Seeds from `data/` unless the database already holds exactly that data. Idempotent; one transaction.
+    @discardableResult
+    public func seedIfNeeded(from directory: URL) throws -> Bool {
+        let current = try BundledContent.fingerprint(of: directory)
+        if try seededFingerprint() == current { return false }
+        try seed(BundledContent(directory: directory))
+        return true
+    }
+
+    /// Replaces the bundled content with `content`. Imported commentary and editions under other ids are kept.
+    public func seed(_ content: BundledContent) throws {
+        try writer.write { db in
+            if try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seed_fingerprint'") == content.fingerprint { return }
+            let counts = content.arabic.ayahCounts
+            try db.execute(sql: "DELETE FROM surah")
+            let surah = try db.makeStatement(
+                sql: "INSERT INTO surah (number, transliteration, arabic, english, revelation, ayah_count) VALUES (?, ?, ?, ?, ?, ?)")
+            for entry in content.surahs {
+                try surah.execute(arguments: [entry.number, entry.transliteration, entry.arabic, entry.english, entry.revelation, counts[entry.number - 1]])
+            }
+            try Self.storeEdition(db, BundledContent.arabicEdition, file: content.arabic, progress: nil)
+            try Self.storeEdition(db, BundledContent.pickthall, file: content.translation, progress: nil)
+
+            for layer in content.layers {
+                try db.execute(
+                    sql: """
+                        INSERT INTO layer (id, position, icon, title, description) VALUES (?, ?, ?, ?, ?)
+                        ON CONFLICT (id) DO UPDATE SET position = excluded.position, icon = excluded.icon,
+                            title = excluded.title, description = excluded.description
+                        """, arguments: [layer.id, layer.position, layer.icon, layer.title, layer.description])
+            }
+            try db.execute(sql: "DELETE FROM display_theme")
+            for theme in content.displayThemes {
+                try db.execute(
+                    sql: "INSERT INTO display_theme (id, name, background, surface, text, accent) VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: [theme.id, theme.name, theme.background, theme.surface, theme.text, theme.accent])
+            }
+
+            try db.execute(sql: "DELETE FROM month_pool; DELETE FROM month_theme; DELETE FROM occasion; DELETE FROM verse_theme")
+            func insertTheme(_ theme: Theme) throws {
+                try db.execute(
+                    sql: "INSERT INTO verse_theme (id, name, relevance) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                    arguments: [theme.id, theme.name, theme.relevance])
+            }
+            let pool = try db.makeStatement(
+                sql: "INSERT INTO month_pool (month, position, surah, ayah_start, ayah_end) VALUES (?, ?, ?, ?, ?)")
+            for month in content.calendar.months {
+                try insertTheme(month.theme)
+                try db.execute(sql: "INSERT INTO month_theme (month, theme_id) VALUES (?, ?)", arguments: [month.month, month.theme.id])
+                for (position, range) in month.verses.enumerated() {
+                    try pool.execute(arguments: [month.month, position, range.surah, range.start, range.end])
+                }
+            }
+            for occasion in content.calendar.occasions {
+                try insertTheme(occasion.theme)
+                try db.execute(
+                    sql: """
+                        INSERT INTO occasion (id, name, description, month, day, surah, ayah_start, ayah_end, theme_id)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        occasion.id, occasion.name, occasion.description, occasion.month, occasion.day,
+                        occasion.verses.surah, occasion.verses.start, occasion.verses.end, occasion.theme.id,
+                    ])
+            }
+
+            try db.execute(sql: "DELETE FROM commentary WHERE origin = 'bundled'")
+            try Self.storeCommentary(db, content.commentary, origin: "bundled", replace: false, progress: nil)
+            try db.execute(
+                sql: "INSERT INTO meta (key, value) VALUES ('seed_fingerprint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                arguments: [content.fingerprint])
+        }
+    }
+
+    static func storeEdition(_ db: Database, _ edition: Edition, file: TanzilFile, progress: ((Int, Int) -> Void)?) throws {
+        try db.execute(sql: "DELETE FROM edition WHERE id = ?", arguments: [edition.id])
+        try db.execute(
+            sql: "INSERT INTO edition (id, kind, language, name, credit, notice) VALUES (?, ?, ?, ?, ?, ?)",
+            arguments: [edition.id, edition.kind, edition.language, edition.name, edition.credit, file.notice.joined(separator: "\n")])
+        let statement = try db.makeStatement(sql: "INSERT INTO ayah_text (edition_id, surah, ayah, text) VALUES (?, ?, ?, ?)")
+        let total = file.ayat.count
+        for (index, ayah) in file.ayat.enumerated() {
+            try statement.execute(arguments: [edition.id, ayah.surah, ayah.ayah, ayah.text])
+            if let progress, index % 256 == 0 || index == total - 1 { progress(index + 1, total) }
+        }
+    }
+
+    static func storeCommentary(
+        _ db: Database, _ entries: [CommentaryEntry], origin: String, replace: Bool, progress: ((Int, Int) -> Void)?
+    ) throws {
+        let conflict =
+            replace
+            ? """
+            ON CONFLICT (surah, ayah_start, ayah_end, layer_id) DO UPDATE SET body = excluded.body, work = excluded.work,
+                author = excluded.author, reference = excluded.reference, provenance = excluded.provenance, origin = excluded.origin
+            """
+            : "ON CONFLICT (surah, ayah_start, ayah_end, layer_id) DO NOTHING"
+        let statement = try db.makeStatement(
+            sql: """
+                INSERT INTO commentary (surah, ayah_start, ayah_end, layer_id, body, work, author, reference, provenance, origin)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \(conflict)
+                """)
+        for (index, entry) in entries.enumerated() {
+            try statement.execute(arguments: [
+                entry.verses.surah, entry.verses.start, entry.verses.end, entry.layer, entry.body,
+                entry.source.work, entry.source.author, entry.source.reference, entry.source.provenance, origin,
+            ])
+            progress?(index + 1, entries.count)
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import ArgumentParser
+import ContentStore
+import Foundation
+import HijriCalendar
+
+/// Options every command shares.
+public struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("SQLite database file. Default: $DAILYVERSE_DB, else the XDG data directory.", valueName: "path"))
+    var db: String?
+
+    @Option(name: .long, help: ArgumentHelp("The data/ folder to seed from. Default: $DAILYVERSE_DATA, else found beside the binary.", valueName: "dir"))
+    var data: String?
+
+    @Option(name: .long, help: ArgumentHelp("Pin the clock to this instant (ISO 8601), for fixtures and replays. Also $DAILYVERSE_NOW.", valueName: "instant"))
+    var now: String?
+
+    @Flag(name: .long, help: "Print JSON for scripts instead of text.")
+    var json = false
+
+    public init() {}
+
+    var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    /// The pinned clock, or the wall clock.
+    func clock() throws -> Date {
+        guard let text = now ?? environment["DAILYVERSE_NOW"], !text.isEmpty else { return Date() }
+        return try parseInstant(text, option: "--now")
+    }
+
+    /// Opens the database, creating, migrating and seeding it on first use.
+    func openDatabase() throws -> AppDatabase {
+        let path = db ?? environment["DAILYVERSE_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? AppDatabase.defaultPath(environment: environment)
+        let database = try AppDatabase.open(path: path)
+        do {
+            let directory = try DataDirectory.locate(explicit: data, environment: environment)
+            try database.seedIfNeeded(from: directory)
+        } catch let error as StoreError {
+            // A database seeded before can serve without its data folder; an empty one cannot.
+            guard case .dataDirectoryNotFound = error, try database.seededFingerprint() != nil else { throw error }
+        }
+        return database
+    }
+}
+
+/// Calendar choice, shared by the commands that convert dates.
+struct CalendarOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("umm-al-qura (default), tabular or sighted.", valueName: "name"))
+    var calendar: String = CalendarKind.ummAlQura.rawValue
+
+    @Option(name: .long, help: ArgumentHelp("Shift the Hijri date by -2…+2 days.", valueName: "days"))
+    var adjust: Int = 0
+
+    func kind() throws -> CalendarKind { try CalendarKind(parsing: calendar) }
+    func adjustment() throws -> Adjustment { try Adjustment(adjust) }
+}
+
+func parseInstant(_ text: String, option: String) throws -> Date {
+    let plain = ISO8601DateFormatter()
+    let fractional = ISO8601DateFormatter()
+    fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    guard let date = plain.date(from: text) ?? fractional.date(from: text) else {
+        throw CLIError("invalid \(option) '\(text)': expected an ISO 8601 instant such as 2025-03-01T06:00:00Z")
+    }
+    return date
+}
+
+func parseTimeZone(_ name: String?) throws -> TimeZone {
+    guard let name else { return TimeZone.current }
+    guard let zone = TimeZone(identifier: name), zone.identifier == name || name == "UTC" || name == "GMT" else {
+        throw CalendarError.unknownTimeZone(name)
+    }
+    return zone
+}
+
+/// An error of the command line itself, with its message.
+struct CLIError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

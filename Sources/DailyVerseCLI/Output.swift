@@ -1,0 +1,91 @@
+import ArgumentParser
+import ContentStore
+import Foundation
+import GRDB
+import HijriCalendar
+import VerseCalendar
+
+/// Runs a command body; any error becomes one line on stderr and exit status 1, never a trace.
+func reportingErrors(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        let message: String
+        switch error {
+        case let error as CustomStringConvertible where error is CalendarError || error is SelectionError || error is StoreError || error is CLIError:
+            message = error.description
+        case let error as DatabaseError:
+            message = "database error: \(error.message ?? "\(error.resultCode)")"
+        default:
+            message = "\(error)"
+        }
+        FileHandle.standardError.write(Data("dailyverse: \(message.replacingOccurrences(of: "\n", with: " "))\n".utf8))
+        throw ExitCode(1)
+    }
+}
+
+func printJSON<T: Encodable>(_ value: T) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    let data = try encoder.encode(value)
+    FileHandle.standardOutput.write(data)
+    FileHandle.standardOutput.write(Data("\n".utf8))
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal.
+final class ProgressBar {
+    private let label: String
+    private let enabled = isatty(STDERR_FILENO) == 1
+    private var lastPercent = -1
+
+    init(_ label: String) { self.label = label }
+
+    func update(_ done: Int, _ total: Int) {
+        guard enabled, total > 0 else { return }
+        let percent = done * 100 / total
+        guard percent != lastPercent else { return }
+        lastPercent = percent
+        let width = 30
+        let filled = width * done / total
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+        FileHandle.standardError.write(Data("\r\(label) \(bar) \(percent)% \(done)/\(total)".utf8))
+        if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}
+
+/// Wraps English text at `width` columns with an indent.
+func wrap(_ text: String, width: Int = 78, indent: String = "  ") -> String {
+    var lines: [String] = []
+    var line = indent
+    for word in text.split(separator: " ") {
+        if line.count + word.count + 1 > width, line != indent {
+            lines.append(line)
+            line = indent
+        }
+        line += (line == indent ? "" : " ") + word
+    }
+    if line != indent { lines.append(line) }
+    return lines.joined(separator: "\n")
+}
+
+/// The verse and its layers as readable text.
+func verseText(_ content: VerseContent, arabic: String, translation: String) -> String {
+    var out = "\(content.surah.transliteration) (\(content.surah.arabic)) \(content.range.key)\n\n"
+    out += "  \(arabic)\n\n"
+    out += wrap(translation) + "\n"
+    out += "  — \(content.translationName)\n"
+    for layer in content.layers {
+        out += "\n\(layer.layer.icon) \(layer.layer.title)\n"
+        if let entry = layer.entry {
+            out += wrap(entry.body, indent: "    ") + "\n"
+            let source = [entry.source.work, entry.source.author, entry.source.reference].compactMap { $0 }.joined(separator: ", ")
+            let label = entry.source.provenance == "editorial" ? "editorial text" : entry.source.provenance.replacingOccurrences(of: "-", with: " ")
+            out += "    [\(source.isEmpty ? label : "\(label): \(source)")]\n"
+        } else {
+            out += "    (no entry yet)\n"
+        }
+    }
+    return out
+}

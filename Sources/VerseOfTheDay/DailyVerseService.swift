@@ -1,0 +1,108 @@
+import ContentStore
+import Foundation
+import HijriCalendar
+import VerseCalendar
+
+/// What `today` needs to know: the user's local date and the calendar settings.
+public struct TodayRequest: Sendable {
+    public let date: CivilDate
+    public let timeZone: String
+    public let calendar: CalendarKind
+    public let adjustment: Adjustment
+    public let translation: String
+
+    public init(date: CivilDate, timeZone: String, calendar: CalendarKind = .ummAlQura, adjustment: Adjustment = .zero, translation: String = "en.pickthall") {
+        self.date = date
+        self.timeZone = timeZone
+        self.calendar = calendar
+        self.adjustment = adjustment
+        self.translation = translation
+    }
+}
+
+/// Calendar, selection and store together: the day's verse, any verse, a year's calendar.
+public struct DailyVerseService: Sendable {
+    public let database: AppDatabase
+
+    public init(database: AppDatabase) { self.database = database }
+
+    public func today(_ request: TodayRequest) throws -> TodayReport {
+        let calendar = try database.islamicCalendar(request.calendar)
+        let hijri = try calendar.hijriDate(for: request.date, adjustment: request.adjustment)
+        let selection = VerseSelector.select(hijri, in: try database.verseCalendar())
+        let content = try database.verse(selection.verses, translation: request.translation)
+        let report = VerseReport(content)
+        return TodayReport(
+            date: request.date.description, timezone: request.timeZone,
+            hijri: .init(
+                year: hijri.year, month: hijri.month, day: hijri.day, monthName: hijri.monthName.englishName,
+                calendar: request.calendar.rawValue, adjustment: request.adjustment.days),
+            occasion: selection.occasion.map { .init(id: $0.id, name: $0.name) }, theme: selection.theme,
+            verse: report.verse, layers: report.layers, attribution: report.attribution,
+            content: content, occasionDescription: selection.occasion?.description, hijriDate: hijri)
+    }
+
+    public func verse(_ range: VerseRange, translation: String = "en.pickthall") throws -> VerseReport {
+        VerseReport(try database.verse(range, translation: translation))
+    }
+
+    /// A Hijri year's months and occasions with their Gregorian dates.
+    public func year(_ year: Int, calendar kind: CalendarKind, adjustment: Adjustment) throws -> YearReport {
+        let calendar = try database.islamicCalendar(kind)
+        let data = try database.verseCalendar()
+        var months: [YearReport.Month] = []
+        for month in 1...12 {
+            let start = try calendar.civilDate(for: HijriDate(year: year, month: month, day: 1), adjustment: adjustment)
+            let theme = data.months[month - 1].theme
+            months.append(
+                .init(
+                    month: month, monthName: HijriMonth(rawValue: month)!.englishName, monthNameArabic: HijriMonth(rawValue: month)!.arabicName,
+                    start: start.description, length: try calendar.monthLength(year: year, month: month),
+                    theme: .init(id: theme.id, name: theme.name)))
+        }
+        var occasions: [YearReport.OccasionDate] = []
+        for occasion in data.occasions {
+            let day = HijriDate(year: year, month: occasion.month, day: occasion.day)
+            // A 30th that a 29-day month does not have is skipped that year.
+            guard let date = try? calendar.civilDate(for: day, adjustment: adjustment) else { continue }
+            occasions.append(.init(id: occasion.id, name: occasion.name, hijri: day.description, gregorian: date.description, verses: occasion.verses.key))
+        }
+        return YearReport(hijriYear: year, calendar: kind.rawValue, adjustment: adjustment.days, months: months, occasions: occasions)
+    }
+}
+
+/// `calendar --json`.
+public struct YearReport: Encodable, Sendable {
+    public let hijriYear: Int
+    public let calendar: String
+    public let adjustment: Int
+    public let months: [Month]
+    public let occasions: [OccasionDate]
+
+    public struct Month: Encodable, Sendable {
+        public let month: Int
+        public let monthName: String
+        public let monthNameArabic: String
+        public let start: String
+        public let length: Int
+        public let theme: ThemeRef
+        enum CodingKeys: String, CodingKey {
+            case month, monthName = "month_name", monthNameArabic = "month_name_arabic", start, length, theme
+        }
+    }
+
+    public struct ThemeRef: Encodable, Sendable {
+        public let id: String
+        public let name: String
+    }
+
+    public struct OccasionDate: Encodable, Sendable {
+        public let id: String
+        public let name: String
+        public let hijri: String
+        public let gregorian: String
+        public let verses: String
+    }
+
+    enum CodingKeys: String, CodingKey { case hijriYear = "hijri_year", calendar, adjustment, months, occasions }
+}

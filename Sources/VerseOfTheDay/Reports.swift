@@ -1,0 +1,177 @@
+import ContentStore
+import HijriCalendar
+import VerseCalendar
+
+/// A verse or passage as the CLI and the API print it (`verse` in `today --json`).
+public struct VerseJSON: Encodable, Sendable {
+    public let key: String
+    public let surah: Int
+    public let ayah: Int
+    public let ayahEnd: Int
+    public let surahName: String
+    public let arabic: String
+    public let translation: TranslationJSON
+
+    public struct TranslationJSON: Encodable, Sendable {
+        public let id: String
+        public let text: String
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case key, surah, ayah, ayahEnd = "ayah_end", surahName = "surah_name", arabic, translation
+    }
+
+    init(_ content: VerseContent) {
+        key = content.range.key
+        surah = content.range.surah
+        ayah = content.range.start
+        ayahEnd = content.range.end
+        surahName = content.surah.transliteration
+        arabic = VerseFormatting.arabic(content.arabic, surah: content.range.surah, passage: content.range.isPassage)
+        translation = TranslationJSON(
+            id: content.translation.edition,
+            text: VerseFormatting.translation(content.translation, passage: content.range.isPassage))
+    }
+}
+
+/// One of the five layers; `body` and `source` are null where the store has no entry.
+public struct LayerJSON: Encodable, Sendable {
+    public let id: String
+    public let title: String
+    public let body: String?
+    public let source: SourceJSON?
+
+    public struct SourceJSON: Encodable, Sendable {
+        public let work: String?
+        public let author: String?
+        public let reference: String?
+        public let provenance: String
+
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(work, forKey: .work)
+            try container.encode(author, forKey: .author)
+            try container.encode(reference, forKey: .reference)
+            try container.encode(provenance, forKey: .provenance)
+        }
+        enum CodingKeys: String, CodingKey { case work, author, reference, provenance }
+    }
+
+    init(_ text: LayerText) {
+        id = text.layer.id
+        title = text.layer.title
+        body = text.entry?.body
+        source = text.entry.map {
+            SourceJSON(work: $0.source.work, author: $0.source.author, reference: $0.source.reference, provenance: $0.source.provenance)
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(title, forKey: .title)
+        try container.encode(body, forKey: .body)
+        try container.encode(source, forKey: .source)
+    }
+    enum CodingKeys: String, CodingKey { case id, title, body, source }
+}
+
+/// `today --json`.
+public struct TodayReport: Encodable, Sendable {
+    public let date: String
+    public let timezone: String
+    public let hijri: HijriJSON
+    public let occasion: OccasionJSON?
+    public let theme: Theme
+    public let verse: VerseJSON
+    public let layers: [LayerJSON]
+    public let attribution: String
+
+    /// Not printed in JSON: what the text output needs beyond it.
+    public let content: VerseContent
+    public let occasionDescription: String?
+    public let hijriDate: HijriDate
+
+    public struct HijriJSON: Encodable, Sendable {
+        public let year: Int
+        public let month: Int
+        public let day: Int
+        public let monthName: String
+        public let calendar: String
+        public let adjustment: Int
+        enum CodingKeys: String, CodingKey {
+            case year, month, day, monthName = "month_name", calendar, adjustment
+        }
+    }
+
+    public struct OccasionJSON: Encodable, Sendable {
+        public let id: String
+        public let name: String
+    }
+
+    enum CodingKeys: String, CodingKey { case date, timezone, hijri, occasion, theme, verse, layers, attribution }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(date, forKey: .date)
+        try container.encode(timezone, forKey: .timezone)
+        try container.encode(hijri, forKey: .hijri)
+        try container.encode(occasion, forKey: .occasion)
+        try container.encode(theme, forKey: .theme)
+        try container.encode(verse, forKey: .verse)
+        try container.encode(layers, forKey: .layers)
+        try container.encode(attribution, forKey: .attribution)
+    }
+}
+
+/// `verse --json`.
+public struct VerseReport: Encodable, Sendable {
+    public let verse: VerseJSON
+    public let layers: [LayerJSON]
+    public let attribution: String
+    public let content: VerseContent
+
+    enum CodingKeys: String, CodingKey { case verse, layers, attribution }
+
+    public init(_ content: VerseContent) {
+        self.content = content
+        verse = VerseJSON(content)
+        layers = content.layers.map(LayerJSON.init)
+        attribution = content.credits.joined(separator: ". ")
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(verse, forKey: .verse)
+        try container.encode(layers, forKey: .layers)
+        try container.encode(attribution, forKey: .attribution)
+    }
+}
+
+/// How verse text is put together for display. The stored text is never changed.
+public enum VerseFormatting {
+    /// Tanzil writes the basmala at the start of aya 1 of every sura but 1 and 9; it is a heading, not part
+    /// of that aya (Pickthall does not translate it there), so it is left out when an aya is shown.
+    public static func withoutBasmala(_ text: String, surah: Int, ayah: Int) -> String {
+        guard ayah == 1, surah != 1, surah != 9 else { return text }
+        let words = text.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: false)
+        guard words.count == 5, words[0].unicodeScalars.first == "\u{0628}" else { return text }
+        return String(words[4])
+    }
+
+    /// A passage carries the end-of-aya sign with its number in Arabic-Indic digits after each aya.
+    public static func arabic(_ text: VerseText, surah: Int, passage: Bool) -> String {
+        let ayat = text.ayat.map { withoutBasmala($0.text, surah: surah, ayah: $0.number) }
+        guard passage else { return ayat.joined() }
+        return zip(text.ayat, ayat).map { "\($1) \u{FD3F}\(arabicIndic($0.number))\u{FD3E}" }.joined(separator: " ")
+    }
+
+    public static func translation(_ text: VerseText, passage: Bool) -> String {
+        guard passage else { return text.ayat.map(\.text).joined() }
+        return text.ayat.map { "\($0.text) (\($0.number))" }.joined(separator: " ")
+    }
+
+    static func arabicIndic(_ number: Int) -> String {
+        String(String(number).unicodeScalars.map { Character(Unicode.Scalar($0.value - 0x30 + 0x0660)!) })
+    }
+}
