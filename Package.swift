@@ -47,6 +47,6 @@ let package = Package(
         .testTarget(name: "HijriCalendarTests", dependencies: ["HijriCalendar"]),
         .testTarget(name: "VerseCalendarTests", dependencies: ["VerseCalendar", "HijriCalendar"]),
         .testTarget(name: "ContentStoreTests", dependencies: ["ContentStore", "VerseOfTheDay", "HijriCalendar", "VerseCalendar"]),
-        .testTarget(name: "CLITests", dependencies: ["HijriCalendar"]),
+        .testTarget(name: "CLITests", dependencies: ["dailyverse", "HijriCalendar"]),
     ]
 )

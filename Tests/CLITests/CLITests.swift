@@ -1,0 +1,204 @@
+import Foundation
+import Testing
+
+/// Runs the built `dailyverse` binary as a user does and checks what it prints.
+struct CLI {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static let binary: URL = {
+        let candidates = [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()]
+            .map { $0.appendingPathComponent("dailyverse") }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+    }()
+
+    /// One seeded database for the read-only tests, made by the first run of the binary.
+    static let sharedDatabase: String = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("dv-cli-\(UUID().uuidString)/shared.sqlite").path
+        _ = run(["hijri", "2025-03-01", "--calendar", "sighted"], database: path)
+        return path
+    }()
+
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(stdout.utf8))) as? [String: Any] ?? [:] }
+    }
+
+    static func run(_ arguments: [String], database: String? = nil, environment: [String: String] = [:]) -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["DAILYVERSE_DB"] = database ?? sharedDatabase
+        env["DAILYVERSE_DATA"] = repository.appendingPathComponent("data").path
+        env["TZ"] = "UTC"
+        env.removeValue(forKey: "DAILYVERSE_NOW")
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        do { try process.run() } catch { return Result(status: -1, stdout: "", stderr: "cannot run \(binary.path): \(error)") }
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    static func freshDatabase() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("dv-cli-\(UUID().uuidString)/db.sqlite").path
+    }
+}
+
+@Suite struct CLITests {
+    @Test func todayJSONHasExactlyTheDocumentedKeys() throws {
+        let result = CLI.run(["today", "--date", "2025-03-01", "--tz", "Asia/Baghdad", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = result.json
+        #expect(Set(json.keys) == ["date", "timezone", "hijri", "occasion", "theme", "verse", "layers", "attribution"])
+        #expect(json["date"] as? String == "2025-03-01")
+        #expect(json["timezone"] as? String == "Asia/Baghdad")
+        #expect(json["occasion"] is NSNull)
+        let hijri = try #require(json["hijri"] as? [String: Any])
+        #expect(Set(hijri.keys) == ["year", "month", "day", "month_name", "calendar", "adjustment"])
+        #expect(hijri["month_name"] as? String == "Ramadan")
+        #expect(hijri["day"] as? Int == 1)
+        let theme = try #require(json["theme"] as? [String: Any])
+        #expect(Set(theme.keys) == ["id", "name", "relevance"])
+        let verse = try #require(json["verse"] as? [String: Any])
+        #expect(Set(verse.keys) == ["key", "surah", "ayah", "ayah_end", "surah_name", "arabic", "translation"])
+        #expect(verse["key"] as? String == "44:4")
+        #expect(Set((verse["translation"] as? [String: Any] ?? [:]).keys) == ["id", "text"])
+        let layers = try #require(json["layers"] as? [[String: Any]])
+        #expect(layers.map { $0["id"] as? String } == ["foundation", "classical_shia", "contemporary", "ahlul_bayt", "comparative"])
+        #expect(layers.allSatisfy { Set($0.keys) == ["id", "title", "body", "source"] })
+        #expect((json["attribution"] as? String)?.contains("Tanzil") == true)
+    }
+
+    @Test func todayAtAnInstantUsesTheZonesDate() {
+        let tokyo = CLI.run(["today", "--at", "2025-02-28T20:00:00Z", "--tz", "Asia/Tokyo", "--json"]).json
+        let la = CLI.run(["today", "--at", "2025-02-28T20:00:00Z", "--tz", "America/Los_Angeles", "--json"]).json
+        #expect(tokyo["date"] as? String == "2025-03-01")
+        #expect(la["date"] as? String == "2025-02-28")
+        #expect((tokyo["hijri"] as? [String: Any])?["month"] as? Int == 9)
+        #expect((la["hijri"] as? [String: Any])?["month"] as? Int == 8)
+        // --now and DAILYVERSE_NOW pin the clock.
+        let pinned = CLI.run(["today", "--now", "2024-07-16T12:00:00Z", "--tz", "UTC", "--json"]).json
+        #expect((pinned["occasion"] as? [String: Any])?["id"] as? String == "ashura")
+        let env = CLI.run(["today", "--tz", "UTC", "--json"], environment: ["DAILYVERSE_NOW": "2025-06-14T09:00:00Z"]).json
+        #expect((env["occasion"] as? [String: Any])?["id"] as? String == "ghadir")
+    }
+
+    @Test func textOutputIsReadable() {
+        let result = CLI.run(["today", "--date", "2024-07-16", "--tz", "UTC"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("10 Muharram 1446"))
+        #expect(result.stdout.contains("Ashura"))
+        #expect(result.stdout.contains("Al-Fajr"))
+        #expect(result.stdout.contains("Foundation"))
+        #expect(result.stderr.isEmpty)
+    }
+
+    @Test func conversions() {
+        let hijri = CLI.run(["hijri", "2025-03-01", "--json"]).json
+        #expect(Set(hijri.keys) == ["gregorian", "hijri", "calendar"])
+        #expect(hijri["gregorian"] as? String == "2025-03-01")
+        let h = hijri["hijri"] as? [String: Any] ?? [:]
+        #expect(Set(h.keys) == ["year", "month", "day", "month_name", "month_length"])
+        #expect(h["year"] as? Int == 1446 && h["month"] as? Int == 9 && h["day"] as? Int == 1 && h["month_length"] as? Int == 29)
+        let gregorian = CLI.run(["gregorian", "1446-09-01", "--json"]).json
+        #expect(gregorian["gregorian"] as? String == "2025-03-01")
+        #expect(CLI.run(["gregorian", "1446-09-01", "--calendar", "tabular", "--json"]).json["calendar"] as? String == "tabular")
+        #expect(CLI.run(["hijri", "2025-02-28", "--adjust", "1"]).stdout.contains("1 Ramadan 1446"))
+    }
+
+    @Test func verseWithLayers() {
+        let json = CLI.run(["verse", "96:1-5", "--json"]).json
+        #expect(Set(json.keys) == ["verse", "layers", "attribution"])
+        #expect((json["verse"] as? [String: Any])?["ayah_end"] as? Int == 5)
+        #expect((json["layers"] as? [Any])?.count == 5)
+        let text = CLI.run(["verse", "2:255"])
+        #expect(text.status == 0)
+        #expect(text.stdout.contains("Allah! There is no deity save Him"))
+    }
+
+    @Test func calendarListsTheYear() {
+        let json = CLI.run(["calendar", "--hijri-year", "1446", "--json"]).json
+        let months = json["months"] as? [[String: Any]] ?? []
+        #expect(months.count == 12)
+        #expect(months[8]["start"] as? String == "2025-03-01")
+        let occasions = json["occasions"] as? [[String: Any]] ?? []
+        #expect(occasions.contains { $0["id"] as? String == "ghadir" && $0["gregorian"] as? String == "2025-06-14" })
+        #expect(CLI.run(["calendar", "--hijri-year", "1446"]).stdout.contains("Ramadan"))
+    }
+
+    /// Every bad input: one line on stderr naming the value, nothing on stdout, a non-zero exit.
+    @Test(arguments: [
+        (["today", "--date", "2025-02-30"], "2025-02-30"),
+        (["today", "--date", "2025-03-01", "--tz", "Mars/Olympus"], "Mars/Olympus"),
+        (["verse", "2:300"], "2:300"),
+        (["verse", "115:1"], "115:1"),
+        (["today", "--date", "2025-03-01", "--adjust", "7"], "7"),
+        (["today", "--date", "2200-01-01"], "2200-01-01"),
+        (["hijri", "1800-01-01"], "1800-01-01"),
+        (["gregorian", "1601-01-01"], "1601"),
+        (["today", "--calendar", "lunar"], "lunar"),
+        (["today", "--at", "yesterday"], "yesterday"),
+        (["today", "--now", "soon"], "soon"),
+        (["sighting", "set", "1446", "9", "2025-03-09"], "2025-03-09"),
+    ])
+    func badInput(arguments: [String], value: String) {
+        let result = CLI.run(arguments)
+        #expect(result.status != 0)
+        #expect(result.stdout.isEmpty)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains(value))
+        #expect(!result.stderr.contains("Fatal error"))
+    }
+
+    @Test func unwritableDatabasePath() {
+        let result = CLI.run(["today", "--date", "2025-03-01"], database: "/proc/dailyverse/x.sqlite")
+        #expect(result.status != 0)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("/proc/dailyverse/x.sqlite"))
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func sightingsChangeTheSightedCalendar() {
+        let db = CLI.freshDatabase()
+        #expect(CLI.run(["sighting", "set", "1446", "9", "2025-03-02"], database: db).status == 0)
+        let list = CLI.run(["sighting", "list", "--json"], database: db)
+        #expect(list.stdout.contains("2025-03-02"))
+        let day = CLI.run(["hijri", "2025-03-01", "--calendar", "sighted", "--json"], database: db).json
+        #expect((day["hijri"] as? [String: Any])?["day"] as? Int == 30)
+        #expect(CLI.run(["sighting", "remove", "1446", "9"], database: db).status == 0)
+        #expect(CLI.run(["sighting", "remove", "1446", "9"], database: db).status != 0)
+    }
+
+    @Test func importAbortsOnAMalformedLineAndImportsNothing() throws {
+        let db = CLI.freshDatabase()
+        let folder = URL(fileURLWithPath: db).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("notes.jsonl")
+        let good = #"{"verses": "1:2", "layer": "contemporary", "body": "Imported.", "source": {"work": null, "author": null, "reference": null, "provenance": "editorial"}}"#
+        try (good + "\n{\"verses\": \"1:2\"\n").write(to: file, atomically: true, encoding: .utf8)
+        let bad = CLI.run(["import", "commentary", file.path], database: db)
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("notes.jsonl:2:"))
+        #expect(!CLI.run(["verse", "1:2", "--json"], database: db).stdout.contains("Imported."))
+        try (good + "\n").write(to: file, atomically: true, encoding: .utf8)
+        let ok = CLI.run(["import", "commentary", file.path], database: db)
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(CLI.run(["verse", "1:2", "--json"], database: db).stdout.contains("Imported."))
+    }
+
+    @Test func helpExplains() {
+        let help = CLI.run(["today", "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("--calendar"))
+        #expect(help.stdout.contains("--json"))
+        #expect(CLI.run(["--help"]).stdout.contains("sighting"))
+    }
+}

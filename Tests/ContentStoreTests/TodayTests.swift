@@ -1,0 +1,82 @@
+import ContentStore
+import Foundation
+import HijriCalendar
+import Testing
+import VerseCalendar
+import VerseOfTheDay
+
+@Suite struct TodayTests {
+    /// Fixed dates across several Hijri years: the Umm al-Qura date, the occasion and the verse expected.
+    @Test(arguments: [
+        ("2024-07-16", "1446-01-10", "ashura", "89:27-30"),
+        ("2025-03-01", "1446-09-01", nil, "44:4"),
+        ("2025-03-02", "1446-09-02", nil, "17:9"),
+        ("2024-04-02", "1445-09-23", "qadr-23", "97:1-5"),
+        ("2024-04-10", "1445-10-01", "eid-al-fitr", "87:14-15"),
+        ("2025-06-14", "1446-12-18", "ghadir", "5:67"),
+        ("2025-06-20", "1446-12-24", "mubahala", "3:61"),
+        ("2025-01-27", "1446-07-27", "mabath", "96:1-5"),
+        ("2026-06-25", "1448-01-10", "ashura", "89:27-30"),
+        ("2026-11-21", "1448-06-11", nil, "24:35"),
+        ("2023-09-06", "1445-02-21", nil, "2:45"),
+        ("2030-01-15", "1451-09-11", nil, "73:4"),
+    ] as [(String, String, String?, String)])
+    func fixtures(date: String, hijri: String, occasion: String?, verse: String) throws {
+        let service = DailyVerseService(database: try seededDatabase())
+        let report = try service.today(TodayRequest(date: try CivilDate(parsing: date), timeZone: "UTC"))
+        #expect(report.hijriDate == (try HijriDate(parsing: hijri)))
+        #expect(report.occasion?.id == occasion)
+        #expect(report.verse.key == verse)
+        #expect(report.layers.map(\.id) == Layer.ids)
+        #expect(report.attribution.contains("Tanzil Project (https://tanzil.net)"))
+    }
+
+    @Test func passagesAreShownWithoutTheBasmalaAndWithAyaNumbers() throws {
+        let report = try DailyVerseService(database: try seededDatabase()).verse(VerseRange(parsing: "96:1-5"))
+        #expect(report.verse.arabic.hasPrefix("اقْرَأْ"))
+        #expect(report.verse.arabic.contains("\u{FD3F}١\u{FD3E}"))
+        #expect(report.verse.arabic.hasSuffix("\u{FD3F}٥\u{FD3E}"))
+        #expect(report.verse.translation.text.hasPrefix("Read: In the name of thy Lord Who createth, (1)"))
+        #expect(report.verse.ayah == 1 && report.verse.ayahEnd == 5)
+        // 1:1 is the basmala itself and stays.
+        let fatiha = try DailyVerseService(database: try seededDatabase()).verse(VerseRange(surah: 1, start: 1))
+        #expect(fatiha.verse.arabic.hasPrefix("بِسْمِ"))
+    }
+
+    @Test func sameInputsSameVerseAndCalendarsDiffer() throws {
+        let service = DailyVerseService(database: try seededDatabase())
+        let date = try CivilDate(parsing: "2025-03-01")
+        let a = try service.today(TodayRequest(date: date, timeZone: "Asia/Tokyo"))
+        let b = try service.today(TodayRequest(date: date, timeZone: "America/Los_Angeles"))
+        #expect(a.verse.key == b.verse.key)
+        let adjusted = try service.today(TodayRequest(date: date, timeZone: "UTC", adjustment: Adjustment(-1)))
+        #expect(adjusted.hijriDate == HijriDate(year: 1446, month: 8, day: 29))
+        #expect(adjusted.theme.id == "hope-and-preparation")
+        let tabular = try service.today(TodayRequest(date: date, timeZone: "UTC", calendar: .tabular))
+        #expect(tabular.hijri.calendar == "tabular")
+    }
+
+    @Test func sightedCalendarReadsPublishedStarts() throws {
+        let database = try seededDatabase()
+        let now = Date(timeIntervalSince1970: 1_740_000_000)
+        try database.publishMonthStart(PublishedMonthStart(year: 1446, month: 9, firstDay: try CivilDate(parsing: "2025-03-02")), at: now)
+        let service = DailyVerseService(database: database)
+        let report = try service.today(TodayRequest(date: try CivilDate(parsing: "2025-03-01"), timeZone: "UTC", calendar: .sighted))
+        #expect(report.hijriDate == HijriDate(year: 1446, month: 8, day: 30))
+        // An inconsistent second start is refused and nothing changes.
+        #expect(throws: CalendarError.self) {
+            try database.publishMonthStart(PublishedMonthStart(year: 1446, month: 10, firstDay: try CivilDate(parsing: "2025-04-02")), at: now)
+        }
+        #expect(try database.publishedMonthStarts().count == 1)
+        #expect(try database.removeMonthStart(year: 1446, month: 9))
+        #expect(try database.removeMonthStart(year: 1446, month: 9) == false)
+    }
+
+    @Test func yearCalendarListsMonthsAndOccasions() throws {
+        let report = try DailyVerseService(database: try seededDatabase()).year(1446, calendar: .ummAlQura, adjustment: .zero)
+        #expect(report.months.count == 12)
+        #expect(report.months[8].start == "2025-03-01")
+        #expect(report.months[8].length == 29)
+        #expect(report.occasions.first { $0.id == "ghadir" }?.gregorian == "2025-06-14")
+    }
+}
