@@ -68,8 +68,7 @@ import VerseCalendar
         }
     }
 
-    @Test(.disabled("the foundation entries for the month pools are still being written (issue 2)"))
-    func everyPoolVerseHasAFoundationEntry() throws {
+    @Test func everyPoolVerseHasAFoundationEntry() throws {
         let database = try seededDatabase()
         var withoutFoundation: [String] = []
         for month in try database.verseCalendar().months {
