@@ -15,7 +15,10 @@ public final class AppDatabase: Sendable {
     }
 
     /// Opens (creating it and its folder when needed) the database at `path`, in WAL mode.
-    public static func open(path: String) throws(StoreError) -> AppDatabase {
+    ///
+    /// A short-lived command opens one connection (`DatabaseQueue`); a long-running process that reads
+    /// while it writes asks for a `DatabasePool` (`pool: true`).
+    public static func open(path: String, pool: Bool = false) throws(StoreError) -> AppDatabase {
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent()
         do {
@@ -33,7 +36,14 @@ public final class AppDatabase: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         do {
-            return try AppDatabase(DatabasePool(path: path, configuration: configuration))
+            if pool { return try AppDatabase(DatabasePool(path: path, configuration: configuration)) }
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            try queue.writeWithoutTransaction { db in
+                if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
+                    try db.execute(sql: "PRAGMA journal_mode = WAL")
+                }
+            }
+            return try AppDatabase(queue)
         } catch let error as DatabaseError {
             throw .cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
         } catch {

@@ -112,6 +112,9 @@ extension AppDatabase {
         }
     }
 
+    /// The calendar as a selection source that reads only the rows one day needs.
+    public var calendarSource: some VerseCalendarSource { StoreCalendarSource(database: self) }
+
     public func displayThemes() throws -> [DisplayTheme] {
         try writer.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM display_theme ORDER BY rowid").map {
@@ -170,4 +173,53 @@ public struct VerseContent: Sendable {
     public let translationName: String
     public let layers: [LayerText]
     public let credits: [String]
+}
+
+/// Reads the verse calendar row by row, for the selection of a single day.
+struct StoreCalendarSource: VerseCalendarSource {
+    let database: AppDatabase
+
+    func occasion(month: Int, day: Int) throws -> Occasion? {
+        try database.writer.read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT o.*, t.name AS theme_name, t.relevance FROM occasion o JOIN verse_theme t ON t.id = o.theme_id
+                        WHERE o.month = ? AND o.day = ?
+                        """, arguments: [month, day])
+            else { return nil }
+            return Occasion(
+                id: row["id"], name: row["name"], description: row["description"], month: row["month"], day: row["day"],
+                verses: VerseRange(surah: row["surah"], start: row["ayah_start"], end: row["ayah_end"]),
+                theme: Theme(id: row["theme_id"], name: row["theme_name"], relevance: row["relevance"]))
+        }
+    }
+
+    func monthTheme(month: Int) throws -> Theme {
+        try database.writer.read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT t.* FROM month_theme m JOIN verse_theme t ON t.id = m.theme_id WHERE m.month = ?", arguments: [month])
+            else { throw StoreError.notSeeded("verse calendar") }
+            return Theme(id: row["id"], name: row["name"], relevance: row["relevance"])
+        }
+    }
+
+    func poolSize(month: Int) throws -> Int {
+        let size = try database.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM month_pool WHERE month = ?", arguments: [month]) } ?? 0
+        guard size > 0 else { throw StoreError.notSeeded("verse calendar") }
+        return size
+    }
+
+    func poolEntry(month: Int, index: Int) throws -> VerseRange {
+        try database.writer.read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT surah, ayah_start, ayah_end FROM month_pool WHERE month = ? ORDER BY position LIMIT 1 OFFSET ?",
+                    arguments: [month, index])
+            else { throw StoreError.notSeeded("verse calendar") }
+            return VerseRange(surah: row["surah"], start: row["ayah_start"], end: row["ayah_end"])
+        }
+    }
 }

@@ -89,33 +89,71 @@ public struct BundledContent: Sendable {
         }
     }
 
-    /// Cheap to compute on every start: the Quran files by size (Tanzil's terms forbid changing them),
-    /// every other file by content.
-    static func fingerprint(of directory: URL) throws(StoreError) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
-            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        }
-        mix("format \(formatVersion)".utf8)
+    /// The data files, relative to `directory`, sorted.
+    static func files(in directory: URL) throws(StoreError) -> [String] {
         guard let enumerator = FileManager.default.enumerator(atPath: directory.path) else {
             throw .missingDataFile(directory.path)
         }
         var files: [String] = []
-        while let path = enumerator.nextObject() as? String { files.append(path) }
-        for path in files.sorted() {
+        while let path = enumerator.nextObject() as? String {
+            if (enumerator.fileAttributes?[.type] as? FileAttributeType) == .typeRegular { files.append(path) }
+        }
+        return files.sorted()
+    }
+
+    /// What the data was seeded from: the Quran files by size (Tanzil's terms forbid changing them),
+    /// every other file by content.
+    static func fingerprint(of directory: URL) throws(StoreError) -> String {
+        var hash = FNV1a()
+        hash.mix("format \(formatVersion)".utf8)
+        for path in try files(in: directory) {
             let url = directory.appendingPathComponent(path)
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
-            mix(path.utf8)
+            hash.mix(path.utf8)
             if path.hasPrefix("quran/") {
                 let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? -1
-                mix("\(size)".utf8)
+                hash.mix("\(size)".utf8)
             } else if let data = try? Data(contentsOf: url) {
-                mix(data)
+                hash.mix(data)
             }
         }
-        return String(hash, radix: 16)
+        return hash.hex
     }
+
+    /// A cheaper check made on every start: names, sizes and modification times (plain stat calls).
+    /// Only when it changes is the content fingerprint computed again.
+    static func statSignature(of directory: URL) throws(StoreError) -> String {
+        var hash = FNV1a()
+        func walk(_ folder: String, _ prefix: String) {
+            guard let dir = opendir(folder) else { return }
+            defer { closedir(dir) }
+            var names: [String] = []
+            while let entry = readdir(dir) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name != "." && name != ".." { names.append(name) }
+            }
+            for name in names.sorted() {
+                var info = stat()
+                guard stat(folder + "/" + name, &info) == 0 else { continue }
+                if (info.st_mode & S_IFMT) == S_IFDIR {
+                    walk(folder + "/" + name, prefix + name + "/")
+                } else {
+                    hash.mix("\(prefix)\(name) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)\n".utf8)
+                }
+            }
+        }
+        guard FileManager.default.fileExists(atPath: directory.path) else { throw .missingDataFile(directory.path) }
+        walk(directory.path, "")
+        return hash.hex
+    }
+}
+
+/// 64-bit FNV-1a: fast and good enough to notice a changed file; not a security hash.
+struct FNV1a {
+    private var value: UInt64 = 0xcbf2_9ce4_8422_2325
+    mutating func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
+        for byte in bytes { value = (value ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    }
+    var hex: String { String(value, radix: 16) }
 }
 
 extension AppDatabase {
@@ -127,10 +165,25 @@ extension AppDatabase {
     /// Seeds from `data/` unless the database already holds exactly that data. Idempotent; one transaction.
     @discardableResult
     public func seedIfNeeded(from directory: URL) throws -> Bool {
-        let current = try BundledContent.fingerprint(of: directory)
-        if try seededFingerprint() == current { return false }
-        try seed(BundledContent(directory: directory))
-        return true
+        let signature = try BundledContent.statSignature(of: directory)
+        if try meta("seed_signature") == signature { return false }
+        var seeded = false
+        if try seededFingerprint() != BundledContent.fingerprint(of: directory) {
+            try seed(BundledContent(directory: directory))
+            seeded = true
+        }
+        try writer.write { db in try Self.setMeta(db, "seed_signature", signature) }
+        return seeded
+    }
+
+    func meta(_ key: String) throws -> String? {
+        try writer.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
+    }
+
+    static func setMeta(_ db: Database, _ key: String, _ value: String) throws {
+        try db.execute(
+            sql: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            arguments: [key, value])
     }
 
     /// Replaces the bundled content with `content`. Imported commentary and editions under other ids are kept.
@@ -192,9 +245,7 @@ extension AppDatabase {
 
             try db.execute(sql: "DELETE FROM commentary WHERE origin = 'bundled'")
             try Self.storeCommentary(db, content.commentary, origin: "bundled", replace: false, progress: nil)
-            try db.execute(
-                sql: "INSERT INTO meta (key, value) VALUES ('seed_fingerprint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                arguments: [content.fingerprint])
+            try Self.setMeta(db, "seed_fingerprint", content.fingerprint)
         }
     }
 

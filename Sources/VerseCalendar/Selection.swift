@@ -17,6 +17,15 @@ public struct DailySelection: Hashable, Sendable {
 ///
 /// The Hijri date is the one the chosen calendar and adjustment give for the user's local civil date,
 /// so the same (local date, calendar, adjustment) always gives the same verse.
+/// Where the selection rule reads the calendar from: the decoded data in memory, or the store, which then
+/// reads only the rows a day needs.
+public protocol VerseCalendarSource {
+    func occasion(month: Int, day: Int) throws -> Occasion?
+    func monthTheme(month: Int) throws -> Theme
+    func poolSize(month: Int) throws -> Int
+    func poolEntry(month: Int, index: Int) throws -> VerseRange
+}
+
 public enum VerseSelector {
     public static let yearStride = 11
 
@@ -26,12 +35,17 @@ public enum VerseSelector {
         return ((raw % poolSize) + poolSize) % poolSize
     }
 
-    public static func select(_ date: HijriDate, in data: VerseCalendarData) -> DailySelection {
-        if let occasion = data.occasion(month: date.month, day: date.day) {
+    public static func select(_ date: HijriDate, from source: some VerseCalendarSource) throws -> DailySelection {
+        if let occasion = try source.occasion(month: date.month, day: date.day) {
             return DailySelection(hijri: date, verses: occasion.verses, theme: occasion.theme, occasion: occasion)
         }
-        let month = data.months[date.month - 1]
-        let verses = month.verses[poolIndex(for: date, poolSize: month.verses.count)]
-        return DailySelection(hijri: date, verses: verses, theme: month.theme, occasion: nil)
+        let index = poolIndex(for: date, poolSize: try source.poolSize(month: date.month))
+        return DailySelection(
+            hijri: date, verses: try source.poolEntry(month: date.month, index: index), theme: try source.monthTheme(month: date.month),
+            occasion: nil)
+    }
+
+    public static func select(_ date: HijriDate, in data: VerseCalendarData) -> DailySelection {
+        try! select(date, from: data)  // the in-memory source never throws
     }
 }

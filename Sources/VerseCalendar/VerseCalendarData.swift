@@ -95,3 +95,9 @@ public struct VerseCalendarData: Hashable, Sendable, Codable {
         occasions.first { $0.month == month && $0.day == day }
     }
 }
+
+extension VerseCalendarData: VerseCalendarSource {
+    public func monthTheme(month: Int) -> Theme { months[month - 1].theme }
+    public func poolSize(month: Int) -> Int { months[month - 1].verses.count }
+    public func poolEntry(month: Int, index: Int) -> VerseRange { months[month - 1].verses[index] }
+}

@@ -29,7 +29,7 @@ public struct DailyVerseService: Sendable {
     public func today(_ request: TodayRequest) throws -> TodayReport {
         let calendar = try database.islamicCalendar(request.calendar)
         let hijri = try calendar.hijriDate(for: request.date, adjustment: request.adjustment)
-        let selection = VerseSelector.select(hijri, in: try database.verseCalendar())
+        let selection = try VerseSelector.select(hijri, from: database.calendarSource)
         let content = try database.verse(selection.verses, translation: request.translation)
         let report = VerseReport(content)
         return TodayReport(

@@ -43,19 +43,45 @@ import VerseCalendar
     }
 
     @Test func seedingIsIdempotentAndKeepsImports() throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("dv-seed-\(UUID().uuidString).sqlite")
-        defer { try? FileManager.default.removeItem(at: url) }
-        let database = try AppDatabase.open(path: url.path)
-        #expect(try database.seedIfNeeded(from: dataDirectory) == true)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-seed-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let data = folder.appendingPathComponent("data")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: dataDirectory, to: data)
+        let database = try AppDatabase.open(path: folder.appendingPathComponent("db.sqlite").path)
+        #expect(try database.seedIfNeeded(from: data) == true)
         let line = #"{"verses": "2:255", "layer": "contemporary", "body": "Imported text.", "source": {"work": null, "author": null, "reference": null, "provenance": "editorial"}}"#
         try database.importCommentary(CommentaryFile(data: Data(line.utf8), name: "x.jsonl"), name: "x.jsonl")
-        #expect(try database.seedIfNeeded(from: dataDirectory) == false)
-        // A forced reseed (as after a data change) keeps the import.
-        try database.writer.write { db in try db.execute(sql: "UPDATE meta SET value = 'old' WHERE key = 'seed_fingerprint'") }
-        #expect(try database.seedIfNeeded(from: dataDirectory) == true)
+        #expect(try database.seedIfNeeded(from: data) == false)
+
+        // A file touched but unchanged: the content fingerprint says there is nothing to seed.
+        let themes = data.appendingPathComponent("display-themes.json")
+        try Data(contentsOf: themes).write(to: themes)
+        #expect(try database.seedIfNeeded(from: data) == false)
+
+        // A real change reseeds, and keeps the import.
+        let occasions = data.appendingPathComponent("calendar/occasions.json")
+        let edited = try String(contentsOf: occasions, encoding: .utf8).replacingOccurrences(of: "Eid al-Ghadir", with: "Eid al-Ghadir (edited)")
+        try edited.write(to: occasions, atomically: true, encoding: .utf8)
+        #expect(try database.seedIfNeeded(from: data) == true)
+        #expect(try database.verseCalendar().occasions.first { $0.id == "ghadir" }?.name.hasSuffix("(edited)") == true)
         let layers = try database.verse(VerseRange(surah: 2, start: 255), translation: "en.pickthall").layers
         #expect(layers.first { $0.layer.id == "contemporary" }?.entry?.body == "Imported text.")
         #expect(try database.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM ayah_text") } == 2 * 6236)
+        #expect(try database.writer.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
+    }
+
+    @Test func theStoreSourceSelectsAsTheDataDoes() throws {
+        let database = try seededDatabase()
+        let data = try database.verseCalendar()
+        for year in [1445, 1446, 1447] {
+            for month in 1...12 {
+                for day in 1...30 {
+                    let date = HijriDate(year: year, month: month, day: day)
+                    #expect(try VerseSelector.select(date, from: database.calendarSource) == VerseSelector.select(date, in: data))
+                }
+            }
+        }
     }
 
     @Test func everyOccasionHasAllFiveLayers() throws {
