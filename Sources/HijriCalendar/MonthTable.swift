@@ -1,6 +1,6 @@
 /// Consecutive Hijri months from 1 Muharram of `firstYear`, as the day numbers on which they start.
 ///
-/// The hot path of table calendars: a binary search over at most a few thousand integers, no ICU.
+/// The hot path of table calendars: an index estimate and a step or two over an array of integers, no ICU.
 struct MonthTable: Sendable {
     let firstYear: Int
     /// `starts[i]` is the first day of month `i` (month 1 of `firstYear` is 0); the last entry is the day after the table.
@@ -36,14 +36,12 @@ struct MonthTable: Sendable {
 
     func hijri(dayNumber: Int) -> HijriDate? {
         guard dayNumber >= starts[0], dayNumber < starts[starts.count - 1] else { return nil }
-        // Last index whose start is <= dayNumber.
-        var low = 0
-        var high = starts.count - 1
-        while high - low > 1 {
-            let mid = (low + high) >> 1
-            if starts[mid] <= dayNumber { low = mid } else { high = mid }
-        }
-        return HijriDate(year: firstYear + low / 12, month: low % 12 + 1, day: dayNumber - starts[low] + 1)
+        // Months average 29.530589 days, and these tables stay within a few days of that mean, so the estimate
+        // is the right month or a neighbour; the loops step to the month whose start is the last <= dayNumber.
+        var index = min((dayNumber - starts[0]) * 1_000_000 / 29_530_589, monthCount - 1)
+        while starts[index] > dayNumber { index -= 1 }
+        while starts[index + 1] <= dayNumber { index += 1 }
+        return HijriDate(year: firstYear + index / 12, month: index % 12 + 1, day: dayNumber - starts[index] + 1)
     }
 
     func monthLength(index: Int) -> Int { starts[index + 1] - starts[index] }
