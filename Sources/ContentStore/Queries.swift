@@ -17,20 +17,6 @@ extension AppDatabase {
             revelation: row["revelation"], ayahCount: row["ayah_count"])
     }
 
-    public func editions() throws -> [Edition] {
-        try writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM edition ORDER BY kind, id").map {
-                Edition(id: $0["id"], kind: $0["kind"], language: $0["language"], name: $0["name"], credit: $0["credit"])
-            }
-        }
-    }
-
-    /// Checks that `range` names verses that exist.
-    public func validate(_ range: VerseRange) throws {
-        guard let surah = try surah(range.surah) else { throw StoreError.notSeeded("suras") }
-        guard range.end <= surah.ayahCount else { throw StoreError.verseNotFound(range.key) }
-    }
-
     /// The Arabic text, the translation, the sura and the layers of a verse or passage, in one read.
     public func verse(_ range: VerseRange, translation: String) throws -> VerseContent {
         try writer.read { db in
@@ -53,10 +39,6 @@ extension AppDatabase {
     }
 
     // MARK: - Layers
-
-    public func layers() throws -> [Layer] {
-        try writer.read { db in try Self.layers(db) }
-    }
 
     static func layers(_ db: Database) throws -> [Layer] {
         try Row.fetchAll(db, sql: "SELECT * FROM layer ORDER BY position").map {

@@ -115,9 +115,7 @@ struct HijriCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let day = try CivilDate(parsing: date)
-            let kind = try calendarOptions.kind()
-            let adjustment = try calendarOptions.adjustment()
-            let calendar = kind == .sighted ? try global.openDatabase().islamicCalendar(.sighted) : try IslamicCalendar.make(kind)
+            let (calendar, adjustment) = try calendarOptions.resolve(global)
             let result = try ConversionJSON(gregorian: day, hijri: calendar.hijriDate(for: day, adjustment: adjustment), calendar: calendar)
             global.json ? try printJSON(result) : result.printText()
         }
@@ -134,9 +132,7 @@ struct GregorianCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let hijri = try HijriDate(parsing: date)
-            let kind = try calendarOptions.kind()
-            let adjustment = try calendarOptions.adjustment()
-            let calendar = kind == .sighted ? try global.openDatabase().islamicCalendar(.sighted) : try IslamicCalendar.make(kind)
+            let (calendar, adjustment) = try calendarOptions.resolve(global)
             let result = try ConversionJSON(gregorian: calendar.civilDate(for: hijri, adjustment: adjustment), hijri: hijri, calendar: calendar)
             global.json ? try printJSON(result) : result.printText()
         }

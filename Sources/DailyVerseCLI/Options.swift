@@ -52,6 +52,14 @@ struct CalendarOptions: ParsableArguments {
 
     func kind() throws -> CalendarKind { try CalendarKind(parsing: calendar) }
     func adjustment() throws -> Adjustment { try Adjustment(adjust) }
+
+    /// The chosen calendar and adjustment; only the sighted calendar needs the database (its published starts).
+    func resolve(_ global: GlobalOptions) throws -> (IslamicCalendar, Adjustment) {
+        let kind = try kind()
+        let adjustment = try adjustment()
+        let calendar = kind == .sighted ? try global.openDatabase().islamicCalendar(.sighted) : try IslamicCalendar.make(kind)
+        return (calendar, adjustment)
+    }
 }
 
 func parseInstant(_ text: String, option: String) throws -> Date {
