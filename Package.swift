@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "VerseCalendar", targets: ["VerseCalendar"]),
         .library(name: "ContentStore", targets: ["ContentStore"]),
         .library(name: "VerseOfTheDay", targets: ["VerseOfTheDay"]),
+        .library(name: "Notifications", targets: ["Notifications"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -26,6 +27,8 @@ let package = Package(
             name: "ContentStore",
             dependencies: ["HijriCalendar", "VerseCalendar", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        // Pure: devices, when they fire (DST rules, grace), and the APNs, FCM and Web Push payloads.
+        .target(name: "Notifications", dependencies: ["HijriCalendar", "VerseCalendar"]),
         // Composes calendar, selection and store into the reports the CLI and the API print.
         .target(name: "VerseOfTheDay", dependencies: ["HijriCalendar", "VerseCalendar", "ContentStore"]),
         // The command tree; the executable only calls into it.
@@ -47,6 +50,7 @@ let package = Package(
         .testTarget(name: "HijriCalendarTests", dependencies: ["HijriCalendar"]),
         .testTarget(name: "VerseCalendarTests", dependencies: ["VerseCalendar", "HijriCalendar"]),
         .testTarget(name: "ContentStoreTests", dependencies: ["ContentStore", "VerseOfTheDay", "HijriCalendar", "VerseCalendar"]),
+        .testTarget(name: "NotificationsTests", dependencies: ["Notifications", "HijriCalendar", "VerseCalendar"]),
         .testTarget(name: "CLITests", dependencies: ["dailyverse", "HijriCalendar"]),
     ]
 )

@@ -1,0 +1,77 @@
+import HijriCalendar
+
+/// What a notification says about a day: its Hijri date, verse, theme and occasion, in both languages.
+public struct DailyContent: Hashable, Sendable {
+    public let localDate: CivilDate
+    public let hijri: HijriDate
+    public let verseKey: String
+    public let surahName: String
+    public let surahNameArabic: String
+    public let arabic: String
+    public let translation: String
+    public let themeID: String
+    public let themeName: String
+    public let occasion: Occasion?
+
+    public struct Occasion: Hashable, Sendable {
+        public let id: String
+        public let name: String
+        public let nameArabic: String
+
+        public init(id: String, name: String, nameArabic: String) {
+            self.id = id
+            self.name = name
+            self.nameArabic = nameArabic
+        }
+    }
+
+    public init(
+        localDate: CivilDate, hijri: HijriDate, verseKey: String, surahName: String, surahNameArabic: String, arabic: String,
+        translation: String, themeID: String, themeName: String, occasion: Occasion?
+    ) {
+        self.localDate = localDate
+        self.hijri = hijri
+        self.verseKey = verseKey
+        self.surahName = surahName
+        self.surahNameArabic = surahNameArabic
+        self.arabic = arabic
+        self.translation = translation
+        self.themeID = themeID
+        self.themeName = themeName
+        self.occasion = occasion
+    }
+}
+
+/// The words of a notification in one locale.
+struct NotificationText: Equatable {
+    let title: String
+    let subtitle: String
+    let body: String
+
+    init(_ content: DailyContent, locale: DeviceLocale) {
+        switch locale {
+        case .en:
+            let date = "\(content.hijri.day) \(content.hijri.monthName.englishName) \(content.hijri.year)"
+            title = "\(date) · \(content.occasion.map { Self.shortName($0.name) } ?? "Verse of the Day")"
+            subtitle = "\(content.themeName) · \(content.surahName) \(content.verseKey)"
+            body = content.translation
+        case .ar:
+            let date = "\(Self.arabicDigits(content.hijri.day)) \(content.hijri.monthName.arabicName) \(Self.arabicDigits(content.hijri.year))"
+            title = "\(date) · \(content.occasion?.nameArabic ?? "آية اليوم")"
+            subtitle = "سورة \(content.surahNameArabic) \(Self.arabicDigits(verseKey: content.verseKey))"
+            body = content.arabic
+        }
+    }
+
+    /// "10 Muharram: Ashura" → "Ashura": the date is already in the title.
+    static func shortName(_ name: String) -> String {
+        guard let range = name.range(of: ": ") else { return name }
+        return String(name[range.upperBound...])
+    }
+
+    static func arabicDigits(_ number: Int) -> String { arabicDigits(verseKey: String(number)) }
+
+    static func arabicDigits(verseKey text: String) -> String {
+        String(text.unicodeScalars.map { $0.value >= 0x30 && $0.value <= 0x39 ? Character(Unicode.Scalar($0.value - 0x30 + 0x0660)!) : Character($0) })
+    }
+}

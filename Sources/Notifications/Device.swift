@@ -1,0 +1,141 @@
+import Foundation
+import HijriCalendar
+
+public enum Platform: String, CaseIterable, Codable, Sendable {
+    case apns, fcm, webpush
+}
+
+public enum DeviceLocale: String, CaseIterable, Codable, Sendable {
+    case en, ar
+}
+
+/// Where a push goes: an APNs device token, an FCM registration token, or a Web Push subscription.
+public enum PushToken: Hashable, Sendable {
+    case apns(String)
+    case fcm(String)
+    case webpush(endpoint: String, p256dh: String, auth: String)
+
+    public var platform: Platform {
+        switch self {
+        case .apns: .apns
+        case .fcm: .fcm
+        case .webpush: .webpush
+        }
+    }
+
+    /// Checks a token's form for its platform; the error names the value.
+    public static func apns(validating hex: String) throws(DeviceError) -> PushToken {
+        // 32 bytes today; Apple asks servers to accept longer tokens, so any even hex length from 64 to 200 is taken.
+        let token = hex.lowercased()
+        guard (64...200).contains(token.count), token.count % 2 == 0, token.allSatisfy({ $0.isHexDigit && $0.isASCII }) else {
+            throw .invalidToken(platform: .apns, value: hex)
+        }
+        return .apns(token)
+    }
+
+    public static func fcm(validating token: String) throws(DeviceError) -> PushToken {
+        let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_:")
+        guard (20...4096).contains(token.count), token.unicodeScalars.allSatisfy(allowed.contains) else {
+            throw .invalidToken(platform: .fcm, value: token)
+        }
+        return .fcm(token)
+    }
+
+    public static func webpush(validatingEndpoint endpoint: String, p256dh: String, auth: String) throws(DeviceError) -> PushToken {
+        guard endpoint.count <= 2048, let url = URL(string: endpoint), url.scheme == "https", let host = url.host, !host.isEmpty else {
+            throw .invalidToken(platform: .webpush, value: endpoint)
+        }
+        // p256dh: an uncompressed P-256 point (65 bytes, first 0x04); auth: a 16-byte secret; both base64url.
+        guard let key = Base64URL.decode(p256dh), key.count == 65, key.first == 4 else {
+            throw .invalidToken(platform: .webpush, value: p256dh)
+        }
+        guard let secret = Base64URL.decode(auth), secret.count == 16 else {
+            throw .invalidToken(platform: .webpush, value: auth)
+        }
+        return .webpush(endpoint: endpoint, p256dh: p256dh, auth: auth)
+    }
+}
+
+/// A subscribed device and its reminder settings.
+public struct Device: Hashable, Sendable {
+    public var id: String
+    public var token: PushToken
+    public var timeZone: String
+    public var reminderTime: ReminderTime
+    public var locale: DeviceLocale
+    public var calendar: CalendarKind
+    public var adjustment: Adjustment
+    public var displayTheme: String
+    public var enabled: Bool
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(
+        id: String, token: PushToken, timeZone: String, reminderTime: ReminderTime = .default, locale: DeviceLocale = .en,
+        calendar: CalendarKind = .ummAlQura, adjustment: Adjustment = .zero, displayTheme: String = "parchment",
+        enabled: Bool = true, createdAt: Date, updatedAt: Date
+    ) {
+        self.id = id
+        self.token = token
+        self.timeZone = timeZone
+        self.reminderTime = reminderTime
+        self.locale = locale
+        self.calendar = calendar
+        self.adjustment = adjustment
+        self.displayTheme = displayTheme
+        self.enabled = enabled
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
+    public var platform: Platform { token.platform }
+
+    /// A zone name that Foundation knows by exactly that name.
+    public static func validateTimeZone(_ name: String) throws(DeviceError) -> TimeZone {
+        guard let zone = TimeZone(identifier: name), zone.identifier == name || name == "UTC" else { throw .invalidTimeZone(name) }
+        return zone
+    }
+}
+
+public enum DeviceError: Error, Equatable, Sendable, CustomStringConvertible {
+    case invalidToken(platform: Platform, value: String)
+    case invalidTime(String)
+    case invalidTimeZone(String)
+    case invalidPlatform(String)
+    case invalidLocale(String)
+    case invalidDisplayTheme(String)
+    case notFound(String)
+
+    public var description: String {
+        switch self {
+        case .invalidToken(let platform, let value):
+            let shown = value.count > 80 ? String(value.prefix(77)) + "..." : value
+            return switch platform {
+            case .apns: "invalid APNs token '\(shown)': expected 64 to 200 hex digits"
+            case .fcm: "invalid FCM token '\(shown)': expected 20 to 4096 characters of A-Z a-z 0-9 - _ :"
+            case .webpush: "invalid Web Push subscription value '\(shown)': expected an https endpoint, a base64url P-256 key (p256dh) and a 16-byte base64url auth secret"
+            }
+        case .invalidTime(let text): return "invalid reminder time '\(text)': expected HH:MM on a 24-hour clock"
+        case .invalidTimeZone(let name): return "unknown time zone '\(name)': expected an IANA name such as Asia/Baghdad"
+        case .invalidPlatform(let name): return "unknown platform '\(name)': expected apns, fcm or webpush"
+        case .invalidLocale(let name): return "unknown locale '\(name)': expected en or ar"
+        case .invalidDisplayTheme(let name): return "unknown display theme '\(name)'"
+        case .notFound(let id): return "no device '\(id)'"
+        }
+    }
+}
+
+/// base64url without padding (RFC 4648 §5), as Web Push keys are written.
+public enum Base64URL {
+    public static func decode(_ text: String) -> Data? {
+        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64)
+    }
+
+    public static func encode(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}
