@@ -29,13 +29,15 @@ let package = Package(
         ),
         // Pure: devices, when they fire (DST rules, grace), and the APNs, FCM and Web Push payloads.
         .target(name: "Notifications", dependencies: ["HijriCalendar", "VerseCalendar"]),
+        // Devices and the outbox in SQLite, the emission pass (exactly once) and the sinks that deliver it.
+        .target(name: "Delivery", dependencies: ["ContentStore", "Notifications", "VerseOfTheDay", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
         // Composes calendar, selection and store into the reports the CLI and the API print.
         .target(name: "VerseOfTheDay", dependencies: ["HijriCalendar", "VerseCalendar", "ContentStore"]),
         // The command tree; the executable only calls into it.
         .target(
             name: "DailyVerseCLI",
             dependencies: [
-                "HijriCalendar", "VerseCalendar", "ContentStore", "VerseOfTheDay",
+                "HijriCalendar", "VerseCalendar", "ContentStore", "VerseOfTheDay", "Notifications", "Delivery",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -51,6 +53,7 @@ let package = Package(
         .testTarget(name: "VerseCalendarTests", dependencies: ["VerseCalendar", "HijriCalendar"]),
         .testTarget(name: "ContentStoreTests", dependencies: ["ContentStore", "VerseOfTheDay", "HijriCalendar", "VerseCalendar"]),
         .testTarget(name: "NotificationsTests", dependencies: ["Notifications", "HijriCalendar", "VerseCalendar"]),
+        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "Notifications", "ContentStore", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "CLITests", dependencies: ["dailyverse", "HijriCalendar"]),
     ]
 )

@@ -117,6 +117,36 @@ public final class AppDatabase: Sendable {
                         PRIMARY KEY (year, month));
                     """)
         }
+        migrator.registerMigration("v2-devices-outbox") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE occasion ADD COLUMN name_arabic TEXT;
+                    CREATE TABLE device (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        platform TEXT NOT NULL CHECK (platform IN ('apns', 'fcm', 'webpush')),
+                        token TEXT NOT NULL, p256dh TEXT, auth TEXT,
+                        timezone TEXT NOT NULL, reminder_time TEXT NOT NULL,
+                        locale TEXT NOT NULL CHECK (locale IN ('en', 'ar')),
+                        calendar TEXT NOT NULL CHECK (calendar IN ('umm-al-qura', 'tabular', 'sighted')),
+                        adjustment INTEGER NOT NULL CHECK (adjustment BETWEEN -2 AND 2),
+                        display_theme TEXT NOT NULL, enabled INTEGER NOT NULL,
+                        created_at REAL NOT NULL, updated_at REAL NOT NULL,
+                        last_local_date TEXT, next_fire_at REAL,
+                        UNIQUE (platform, token));
+                    CREATE INDEX device_due ON device (next_fire_at) WHERE enabled;
+                    CREATE TABLE outbox (
+                        id INTEGER PRIMARY KEY,
+                        idempotency_key TEXT NOT NULL UNIQUE,
+                        device_id TEXT NOT NULL, platform TEXT NOT NULL, local_date TEXT NOT NULL, fire_at REAL NOT NULL,
+                        headers TEXT NOT NULL, payload TEXT NOT NULL,
+                        status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed', 'missed')),
+                        attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT, delivered_at REAL, next_attempt_at REAL,
+                        created_at REAL NOT NULL,
+                        UNIQUE (device_id, local_date));
+                    CREATE INDEX outbox_by_status ON outbox (status, id);
+                    CREATE INDEX outbox_by_date ON outbox (local_date);
+                    """)
+        }
         return migrator
     }
 }

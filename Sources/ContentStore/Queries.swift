@@ -85,8 +85,8 @@ extension AppDatabase {
             }
             let occasions = try Row.fetchAll(db, sql: "SELECT * FROM occasion ORDER BY month, day").map { row in
                 Occasion(
-                    id: row["id"], name: row["name"], description: row["description"], month: row["month"], day: row["day"],
-                    verses: VerseRange(surah: row["surah"], start: row["ayah_start"], end: row["ayah_end"]),
+                    id: row["id"], name: row["name"], nameArabic: row["name_arabic"], description: row["description"], month: row["month"],
+                    day: row["day"], verses: VerseRange(surah: row["surah"], start: row["ayah_start"], end: row["ayah_end"]),
                     theme: themes[row["theme_id"]]!)
             }
             guard !months.isEmpty else { throw StoreError.notSeeded("verse calendar") }
@@ -172,7 +172,8 @@ struct StoreCalendarSource: VerseCalendarSource {
                         """, arguments: [month, day])
             else { return nil }
             return Occasion(
-                id: row["id"], name: row["name"], description: row["description"], month: row["month"], day: row["day"],
+                id: row["id"], name: row["name"], nameArabic: row["name_arabic"], description: row["description"], month: row["month"],
+                day: row["day"],
                 verses: VerseRange(surah: row["surah"], start: row["ayah_start"], end: row["ayah_end"]),
                 theme: Theme(id: row["theme_id"], name: row["theme_name"], relevance: row["relevance"]))
         }

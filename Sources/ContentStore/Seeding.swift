@@ -6,7 +6,7 @@ import VerseCalendar
 /// The bundled content, read from `data/` and checked before anything is written.
 public struct BundledContent: Sendable {
     /// Bump when the way data/ is read into the database changes, so existing databases are seeded again.
-    static let formatVersion = 1
+    static let formatVersion = 2
 
     public static let arabicEdition = Edition(
         id: "quran-simple", kind: "quran", language: "ar", name: "Tanzil Quran Text (Simple, Version 1.1)",
@@ -234,11 +234,11 @@ extension AppDatabase {
                 try insertTheme(occasion.theme)
                 try db.execute(
                     sql: """
-                        INSERT INTO occasion (id, name, description, month, day, surah, ayah_start, ayah_end, theme_id)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        INSERT INTO occasion (id, name, name_arabic, description, month, day, surah, ayah_start, ayah_end, theme_id)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
-                        occasion.id, occasion.name, occasion.description, occasion.month, occasion.day,
+                        occasion.id, occasion.name, occasion.nameArabic, occasion.description, occasion.month, occasion.day,
                         occasion.verses.surah, occasion.verses.start, occasion.verses.end, occasion.theme.id,
                     ])
             }

@@ -14,7 +14,10 @@ public struct DailyVerseCommand: ParsableCommand {
             The database is created and seeded from data/ on first use (default: the XDG data directory; \
             override with --db or DAILYVERSE_DB). Every command takes --json and --now.
             """,
-        subcommands: [Today.self, HijriCommand.self, GregorianCommand.self, VerseCommand.self, CalendarCommand.self, Import.self, Sighting.self],
+        subcommands: [
+            Today.self, HijriCommand.self, GregorianCommand.self, VerseCommand.self, CalendarCommand.self, Import.self, Sighting.self,
+            Devices.self, Serve.self, OutboxCommand.self, Status.self,
+        ],
         defaultSubcommand: Today.self)
 
     public init() {}
@@ -67,7 +70,7 @@ struct Today: ParsableCommand {
             out += report.hijri.adjustment == 0 ? ")" : String(format: ", %+d)", report.hijri.adjustment)
             out += " · \(report.timezone)\n"
             if let occasion = report.occasion { out += "\(occasion.name)\n" }
-            if let description = report.occasionDescription { out += wrap(description, indent: "") + "\n" }
+            if let description = report.selectedOccasion?.description { out += wrap(description, indent: "") + "\n" }
             out += "\nTheme: \(report.theme.name)\n" + wrap(report.theme.relevance) + "\n\n"
             out += verseText(report.content, arabic: report.verse.arabic, translation: report.verse.translation.text)
             out += "\n" + wrap(report.attribution, indent: "") + "\n"

@@ -27,10 +27,14 @@ public struct GlobalOptions: ParsableArguments {
         return try parseInstant(text, option: "--now")
     }
 
+    /// The database file in use.
+    var databasePath: String {
+        db ?? environment["DAILYVERSE_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? AppDatabase.defaultPath(environment: environment)
+    }
+
     /// Opens the database, creating, migrating and seeding it on first use.
     func openDatabase() throws -> AppDatabase {
-        let path = db ?? environment["DAILYVERSE_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? AppDatabase.defaultPath(environment: environment)
-        let database = try AppDatabase.open(path: path)
+        let database = try AppDatabase.open(path: databasePath)
         do {
             let directory = try DataDirectory.locate(explicit: data, environment: environment)
             try database.seedIfNeeded(from: directory)

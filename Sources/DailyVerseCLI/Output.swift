@@ -1,7 +1,9 @@
 import ArgumentParser
 import ContentStore
 import Foundation
+import Delivery
 import GRDB
+import Notifications
 import HijriCalendar
 import VerseCalendar
 
@@ -14,7 +16,9 @@ func reportingErrors(_ body: () throws -> Void) throws {
     } catch {
         let message: String
         switch error {
-        case let error as CustomStringConvertible where error is CalendarError || error is SelectionError || error is StoreError || error is CLIError:
+        case let error as CustomStringConvertible
+        where error is CalendarError || error is SelectionError || error is StoreError || error is CLIError || error is DeviceError
+            || error is SinkError || error is DeviceImportError:
             message = error.description
         case let error as DatabaseError:
             message = "database error: \(error.message ?? "\(error.resultCode)")"

@@ -28,8 +28,12 @@ public struct MonthTheme: Hashable, Sendable, Codable {
 
 /// A day of the Hijri year with its own verse or passage, which replaces the month pool on that day.
 public struct Occasion: Hashable, Sendable, Codable {
+    enum CodingKeys: String, CodingKey { case id, name, nameArabic = "name_arabic", description, month, day, verses, theme }
+
     public let id: String
     public let name: String
+    /// The occasion's name in Arabic, for notifications in Arabic.
+    public let nameArabic: String?
     /// What the day is, when it says more than the theme (e.g. which of the nights of Qadr).
     public let description: String?
     public let month: Int
@@ -37,9 +41,13 @@ public struct Occasion: Hashable, Sendable, Codable {
     public let verses: VerseRange
     public let theme: Theme
 
-    public init(id: String, name: String, description: String? = nil, month: Int, day: Int, verses: VerseRange, theme: Theme) {
+    public init(
+        id: String, name: String, nameArabic: String? = nil, description: String? = nil, month: Int, day: Int, verses: VerseRange,
+        theme: Theme
+    ) {
         self.id = id
         self.name = name
+        self.nameArabic = nameArabic
         self.description = description
         self.month = month
         self.day = day

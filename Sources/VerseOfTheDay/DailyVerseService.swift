@@ -39,7 +39,7 @@ public struct DailyVerseService: Sendable {
                 calendar: request.calendar.rawValue, adjustment: request.adjustment.days),
             occasion: selection.occasion.map { .init(id: $0.id, name: $0.name) }, theme: selection.theme,
             verse: report.verse, layers: report.layers, attribution: report.attribution,
-            content: content, occasionDescription: selection.occasion?.description, hijriDate: hijri)
+            content: content, selectedOccasion: selection.occasion, hijriDate: hijri)
     }
 
     public func verse(_ range: VerseRange, translation: String = "en.pickthall") throws -> VerseReport {

@@ -89,7 +89,7 @@ public struct TodayReport: Encodable, Sendable {
 
     /// Not printed in JSON: what the text output needs beyond it.
     public let content: VerseContent
-    public let occasionDescription: String?
+    public let selectedOccasion: Occasion?
     public let hijriDate: HijriDate
 
     public struct HijriJSON: Encodable, Sendable {

@@ -1,0 +1,154 @@
+import ArgumentParser
+import ContentStore
+import Delivery
+import Foundation
+import HijriCalendar
+import Notifications
+
+/// Options of the scheduler and its sinks.
+struct EmitOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Where payloads go: jsonl:DIR (default: a spool folder beside the database) or stdout.", valueName: "sink"))
+    var sink: String?
+
+    @Option(help: ArgumentHelp("Send a fire this late, record an older one as missed (e.g. 2h, 90m, 7200s). Default 2h.", valueName: "duration"))
+    var grace: String = "2h"
+
+    @Option(name: .customLong("apns-topic"), help: ArgumentHelp("The app's bundle id, sent as apns-topic. Also $DAILYVERSE_APNS_TOPIC.", valueName: "id"))
+    var apnsTopic: String?
+
+    func configuration(_ global: GlobalOptions) throws -> EmitConfiguration {
+        let topic = apnsTopic ?? global.environment["DAILYVERSE_APNS_TOPIC"] ?? "org.dailyverse.app"
+        return EmitConfiguration(grace: try Self.duration(grace), push: PushConfiguration(apnsTopic: topic))
+    }
+
+    func makeSink(_ global: GlobalOptions) throws -> any Sink {
+        let spec = sink ?? global.environment["DAILYVERSE_SINK"] ?? "jsonl:" + URL(fileURLWithPath: global.databasePath)
+            .deletingLastPathComponent().appendingPathComponent("spool").path
+        if spec == "stdout" { return StdoutSink() }
+        if spec.hasPrefix("jsonl:"), spec.count > 6 { return try JSONLinesSpool(directory: URL(fileURLWithPath: String(spec.dropFirst(6)))) }
+        throw CLIError("invalid sink '\(spec)': expected jsonl:DIR or stdout")
+    }
+
+    /// `90`, `90s`, `15m`, `2h`.
+    static func duration(_ text: String) throws -> TimeInterval {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
+        var number = Substring(text)
+        var scale = 1.0
+        if let last = text.last, let unit = units[last] {
+            number = number.dropLast()
+            scale = unit
+        }
+        guard let value = Double(number), value >= 0, value.isFinite, !number.isEmpty else {
+            throw CLIError("invalid duration '\(text)': expected a number with s, m or h, such as 2h")
+        }
+        return value * scale
+    }
+}
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send each device its daily verse at its local reminder time.",
+        discussion: """
+            --once runs a single pass — every fire due as of now (or --now) goes into the outbox, and the outbox is \
+            delivered to the sink — and exits: for tests, replays and timer-driven setups.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var emit: EmitOptions
+    @Flag(help: "Run one pass and exit.") var once = false
+
+    func run() throws {
+        try reportingErrors {
+            guard once else { throw CLIError("the long-running scheduler is not available yet; run 'serve --once' from a timer") }
+            let database = try global.openDatabase()
+            let now = try global.clock()
+            let sink = try emit.makeSink(global)
+            let emitted = try Emitter(database: database, configuration: emit.configuration(global)).run(now: now)
+            let delivered = try Deliverer(database: database, sink: sink).run(now: now)
+            let line = "pass at \(OutboxText.instant(now)): \(emitted.devices) devices due, \(emitted.queued) queued, \(emitted.missed) missed; \(delivered.delivered) delivered, \(delivered.retrying) to retry, \(delivered.failed) failed (\(sink.name))"
+            if global.json {
+                let summary: [String: Int] = [
+                    "devices": emitted.devices, "queued": emitted.queued, "missed": emitted.missed, "delivered": delivered.delivered,
+                    "retrying": delivered.retrying, "failed": delivered.failed,
+                ]
+                if sink is StdoutSink { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { try printJSON(summary) }
+                return
+            }
+            // With the stdout sink, standard output carries the payloads only.
+            if sink is StdoutSink { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { print(line) }
+        }
+    }
+}
+
+struct OutboxCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "outbox", abstract: "Inspect the outbox.", subcommands: [OutboxList.self])
+}
+
+struct OutboxList: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List outbox rows, oldest first.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp("Only this local date, YYYY-MM-DD.", valueName: "date")) var date: String?
+    @Option(help: ArgumentHelp("pending, delivered, failed or missed.", valueName: "status")) var status: String?
+
+    func run() throws {
+        try reportingErrors {
+            let day = try date.map { try CivilDate(parsing: $0) }
+            let filter = try status.map { name -> OutboxStatus in
+                guard let value = OutboxStatus(rawValue: name) else {
+                    throw CLIError("invalid status '\(name)': expected pending, delivered, failed or missed")
+                }
+                return value
+            }
+            let records = try global.openDatabase().outbox(date: day, status: filter)
+            if global.json {
+                FileHandle.standardOutput.write(Data(("[" + records.map { $0.jsonLine(includeStatus: true) }.joined(separator: ",\n") + "]\n").utf8))
+                return
+            }
+            if records.isEmpty { print("no outbox rows") }
+            for record in records {
+                let error = record.lastError.map { "  last error: \($0)" } ?? ""
+                print("\(record.id)  \(record.localDate)  \(record.status.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(record.platform.padding(toLength: 7, withPad: " ", startingAt: 0)) \(record.deviceID)  fire \(OutboxText.instant(record.fireAt))  attempts \(record.attempts)\(error)")
+            }
+        }
+    }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Devices, the next fires, the outbox backlog by status, and the last errors.")
+    @OptionGroup var global: GlobalOptions
+
+    struct Report: Encodable {
+        let devices: Int
+        let enabled: Int
+        let nextFires: [NextFire]
+        let outbox: [String: Int]
+        let lastErrors: [LastError]
+        struct NextFire: Encodable { let deviceID: String; let at: String; enum CodingKeys: String, CodingKey { case deviceID = "device_id", at } }
+        struct LastError: Encodable { let outboxID: Int64; let error: String; enum CodingKeys: String, CodingKey { case outboxID = "outbox_id", error } }
+        enum CodingKeys: String, CodingKey { case devices, enabled, nextFires = "next_fires", outbox, lastErrors = "last_errors" }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let database = try global.openDatabase()
+            let states = try database.deviceStates()
+            let upcoming = states.compactMap { state in state.nextFireAt.map { (state.device.id, $0) } }.sorted { $0.1 < $1.1 }.prefix(5)
+            let counts = try database.outboxCounts()
+            let report = Report(
+                devices: states.count, enabled: states.filter(\.device.enabled).count,
+                nextFires: upcoming.map { .init(deviceID: $0.0, at: OutboxText.instant($0.1)) },
+                outbox: Dictionary(uniqueKeysWithValues: OutboxStatus.allCases.map { ($0.rawValue, counts[$0] ?? 0) }),
+                lastErrors: try database.lastDeliveryErrors().map { .init(outboxID: $0.id, error: $0.lastError ?? "") })
+            if global.json { return try printJSON(report) }
+            print("devices: \(report.devices) (\(report.enabled) enabled)")
+            print("next fires:")
+            if upcoming.isEmpty { print("  none") }
+            for fire in report.nextFires { print("  \(fire.at)  \(fire.deviceID)") }
+            print("outbox: " + OutboxStatus.allCases.map { "\($0.rawValue) \(report.outbox[$0.rawValue] ?? 0)" }.joined(separator: ", "))
+            if !report.lastErrors.isEmpty {
+                print("last errors:")
+                for error in report.lastErrors { print("  #\(error.outboxID): \(error.error)") }
+            }
+        }
+    }
+}

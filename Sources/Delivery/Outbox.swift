@@ -1,0 +1,119 @@
+import ContentStore
+import Foundation
+import GRDB
+import HijriCalendar
+import Notifications
+
+public enum OutboxStatus: String, CaseIterable, Codable, Sendable {
+    case pending, delivered, failed, missed
+}
+
+/// One outbox row, as the spool and `outbox list --json` print it.
+public struct OutboxRecord: Sendable {
+    public let id: Int64
+    public let idempotencyKey: String
+    public let deviceID: String
+    public let platform: String
+    public let localDate: String
+    public let fireAt: Date
+    /// JSON objects, stored as text.
+    public let headers: String
+    public let payload: String
+    public let status: OutboxStatus
+    public let attempts: Int
+    public let lastError: String?
+    public let deliveredAt: Date?
+
+    public static func idempotencyKey(deviceID: String, localDate: CivilDate) -> String { "\(deviceID)/\(localDate)" }
+
+    static func encodeHeaders(_ headers: [String: String]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try! encoder.encode(headers), as: UTF8.self)
+    }
+
+    init(_ row: Row) {
+        id = row["id"]
+        idempotencyKey = row["idempotency_key"]
+        deviceID = row["device_id"]
+        platform = row["platform"]
+        localDate = row["local_date"]
+        fireAt = Date(timeIntervalSince1970: row["fire_at"])
+        headers = row["headers"]
+        payload = row["payload"]
+        status = OutboxStatus(rawValue: row["status"]) ?? .pending
+        attempts = row["attempts"]
+        lastError = row["last_error"]
+        deliveredAt = (row["delivered_at"] as Double?).map(Date.init(timeIntervalSince1970:))
+    }
+
+    /// One JSON object on one line: `id`, `idempotency_key`, `device_id`, `platform`, `local_date`, `fire_at`
+    /// (ISO 8601, UTC), `headers`, `payload`, and `status` when `includeStatus`.
+    public func jsonLine(includeStatus: Bool = false) -> String {
+        func quoted(_ text: String) -> String {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.withoutEscapingSlashes]
+            return String(decoding: try! encoder.encode(text), as: UTF8.self)
+        }
+        var fields = [
+            "\"device_id\":\(quoted(deviceID))", "\"fire_at\":\(quoted(Self.iso8601(fireAt)))", "\"headers\":\(headers)", "\"id\":\(id)",
+            "\"idempotency_key\":\(quoted(idempotencyKey))", "\"local_date\":\(quoted(localDate))", "\"payload\":\(payload)",
+            "\"platform\":\(quoted(platform))",
+        ]
+        if includeStatus { fields.append("\"status\":\(quoted(status.rawValue))") }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    static func iso8601(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: date)
+    }
+}
+
+extension AppDatabase {
+    /// Outbox rows, oldest first, optionally for one local date and one status.
+    public func outbox(date: CivilDate? = nil, status: OutboxStatus? = nil, limit: Int = -1) throws -> [OutboxRecord] {
+        try writer.read { db in
+            var conditions: [String] = []
+            var arguments: StatementArguments = []
+            if let date { conditions.append("local_date = ?"); arguments += [date.description] }
+            if let status { conditions.append("status = ?"); arguments += [status.rawValue] }
+            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            arguments += [limit]
+            return try Row.fetchAll(db, sql: "SELECT * FROM outbox \(filter) ORDER BY id LIMIT ?", arguments: arguments).map(OutboxRecord.init)
+        }
+    }
+
+    /// Rows waiting for delivery whose retry time has come.
+    func deliverable(now: Date, limit: Int) throws -> [OutboxRecord] {
+        try writer.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM outbox WHERE status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= ?)
+                    ORDER BY id LIMIT ?
+                    """, arguments: [now.timeIntervalSince1970, limit]
+            ).map(OutboxRecord.init)
+        }
+    }
+
+    /// Rows by status, for `status`.
+    public func outboxCounts() throws -> [OutboxStatus: Int] {
+        try writer.read { db in
+            var counts: [OutboxStatus: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT status, count(*) AS n FROM outbox GROUP BY status") {
+                if let status = OutboxStatus(rawValue: row["status"]) { counts[status] = row["n"] }
+            }
+            return counts
+        }
+    }
+
+    /// The latest errors recorded by deliveries.
+    public func lastDeliveryErrors(limit: Int = 5) throws -> [OutboxRecord] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE last_error IS NOT NULL ORDER BY id DESC LIMIT ?", arguments: [limit])
+                .map(OutboxRecord.init)
+        }
+    }
+}

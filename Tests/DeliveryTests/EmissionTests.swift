@@ -1,0 +1,202 @@
+import ContentStore
+import Foundation
+import GRDB
+import HijriCalendar
+import Notifications
+import Testing
+
+@testable import Delivery
+
+let dataDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("data")
+let bundledContent: BundledContent = try! BundledContent(directory: dataDirectory)
+
+func seededDatabase() throws -> AppDatabase {
+    let database = try AppDatabase.inMemory()
+    try database.seed(bundledContent)
+    return database
+}
+
+func instant(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
+
+func apnsToken(_ n: Int) throws -> PushToken { try .apns(validating: String(format: "%064x", n)) }
+
+let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsTopic: "org.example.quran"), batchSize: 3)
+
+@Suite struct EmissionTests {
+    @Test func onePayloadPerDeviceAndDateHoweverOftenItRuns() throws {
+        let database = try seededDatabase()
+        let created = instant("2025-02-01T00:00:00Z")
+        for (n, zone) in ["Asia/Baghdad", "Asia/Tokyo", "America/Los_Angeles", "Europe/London", "Pacific/Kiritimati", "Pacific/Pago_Pago", "Australia/Lord_Howe"].enumerated() {
+            _ = try database.addDevice(DeviceSettings(token: try apnsToken(n), timeZone: zone), now: created)
+        }
+        let emitter = Emitter(database: database, configuration: configuration)
+        // Walk two days in 10-minute steps: every device gets exactly one pending row per local date.
+        var now = instant("2025-03-01T00:00:00Z")
+        while now < instant("2025-03-03T00:00:00Z") {
+            _ = try emitter.run(now: now)
+            now = now.addingTimeInterval(600)
+        }
+        let rows = try database.outbox()
+        let keys = rows.map(\.idempotencyKey)
+        #expect(Set(keys).count == keys.count)
+        let perDevice = Dictionary(grouping: rows.filter { $0.status == .pending }, by: \.deviceID)
+        #expect(perDevice.count == 7)
+        for (_, deviceRows) in perDevice {
+            let dates = deviceRows.map(\.localDate).sorted()
+            #expect(Set(dates).count == dates.count)
+            #expect(dates.count >= 2)
+        }
+        // Running the same instant again adds nothing.
+        let before = try database.outbox().count
+        #expect(try emitter.run(now: now).queued == 0)
+        #expect(try database.outbox().count == before)
+    }
+
+    @Test func theOutboxRefusesASecondRowEvenIfTheDeviceStateIsLost() throws {
+        let database = try seededDatabase()
+        let device = try database.addDevice(DeviceSettings(token: try apnsToken(1), timeZone: "UTC"), now: instant("2025-02-01T00:00:00Z"))
+        let emitter = Emitter(database: database, configuration: configuration)
+        #expect(try emitter.run(now: instant("2025-03-01T08:05:00Z")).queued == 1)
+        try database.writer.write { db in
+            try db.execute(sql: "UPDATE device SET last_local_date = NULL, next_fire_at = 0 WHERE id = ?", arguments: [device.id])
+        }
+        #expect(try emitter.run(now: instant("2025-03-01T08:06:00Z")).queued == 0)
+        #expect(try database.outbox(date: try CivilDate(parsing: "2025-03-01")).count == 1)
+    }
+
+    @Test func changingZoneOrTimeDoesNotRepeatADate() throws {
+        let database = try seededDatabase()
+        let device = try database.addDevice(DeviceSettings(token: try apnsToken(2), timeZone: "Asia/Tokyo"), now: instant("2025-02-01T00:00:00Z"))
+        let emitter = Emitter(database: database, configuration: configuration)
+        #expect(try emitter.run(now: instant("2025-02-28T23:05:00Z")).queued == 1)  // 08:05 on 1 March in Tokyo
+        _ = try database.updateDevice(id: device.id, DeviceSettings(timeZone: "America/Los_Angeles", reminderTime: try ReminderTime(parsing: "09:00")), now: instant("2025-02-28T23:10:00Z"))
+        // 09:00 on 1 March in Los Angeles: that local date has had its verse.
+        #expect(try emitter.run(now: instant("2025-03-01T17:30:00Z")).queued == 0)
+        #expect(try emitter.run(now: instant("2025-03-02T17:30:00Z")).queued == 1)
+        let dates = try database.outbox(status: .pending).map { "\($0.localDate) \($0.status.rawValue)" }
+        #expect(dates == ["2025-03-01 pending", "2025-03-02 pending"])
+    }
+
+    @Test func lateFiresAreSentWithinGraceAndMissedAfter() throws {
+        let database = try seededDatabase()
+        _ = try database.addDevice(DeviceSettings(token: try apnsToken(3), timeZone: "UTC"), now: instant("2025-02-01T00:00:00Z"))
+        _ = try database.addDevice(DeviceSettings(token: try apnsToken(4), timeZone: "UTC", reminderTime: try ReminderTime(parsing: "05:00")), now: instant("2025-02-01T00:00:00Z"))
+        // Down since before both fires; back at 09:30: the 08:00 fire is 1.5 h late (sent), the 05:00 one 4.5 h (missed).
+        let summary = try Emitter(database: database, configuration: configuration).run(now: instant("2025-03-01T09:30:00Z"))
+        #expect(summary.queued == 1)
+        #expect(try database.outbox(status: .missed).map(\.localDate).contains("2025-03-01"))
+    }
+
+    @Test func payloadsCarryTheDaysVerseForTheDevicesCalendar() throws {
+        let database = try seededDatabase()
+        _ = try database.addDevice(DeviceSettings(token: try apnsToken(5), timeZone: "Asia/Baghdad", locale: .ar), now: instant("2025-02-01T00:00:00Z"))
+        _ = try Emitter(database: database, configuration: configuration).run(now: instant("2025-06-14T05:10:00Z"))
+        let row = try #require(try database.outbox(status: .pending).first)
+        #expect(row.payload.contains("\"verse_key\":\"5:67\""))
+        #expect(row.payload.contains("عيد الغدير"))
+        #expect(row.headers.contains("\"apns-priority\":\"10\""))
+    }
+}
+
+@Suite struct SinkTests {
+    func records(_ database: AppDatabase) throws -> [OutboxRecord] {
+        for n in 0..<4 {
+            _ = try database.addDevice(DeviceSettings(token: try apnsToken(10 + n), timeZone: "UTC"), now: instant("2025-02-01T00:00:00Z"))
+        }
+        _ = try Emitter(database: database, configuration: configuration).run(now: instant("2025-03-01T08:05:00Z"))
+        return try database.outbox(status: .pending)
+    }
+
+    func spoolFolder() -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("dv-spool-\(UUID().uuidString)") }
+
+    func lines(_ folder: URL) throws -> [String] {
+        try String(contentsOf: folder.appendingPathComponent("2025-03-01.jsonl"), encoding: .utf8).split(separator: "\n").map(String.init)
+    }
+
+    @Test func spoolLinesHaveTheDocumentedKeys() throws {
+        let database = try seededDatabase()
+        let folder = spoolFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let summary = try Deliverer(database: database, sink: try JSONLinesSpool(directory: folder)).run(now: instant("2025-03-01T08:06:00Z"))
+        _ = try records(database)
+        let second = try Deliverer(database: database, sink: try JSONLinesSpool(directory: folder)).run(now: instant("2025-03-01T08:06:00Z"))
+        #expect(summary.delivered == 0 && second.delivered == 4)
+        for line in try lines(folder) {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(Set(object.keys) == ["id", "idempotency_key", "device_id", "platform", "local_date", "fire_at", "headers", "payload"])
+            #expect((object["fire_at"] as? String)?.hasSuffix("Z") == true)
+            #expect(object["payload"] is [String: Any])
+        }
+        #expect(try database.outbox(status: .delivered).count == 4)
+    }
+
+    @Test func afterACrashNothingIsWrittenTwiceAndCutLinesAreRepaired() throws {
+        let database = try seededDatabase()
+        let folder = spoolFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pending = try records(database)
+        // The first process wrote the lines, then died before the outbox recorded them.
+        do {
+            let spool = try JSONLinesSpool(directory: folder)
+            _ = try spool.deliver(Array(pending.prefix(3)))
+        }
+        // … and the last of its lines was cut short.
+        let file = folder.appendingPathComponent("2025-03-01.jsonl")
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"id":99,"idempotency_key":"cut"#.utf8))
+        try handle.close()
+        // A new process delivers everything still pending.
+        let summary = try Deliverer(database: database, sink: try JSONLinesSpool(directory: folder)).run(now: instant("2025-03-01T08:10:00Z"))
+        #expect(summary.delivered == 4)
+        let keys = try lines(folder).map { (try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["idempotency_key"] as? String }
+        #expect(keys.count == 4)
+        #expect(Set(keys.compactMap { $0 }) == Set(pending.map(\.idempotencyKey)))
+    }
+
+    @Test func aSecondProcessCannotShareTheSpool() throws {
+        let folder = spoolFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let first = try JSONLinesSpool(directory: folder)
+        #expect(throws: SinkError.self) { try JSONLinesSpool(directory: folder) }
+        _ = first
+    }
+
+    /// A sink that answers from a script, to drive the retry policy.
+    final class ScriptedSink: Sink, @unchecked Sendable {
+        let name = "scripted"
+        var answers: [DeliveryOutcome]
+        var calls = 0
+        init(_ answers: [DeliveryOutcome]) { self.answers = answers }
+        func deliver(_ records: [OutboxRecord]) throws -> [Int64: DeliveryOutcome] {
+            let answer = answers[min(calls, answers.count - 1)]
+            calls += 1
+            return Dictionary(uniqueKeysWithValues: records.map { ($0.id, answer) })
+        }
+    }
+
+    @Test func retriesBackOffHonourRetryAfterAndGiveUpOnPermanentErrors() throws {
+        let database = try seededDatabase()
+        _ = try records(database)
+        let sink = ScriptedSink([.retry(error: "HTTP 503", after: nil), .retry(error: "HTTP 429", after: 120), .delivered])
+        var deliverer = Deliverer(database: database, sink: sink)
+        deliverer.random = { 1.0 }  // no jitter, so the delay is exact
+        let start = instant("2025-03-01T08:10:00Z")
+        #expect(try deliverer.run(now: start).retrying == 4)
+        // Not yet due again one second later (2 s backoff) …
+        #expect(try deliverer.run(now: start.addingTimeInterval(1)) == DeliverySummary())
+        // … due after it; the gateway asks for 120 s.
+        #expect(try deliverer.run(now: start.addingTimeInterval(2)).retrying == 4)
+        #expect(try deliverer.run(now: start.addingTimeInterval(100)) == DeliverySummary())
+        #expect(try deliverer.run(now: start.addingTimeInterval(125)).delivered == 4)
+        let delivered = try database.outbox(status: .delivered)
+        #expect(delivered.allSatisfy { $0.attempts == 3 && $0.lastError == "HTTP 429" })
+
+        let other = try seededDatabase()
+        _ = try records(other)
+        let failing = Deliverer(database: other, sink: ScriptedSink([.failed(error: "HTTP 410 Unregistered")]))
+        #expect(try failing.run(now: start).failed == 4)
+        #expect(try other.outbox(status: .failed).allSatisfy { $0.lastError == "HTTP 410 Unregistered" })
+    }
+}
