@@ -16,6 +16,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // Pure: Gregorian <-> Hijri (Umm al-Qura table, tabular arithmetic, sighted overrides, adjustments).
@@ -31,13 +33,22 @@ let package = Package(
         .target(name: "Notifications", dependencies: ["HijriCalendar", "VerseCalendar"]),
         // Devices and the outbox in SQLite, the emission pass (exactly once) and the sinks that deliver it.
         .target(name: "Delivery", dependencies: ["ContentStore", "Notifications", "VerseOfTheDay", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
+        // The long-running service: scheduler and watchdog in a ServiceGroup, configuration, systemd notify, logs.
+        .target(
+            name: "Daemon",
+            dependencies: [
+                "ContentStore", "Delivery", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         // Composes calendar, selection and store into the reports the CLI and the API print.
         .target(name: "VerseOfTheDay", dependencies: ["HijriCalendar", "VerseCalendar", "ContentStore"]),
         // The command tree; the executable only calls into it.
         .target(
             name: "DailyVerseCLI",
             dependencies: [
-                "HijriCalendar", "VerseCalendar", "ContentStore", "VerseOfTheDay", "Notifications", "Delivery",
+                "HijriCalendar", "VerseCalendar", "ContentStore", "VerseOfTheDay", "Notifications", "Delivery", "Daemon",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -54,6 +65,7 @@ let package = Package(
         .testTarget(name: "ContentStoreTests", dependencies: ["ContentStore", "VerseOfTheDay", "HijriCalendar", "VerseCalendar"]),
         .testTarget(name: "NotificationsTests", dependencies: ["Notifications", "HijriCalendar", "VerseCalendar"]),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "Notifications", "ContentStore", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "Delivery", "ContentStore", "Notifications"]),
         .testTarget(name: "CLITests", dependencies: ["dailyverse", "HijriCalendar"]),
     ]
 )

@@ -6,7 +6,8 @@ import VerseCalendar
 import VerseOfTheDay
 
 /// `dailyverse`: the command tree.
-public struct DailyVerseCommand: ParsableCommand {
+@available(macOS 10.15, macCatalyst 13, iOS 13, tvOS 13, watchOS 6, *)
+public struct DailyVerseCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "dailyverse",
         abstract: "A daily Quran verse chosen by the Hijri calendar, with five layers of commentary.",
@@ -341,6 +342,24 @@ struct SightingRemove: ParsableCommand {
             }
             if global.json { return try printJSON(["removed": "\(year)-\(month)"]) }
             print("removed the published start of \(year)-\(month)")
+        }
+    }
+}
+
+@available(macOS 10.15, macCatalyst 13, iOS 13, tvOS 13, watchOS 6, *)
+extension DailyVerseCommand {
+    /// The program's entry point. (From a `main.swift`, `main()` would resolve to the synchronous overload, which
+    /// cannot run `serve`.)
+    public static func runAsMain() async {
+        do {
+            var command = try await asyncParseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
         }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ContentStore
 import Foundation
+import Daemon
 import HijriCalendar
 
 /// Options every command shares.
@@ -17,9 +18,33 @@ public struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print JSON for scripts instead of text.")
     var json = false
 
+    @Option(name: .long, help: ArgumentHelp("Configuration file (TOML). Default: $DAILYVERSE_CONFIG, else /etc/dailyverse/config.toml if present.", valueName: "path"))
+    var config: String?
+
     public init() {}
 
     var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    static let defaultConfigPath = "/etc/dailyverse/config.toml"
+    static let configKeys: Set<String> = ["database", "data", "sink", "grace", "apns_topic", "log_level"]
+
+    /// The configuration file, if one is named or the default exists. Flags override the environment, which
+    /// overrides the file, which overrides the defaults.
+    func configFile() throws -> ConfigFile? {
+        let named = config ?? environment["DAILYVERSE_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
+        let path = named ?? Self.defaultConfigPath
+        guard named != nil || FileManager.default.fileExists(atPath: path) else { return nil }
+        let file = try ConfigFile(contentsOf: path)
+        if let unknown = Set(file.values.keys).subtracting(Self.configKeys).sorted().first { throw ConfigError.unknownKey(unknown) }
+        return file
+    }
+
+    /// A setting from its flag, its environment variable, the configuration file, in that order.
+    func setting(flag: String?, environment name: String, key: String) throws -> String? {
+        if let flag { return flag }
+        if let value = environment[name], !value.isEmpty { return value }
+        return try configFile()?.string(key)
+    }
 
     /// The pinned clock, or the wall clock.
     func clock() throws -> Date {
@@ -28,15 +53,16 @@ public struct GlobalOptions: ParsableArguments {
     }
 
     /// The database file in use.
-    var databasePath: String {
-        db ?? environment["DAILYVERSE_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? AppDatabase.defaultPath(environment: environment)
+    func databasePath() throws -> String {
+        try setting(flag: db, environment: "DAILYVERSE_DB", key: "database") ?? AppDatabase.defaultPath(environment: environment)
     }
 
     /// Opens the database, creating, migrating and seeding it on first use.
-    func openDatabase() throws -> AppDatabase {
-        let database = try AppDatabase.open(path: databasePath)
+    func openDatabase(pool: Bool = false) throws -> AppDatabase {
+        let database = try AppDatabase.open(path: databasePath(), pool: pool)
         do {
-            let directory = try DataDirectory.locate(explicit: data, environment: environment)
+            let directory = try DataDirectory.locate(
+                explicit: setting(flag: data, environment: "DAILYVERSE_DATA", key: "data"), environment: [:])
             try database.seedIfNeeded(from: directory)
         } catch let error as StoreError {
             // A database seeded before can serve without its data folder; an empty one cannot.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ContentStore
 import Foundation
+import Daemon
 import Delivery
 import GRDB
 import Notifications
@@ -8,9 +9,10 @@ import HijriCalendar
 import VerseCalendar
 
 /// Runs a command body; any error becomes one line on stderr and exit status 1, never a trace.
-func reportingErrors(_ body: () throws -> Void) throws {
+@discardableResult
+func reportingErrors<T>(_ body: () throws -> T) throws -> T {
     do {
-        try body()
+        return try body()
     } catch let error as ExitCode {
         throw error
     } catch {
@@ -18,7 +20,7 @@ func reportingErrors(_ body: () throws -> Void) throws {
         switch error {
         case let error as CustomStringConvertible
         where error is CalendarError || error is SelectionError || error is StoreError || error is CLIError || error is DeviceError
-            || error is SinkError || error is DeviceImportError:
+            || error is SinkError || error is DeviceImportError || error is ConfigError:
             message = error.description
         case let error as DatabaseError:
             message = "database error: \(error.message ?? "\(error.resultCode)")"

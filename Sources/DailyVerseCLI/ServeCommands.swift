@@ -2,8 +2,11 @@ import ArgumentParser
 import ContentStore
 import Delivery
 import Foundation
+import Daemon
 import HijriCalendar
+import Logging
 import Notifications
+import ServiceLifecycle
 
 /// Options of the scheduler and its sinks.
 struct EmitOptions: ParsableArguments {
@@ -11,19 +14,20 @@ struct EmitOptions: ParsableArguments {
     var sink: String?
 
     @Option(help: ArgumentHelp("Send a fire this late, record an older one as missed (e.g. 2h, 90m, 7200s). Default 2h.", valueName: "duration"))
-    var grace: String = "2h"
+    var grace: String?
 
     @Option(name: .customLong("apns-topic"), help: ArgumentHelp("The app's bundle id, sent as apns-topic. Also $DAILYVERSE_APNS_TOPIC.", valueName: "id"))
     var apnsTopic: String?
 
     func configuration(_ global: GlobalOptions) throws -> EmitConfiguration {
-        let topic = apnsTopic ?? global.environment["DAILYVERSE_APNS_TOPIC"] ?? "org.dailyverse.app"
+        let topic = try global.setting(flag: apnsTopic, environment: "DAILYVERSE_APNS_TOPIC", key: "apns_topic") ?? "org.dailyverse.app"
+        let grace = try global.setting(flag: grace, environment: "DAILYVERSE_GRACE", key: "grace") ?? "2h"
         return EmitConfiguration(grace: try Self.duration(grace), push: PushConfiguration(apnsTopic: topic))
     }
 
     func makeSink(_ global: GlobalOptions) throws -> any Sink {
-        let spec = sink ?? global.environment["DAILYVERSE_SINK"] ?? "jsonl:" + URL(fileURLWithPath: global.databasePath)
-            .deletingLastPathComponent().appendingPathComponent("spool").path
+        let spec = try global.setting(flag: sink, environment: "DAILYVERSE_SINK", key: "sink")
+            ?? "jsonl:" + URL(fileURLWithPath: try global.databasePath()).deletingLastPathComponent().appendingPathComponent("spool").path
         if spec == "stdout" { return StdoutSink() }
         if spec.hasPrefix("jsonl:"), spec.count > 6 { return try JSONLinesSpool(directory: URL(fileURLWithPath: String(spec.dropFirst(6)))) }
         throw CLIError("invalid sink '\(spec)': expected jsonl:DIR or stdout")
@@ -45,7 +49,7 @@ struct EmitOptions: ParsableArguments {
     }
 }
 
-struct Serve: ParsableCommand {
+struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send each device its daily verse at its local reminder time.",
         discussion: """
@@ -55,10 +59,41 @@ struct Serve: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var emit: EmitOptions
     @Flag(help: "Run one pass and exit.") var once = false
+    @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning or error. Default info.", valueName: "level"))
+    var logLevel: String?
 
-    func run() throws {
+    func run() async throws {
+        if once { return try runOnce() }
+        let group = try reportingErrors { try makeServiceGroup() }
+        do { try await group.run() } catch {
+            FileHandle.standardError.write(Data("dailyverse: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+
+    func makeServiceGroup() throws -> ServiceGroup {
+        let levelName = try global.setting(flag: logLevel, environment: "DAILYVERSE_LOG_LEVEL", key: "log_level") ?? "info"
+        guard let level = Logger.Level(rawValue: levelName) else { throw CLIError("invalid log level '\(levelName)'") }
+        let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: level) }
+        let database = try global.openDatabase(pool: true)
+        let emitter = Emitter(database: database, configuration: try emit.configuration(global))
+        let deliverer = Deliverer(database: database, sink: try emit.makeSink(global))
+        let path = try global.databasePath()
+        logger.info("starting", metadata: ["database": "\(path)", "sink": "\(deliverer.sink.name)"])
+        return DaemonBuilder.serviceGroup(database: database, emitter: emitter, deliverer: deliverer, clock: try replayClock(), logger: logger)
+    }
+
+    /// The wall clock; with --now (or DAILYVERSE_NOW) a clock that starts at that instant and runs on, to replay a day.
+    func replayClock() throws -> @Sendable () -> Date {
+        let pinned = global.now != nil || (global.environment["DAILYVERSE_NOW"].map { !$0.isEmpty } ?? false)
+        guard pinned else { return { Date() } }
+        let start = try global.clock()
+        let started = Date()
+        return { start.addingTimeInterval(Date().timeIntervalSince(started)) }
+    }
+
+    func runOnce() throws {
         try reportingErrors {
-            guard once else { throw CLIError("the long-running scheduler is not available yet; run 'serve --once' from a timer") }
             let database = try global.openDatabase()
             let now = try global.clock()
             let sink = try emit.makeSink(global)

@@ -24,6 +24,7 @@ public struct EmitSummary: Equatable, Sendable {
     public var devices = 0
     public var queued = 0
     public var missed = 0
+    public init() {}
 }
 
 /// One pass of the scheduler: every enabled device whose next fire has come gets its payload in the outbox.
@@ -40,7 +41,8 @@ public struct Emitter: Sendable {
         self.configuration = configuration
     }
 
-    public func run(now: Date) throws -> EmitSummary {
+    /// `shouldStop` is asked between transactions; a pass that stops early leaves the rest to the next one.
+    public func run(now: Date, shouldStop: () -> Bool = { false }) throws -> EmitSummary {
         var summary = EmitSummary()
         var cache = ContentCache(service: DailyVerseService(database: database))
         // Keyset pagination over (next_fire_at, id): each due device is visited once per pass.
@@ -104,7 +106,7 @@ public struct Emitter: Sendable {
                     summary.devices += 1
                 }
             }
-            if peeked.count < configuration.batchSize { break }
+            if peeked.count < configuration.batchSize || shouldStop() { break }
         }
         return summary
     }

@@ -123,6 +123,7 @@ public struct DeliverySummary: Equatable, Sendable {
     public var delivered = 0
     public var retrying = 0
     public var failed = 0
+    public init() {}
 }
 
 /// Hands pending outbox rows to a sink and records what happened, in batches.
@@ -141,7 +142,7 @@ public struct Deliverer: Sendable {
         self.sink = sink
     }
 
-    public func run(now: Date) throws -> DeliverySummary {
+    public func run(now: Date, shouldStop: () -> Bool = { false }) throws -> DeliverySummary {
         var summary = DeliverySummary()
         var seen = Set<Int64>()
         while true {
@@ -175,7 +176,7 @@ public struct Deliverer: Sendable {
                     }
                 }
             }
-            if records.count < batchSize { break }
+            if records.count < batchSize || shouldStop() { break }
         }
         return summary
     }

@@ -1,3 +1,3 @@
 import DailyVerseCLI
 
-DailyVerseCommand.main()
+await DailyVerseCommand.runAsMain()

@@ -1,0 +1,138 @@
+import Foundation
+
+/// The configuration file: a small subset of TOML — `key = value` lines, `[section]` headers, `#` comments;
+/// values are "strings", 'literal strings', integers, floats and booleans. Anything else is an error naming the
+/// line, so a typo cannot pass unnoticed.
+public struct ConfigFile: Sendable, Equatable {
+    public enum Value: Sendable, Equatable {
+        case string(String)
+        case integer(Int)
+        case float(Double)
+        case bool(Bool)
+    }
+
+    /// Values by dotted key (`webhook.url`).
+    public let values: [String: Value]
+
+    public init(values: [String: Value]) { self.values = values }
+
+    public init(contentsOf path: String) throws(ConfigError) {
+        guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path) }
+        guard let text = String(data: data, encoding: .utf8) else { throw .invalid(file: path, line: 0, reason: "not UTF-8") }
+        try self.init(parsing: text, file: path)
+    }
+
+    public init(parsing text: String, file: String = "config") throws(ConfigError) {
+        var values: [String: Value] = [:]
+        var section = ""
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            func fail(_ reason: String) -> ConfigError { .invalid(file: file, line: index + 1, reason: reason) }
+            let line = Self.stripComment(raw).trimmingCharacters(in: .whitespaces)
+            if line.isEmpty { continue }
+            if line.hasPrefix("[") {
+                guard line.hasSuffix("]"), line.count > 2 else { throw fail("expected [section]") }
+                section = String(line.dropFirst().dropLast()).trimmingCharacters(in: .whitespaces)
+                guard Self.isBareKey(section) else { throw fail("invalid section name '\(section)'") }
+                continue
+            }
+            guard let equals = line.firstIndex(of: "=") else { throw fail("expected key = value") }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            let valueText = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            guard Self.isBareKey(key) else { throw fail("invalid key '\(key)'") }
+            let fullKey = section.isEmpty ? key : "\(section).\(key)"
+            guard values[fullKey] == nil else { throw fail("'\(fullKey)' is set twice") }
+            guard let value = Self.value(valueText) else { throw fail("invalid value for '\(fullKey)': \(valueText)") }
+            values[fullKey] = value
+        }
+        self.values = values
+    }
+
+    public func string(_ key: String) throws(ConfigError) -> String? {
+        switch values[key] {
+        case nil: return nil
+        case .string(let text): return text
+        default: throw .wrongType(key: key, expected: "a string")
+        }
+    }
+
+    public func integer(_ key: String) throws(ConfigError) -> Int? {
+        switch values[key] {
+        case nil: return nil
+        case .integer(let number): return number
+        default: throw .wrongType(key: key, expected: "a whole number")
+        }
+    }
+
+    static func isBareKey<S: StringProtocol>(_ key: S) -> Bool {
+        !key.isEmpty && key.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
+    }
+
+    /// Drops a `#` comment that is not inside a string.
+    static func stripComment(_ line: Substring) -> Substring {
+        var quote: Character? = nil
+        var escaped = false
+        for index in line.indices {
+            let character = line[index]
+            if let open = quote {
+                if escaped { escaped = false } else if character == "\\" && open == "\"" { escaped = true } else if character == open { quote = nil }
+            } else if character == "\"" || character == "'" {
+                quote = character
+            } else if character == "#" {
+                return line[..<index]
+            }
+        }
+        return line
+    }
+
+    static func value(_ text: String) -> Value? {
+        if text == "true" { return .bool(true) }
+        if text == "false" { return .bool(false) }
+        if text.count >= 2, text.hasPrefix("'"), text.hasSuffix("'") {
+            let inner = text.dropFirst().dropLast()
+            return inner.contains("'") ? nil : .string(String(inner))
+        }
+        if text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") {
+            var result = ""
+            var escaped = false
+            for character in text.dropFirst().dropLast() {
+                if escaped {
+                    switch character {
+                    case "\"": result.append("\"")
+                    case "\\": result.append("\\")
+                    case "n": result.append("\n")
+                    case "t": result.append("\t")
+                    default: return nil
+                    }
+                    escaped = false
+                } else if character == "\\" {
+                    escaped = true
+                } else if character == "\"" {
+                    return nil
+                } else {
+                    result.append(character)
+                }
+            }
+            return escaped ? nil : .string(result)
+        }
+        let digits = text.replacingOccurrences(of: "_", with: "")
+        if let integer = Int(digits) { return .integer(integer) }
+        if digits.contains("."), let float = Double(digits), float.isFinite { return .float(float) }
+        return nil
+    }
+}
+
+public enum ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
+    case unreadable(String)
+    case invalid(file: String, line: Int, reason: String)
+    case wrongType(key: String, expected: String)
+    case unknownKey(String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path): "cannot read configuration file '\(path)'"
+        case .invalid(let file, let line, let reason): "\(file):\(line): \(reason)"
+        case .wrongType(let key, let expected): "configuration key '\(key)' must be \(expected)"
+        case .unknownKey(let key): "unknown configuration key '\(key)'"
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import ContentStore
+import Delivery
+import Foundation
+import GRDB
+import Logging
+import ServiceLifecycle
+
+/// A flag set once, read from any thread: how the blocking passes learn of a graceful shutdown.
+public final class StopFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    public init() {}
+    public var isSet: Bool { lock.withLock { value } }
+    public func set() { lock.withLock { value = true } }
+}
+
+/// The time of the last completed batch, for the watchdog.
+public final class Heartbeat: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last = Date()
+    public init() {}
+    public func beat() { lock.withLock { last = Date() } }
+    public var age: TimeInterval { lock.withLock { Date().timeIntervalSince(last) } }
+}
+
+/// The scheduler: a pass (emit what is due, deliver the outbox), then sleep until the next fire or retry.
+///
+/// On SIGTERM or SIGINT the pass stops after the transaction it is in, and the service returns.
+public struct SchedulerService: Service {
+    let database: AppDatabase
+    let emitter: Emitter
+    let deliverer: Deliverer
+    let clock: @Sendable () -> Date
+    let logger: Logger
+    let notifier: SystemdNotifier
+    let heartbeat: Heartbeat
+    let maximumSleep: TimeInterval
+
+    public init(
+        database: AppDatabase, emitter: Emitter, deliverer: Deliverer, clock: @escaping @Sendable () -> Date, logger: Logger,
+        notifier: SystemdNotifier, heartbeat: Heartbeat, maximumSleep: TimeInterval = 30
+    ) {
+        self.database = database
+        self.emitter = emitter
+        self.deliverer = deliverer
+        self.clock = clock
+        self.logger = logger
+        self.notifier = notifier
+        self.heartbeat = heartbeat
+        self.maximumSleep = maximumSleep
+    }
+
+    public func run() async throws {
+        let stop = StopFlag()
+        try await withGracefulShutdownHandler {
+            try await loop(stop)
+        } onGracefulShutdown: {
+            stop.set()
+            notifier.stopping()
+            logger.info("shutting down: finishing the current transaction")
+        }
+        logger.info("scheduler stopped")
+    }
+
+    struct PassResult: Sendable {
+        let emitted: EmitSummary
+        let delivered: DeliverySummary
+    }
+
+    func pass(now: Date, stop: StopFlag) async throws -> PassResult {
+        let emitter = emitter, deliverer = deliverer, heartbeat = heartbeat
+        return try await Self.blocking {
+            let emitted = try emitter.run(now: now, shouldStop: { heartbeat.beat(); return stop.isSet })
+            let delivered = try deliverer.run(now: now, shouldStop: { heartbeat.beat(); return stop.isSet })
+            return PassResult(emitted: emitted, delivered: delivered)
+        }
+    }
+
+    func loop(_ stop: StopFlag) async throws {
+        var ready = false
+        while !stop.isSet {
+            let now = clock()
+            let result = try await pass(now: now, stop: stop)
+            heartbeat.beat()
+            if result.emitted.devices > 0 || result.delivered != DeliverySummary() {
+                logger.info(
+                    "pass done",
+                    metadata: [
+                        "devices": "\(result.emitted.devices)", "queued": "\(result.emitted.queued)", "missed": "\(result.emitted.missed)",
+                        "delivered": "\(result.delivered.delivered)", "retrying": "\(result.delivered.retrying)",
+                        "failed": "\(result.delivered.failed)",
+                    ])
+            }
+            if !ready {
+                notifier.ready(status: "scheduling")
+                logger.info("scheduler ready", metadata: ["sink": "\(deliverer.sink.name)"])
+                ready = true
+            }
+            if stop.isSet { break }
+            let wait = try nextWake(after: now)
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(nanoseconds: UInt64(wait * 1e9)) }
+        }
+    }
+
+    /// Seconds until the next device fires or the next retry is due, at most `maximumSleep`.
+    func nextWake(after now: Date) throws -> TimeInterval {
+        let next = try database.writer.read { db in
+            try Double.fetchOne(
+                db,
+                sql: """
+                    SELECT min(t) FROM (
+                        SELECT min(next_fire_at) AS t FROM device WHERE enabled
+                        UNION ALL SELECT min(next_attempt_at) FROM outbox WHERE status = 'pending')
+                    """)
+        }
+        guard let next else { return maximumSleep }
+        return min(maximumSleep, max(0.05, next - now.timeIntervalSince1970))
+    }
+
+    /// Runs blocking database work off the cooperative thread pool.
+    static func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+        }
+    }
+}
+
+/// Pings systemd's watchdog at half its interval, as long as the scheduler's batches keep completing.
+public struct WatchdogService: Service {
+    let notifier: SystemdNotifier
+    let heartbeat: Heartbeat
+    let logger: Logger
+
+    public init(notifier: SystemdNotifier, heartbeat: Heartbeat, logger: Logger) {
+        self.notifier = notifier
+        self.heartbeat = heartbeat
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        guard let interval = notifier.watchdogInterval, interval > 0 else { return try await gracefulShutdown() }
+        while !Task.isShuttingDownGracefully {
+            if heartbeat.age < interval { notifier.watchdog() } else { logger.warning("scheduler stalled: watchdog not pinged") }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(nanoseconds: UInt64(interval / 2 * 1e9)) }
+        }
+    }
+}
+
+/// Builds the daemon the way production runs it; tests assemble the same graph.
+public enum DaemonBuilder {
+    public static func serviceGroup(
+        database: AppDatabase, emitter: Emitter, deliverer: Deliverer, clock: @escaping @Sendable () -> Date, logger: Logger,
+        notifier: SystemdNotifier = SystemdNotifier()
+    ) -> ServiceGroup {
+        let heartbeat = Heartbeat()
+        let scheduler = SchedulerService(
+            database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, heartbeat: heartbeat)
+        let watchdog = WatchdogService(notifier: notifier, heartbeat: heartbeat, logger: logger)
+        return ServiceGroup(services: [scheduler, watchdog], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+    }
+}
