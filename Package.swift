@@ -66,6 +66,6 @@ let package = Package(
         .testTarget(name: "NotificationsTests", dependencies: ["Notifications", "HijriCalendar", "VerseCalendar"]),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "Notifications", "ContentStore", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "Delivery", "ContentStore", "Notifications"]),
-        .testTarget(name: "CLITests", dependencies: ["dailyverse", "HijriCalendar"]),
+        .testTarget(name: "CLITests", dependencies: ["dailyverse", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
     ]
 )

@@ -46,6 +46,22 @@ struct CLI {
         return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }
 
+    /// Starts the binary without waiting for it; its output goes nowhere.
+    static func start(_ arguments: [String], database: String) throws -> Process {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["DAILYVERSE_DB"] = database
+        env["DAILYVERSE_DATA"] = repository.appendingPathComponent("data").path
+        env.removeValue(forKey: "DAILYVERSE_NOW")
+        process.environment = env
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
     static func freshDatabase() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("dv-cli-\(UUID().uuidString)/db.sqlite").path
     }

@@ -1,0 +1,173 @@
+import Foundation
+import GRDB
+import Testing
+
+/// The devices, outbox and serve commands, run as an operator runs them.
+@Suite struct DaemonCLITests {
+    static let apns = String(repeating: "ab", count: 32)
+
+    func device(_ n: Int, zone: String = "UTC") -> String {
+        #"{"platform": "apns", "token": "\#(String(format: "%064x", n))", "timezone": "\#(zone)", "reminder_time": "08:00"}"#
+    }
+
+    func writeFile(_ lines: [String], beside db: String, name: String) throws -> String {
+        let folder = URL(fileURLWithPath: db).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent(name).path
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func devicesAddListShowUpdateRemove() throws {
+        let db = CLI.freshDatabase()
+        let added = CLI.run(["devices", "add", "--platform", "apns", "--token", Self.apns, "--tz", "Asia/Baghdad", "--time", "07:30", "--locale", "ar", "--calendar", "sighted", "--adjust", "1"], database: db)
+        #expect(added.status == 0, "\(added.stderr)")
+        let id = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(UUID(uuidString: id) != nil)
+        let list = CLI.run(["devices", "list", "--json"], database: db)
+        let devices = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
+        #expect(devices.count == 1)
+        #expect(Set(devices[0].keys).isSuperset(of: ["platform", "token", "timezone", "reminder_time", "locale", "calendar", "adjustment", "display_theme", "enabled"]))
+        #expect(devices[0]["reminder_time"] as? String == "07:30")
+        #expect(devices[0]["calendar"] as? String == "sighted")
+        let updated = CLI.run(["devices", "update", id, "--time", "06:45", "--tz", "Europe/London", "--json"], database: db).json
+        #expect(updated["reminder_time"] as? String == "06:45")
+        #expect(updated["timezone"] as? String == "Europe/London")
+        #expect(CLI.run(["devices", "show", id], database: db).stdout.contains("Europe/London"))
+        // The same token twice is refused.
+        let again = CLI.run(["devices", "add", "--platform", "apns", "--token", Self.apns, "--tz", "UTC"], database: db)
+        #expect(again.status != 0 && again.stderr.contains("already registered"))
+        #expect(CLI.run(["devices", "remove", id], database: db).status == 0)
+        #expect(CLI.run(["devices", "show", id], database: db).status != 0)
+    }
+
+    @Test(arguments: [
+        (["devices", "add", "--platform", "apns", "--token", "xyz", "--tz", "UTC"], "xyz"),
+        (["devices", "add", "--platform", "apns", "--token", String(repeating: "ab", count: 32), "--tz", "Mars/Olympus"], "Mars/Olympus"),
+        (["devices", "add", "--platform", "apns", "--token", String(repeating: "ab", count: 32), "--tz", "UTC", "--time", "25:00"], "25:00"),
+        (["devices", "add", "--platform", "pigeon", "--token", "x", "--tz", "UTC"], "pigeon"),
+        (["devices", "add", "--platform", "fcm", "--token", "bad token!", "--tz", "UTC"], "bad token!"),
+        (["outbox", "list", "--status", "lost"], "lost"),
+        (["serve", "--once", "--sink", "carrier-pigeon"], "carrier-pigeon"),
+        (["serve", "--once", "--grace", "soon"], "soon"),
+    ])
+    func badDeviceInput(arguments: [String], value: String) {
+        let result = CLI.run(arguments, database: CLI.freshDatabase())
+        #expect(result.status != 0)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains(value))
+    }
+
+    @Test func importIsAllOrNothingAndNamesTheBadLine() throws {
+        let db = CLI.freshDatabase()
+        let good = (1...5).map { device($0) }
+        let bad = try writeFile(good + [device(6, zone: "Mars/Olympus")] + [device(7)], beside: db, name: "devices.jsonl")
+        let refused = CLI.run(["devices", "import", bad], database: db)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("devices.jsonl:6:"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("Mars/Olympus"))
+        let none = try JSONSerialization.jsonObject(with: Data(CLI.run(["devices", "list", "--json"], database: db).stdout.utf8)) as? [Any]
+        #expect(none?.isEmpty == true)
+        let duplicate = try writeFile(good + [device(1)], beside: db, name: "dup.jsonl")
+        let dupResult = CLI.run(["devices", "import", duplicate], database: db)
+        #expect(dupResult.stderr.contains("dup.jsonl:6:"), "\(dupResult.stderr)")
+        let fine = try writeFile(good, beside: db, name: "fine.jsonl")
+        #expect(CLI.run(["devices", "import", fine], database: db).status == 0)
+        let listed = try JSONSerialization.jsonObject(with: Data(CLI.run(["devices", "list", "--json"], database: db).stdout.utf8)) as? [Any]
+        #expect(listed?.count == 5)
+    }
+
+    @Test func serveOnceEmitsEachDeviceOncePerDate() throws {
+        let db = CLI.freshDatabase()
+        let file = try writeFile((1...3).map { device($0) }, beside: db, name: "d.jsonl")
+        #expect(CLI.run(["devices", "import", file, "--now", "2025-02-01T00:00:00Z"], database: db).status == 0)
+        let first = CLI.run(["serve", "--once", "--now", "2025-03-01T08:30:00Z", "--sink", "stdout"], database: db)
+        #expect(first.status == 0, "\(first.stderr)")
+        let lines = first.stdout.split(separator: "\n")
+        #expect(lines.count == 3)
+        for line in lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(Set(object.keys) == ["id", "idempotency_key", "device_id", "platform", "local_date", "fire_at", "headers", "payload"])
+            #expect(object["local_date"] as? String == "2025-03-01")
+        }
+        #expect(first.stderr.contains("3 queued"))
+        let again = CLI.run(["serve", "--once", "--now", "2025-03-01T09:00:00Z", "--sink", "stdout"], database: db)
+        #expect(again.stdout.isEmpty)
+        let outbox = try JSONSerialization.jsonObject(with: Data(CLI.run(["outbox", "list", "--json", "--date", "2025-03-01"], database: db).stdout.utf8)) as? [[String: Any]]
+        #expect(outbox?.count == 3)
+        #expect(outbox?.allSatisfy { $0["status"] as? String == "delivered" } == true)
+        let status = CLI.run(["status", "--json"], database: db).json
+        #expect((status["outbox"] as? [String: Int])?["delivered"] == 3)
+        #expect(status["devices"] as? Int == 3)
+    }
+
+    @Test func serveStopsCleanlyOnSIGTERM() throws {
+        let db = CLI.freshDatabase()
+        #expect(CLI.run(["devices", "add", "--platform", "apns", "--token", Self.apns, "--tz", "UTC", "--now", "2025-02-01T00:00:00Z"], database: db).status == 0)
+        let child = try CLI.start(["serve", "--now", "2025-03-01T08:10:00Z", "--sink", "stdout"], database: db)
+        try waitUntil { try delivered(db) > 0 }
+        kill(child.processIdentifier, SIGTERM)
+        let clock = ContinuousClock()
+        let start = clock.now
+        child.waitUntilExit()
+        #expect(clock.now - start < .seconds(10))
+        #expect(child.terminationReason == .exit && child.terminationStatus == 0)
+    }
+
+    /// kill -9 at any moment, restart: one outbox row per device and date, each spooled once.
+    @Test(arguments: ["emission", "delivery"])
+    func killedMidwayAndRestartedNothingIsLostOrDoubled(phase: String) throws {
+        let db = CLI.freshDatabase()
+        let count = 6000
+        let file = try writeFile((1...count).map { device($0, zone: ["UTC", "Asia/Baghdad", "America/New_York"][$0 % 3]) }, beside: db, name: "many.jsonl")
+        #expect(CLI.run(["devices", "import", file, "--now", "2025-02-01T00:00:00Z"], database: db).status == 0)
+        let spool = URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("spool")
+        // 13:30 UTC: past 08:00 on 1 March in all three zones (Baghdad 05:00Z, UTC 08:00Z, New York 13:00Z), all
+        // within a 12 h grace; the two days before are recorded as missed.
+        let arguments = ["serve", "--once", "--now", "2025-03-01T13:30:00Z", "--grace", "12h", "--sink", "jsonl:" + spool.path]
+        let child = try CLI.start(arguments, database: db)
+        if phase == "emission" {
+            try waitUntil { try rows(db, date: "2025-03-01") > 0 }
+        } else {
+            try waitUntil { (try? FileManager.default.attributesOfItem(atPath: spool.appendingPathComponent("2025-03-01.jsonl").path)[.size] as? Int) ?? 0 > 0 }
+        }
+        kill(child.processIdentifier, SIGKILL)
+        child.waitUntilExit()
+        // It was killed mid-way, not after finishing.
+        #expect(child.terminationReason == .uncaughtSignal)
+        #expect(try delivered(db) < count)
+        let restarted = CLI.run(arguments, database: db)
+        #expect(restarted.status == 0, "\(restarted.stderr)")
+        let keys = try DatabaseQueue(path: db).read { db in
+            try String.fetchAll(db, sql: "SELECT idempotency_key FROM outbox WHERE local_date = '2025-03-01' AND status = 'delivered'")
+        }
+        #expect(keys.count == count)
+        #expect(try rows(db, date: "2025-03-01") == count)
+        let lines = try String(contentsOf: spool.appendingPathComponent("2025-03-01.jsonl"), encoding: .utf8).split(separator: "\n")
+        let spooled = lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["idempotency_key"] as? String }
+        #expect(spooled.count == count)
+        #expect(Set(spooled) == Set(keys))
+    }
+
+    func rows(_ path: String, date: String) throws -> Int {
+        try DatabaseQueue(path: path).read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE local_date = ?", arguments: [date]) ?? 0
+        }
+    }
+
+    func delivered(_ path: String) throws -> Int {
+        try DatabaseQueue(path: path).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE status = 'delivered'") ?? 0 }
+    }
+
+    /// Polls a condition on what a child process has written, for at most 60 s.
+    func waitUntil(_ condition: () throws -> Bool) throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(60)
+        while clock.now < deadline {
+            if (try? condition()) == true { return }
+            usleep(2_000)
+        }
+        Issue.record("condition not met within 60 s")
+    }
+}

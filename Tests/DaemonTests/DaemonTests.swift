@@ -1,0 +1,104 @@
+import ContentStore
+import Delivery
+import Foundation
+import Logging
+import Notifications
+import ServiceLifecycle
+import Testing
+
+@testable import Daemon
+
+@Suite struct ConfigFileTests {
+    @Test func readsTheDocumentedSubset() throws {
+        let file = try ConfigFile(
+            parsing: """
+                # comment
+                database = "/var/lib/dailyverse/db.sqlite"   # trailing comment
+                grace = '90m'
+                retries = 8
+                ratio = 0.5
+                verbose = true
+                quote = "a \\"b\\" # not a comment"
+
+                [webhook]
+                url = "https://gateway.example/push"
+                """)
+        #expect(try file.string("database") == "/var/lib/dailyverse/db.sqlite")
+        #expect(try file.string("grace") == "90m")
+        #expect(try file.integer("retries") == 8)
+        #expect(file.values["ratio"] == .float(0.5))
+        #expect(file.values["verbose"] == .bool(true))
+        #expect(try file.string("quote") == "a \"b\" # not a comment")
+        #expect(try file.string("webhook.url") == "https://gateway.example/push")
+        #expect(throws: ConfigError.wrongType(key: "retries", expected: "a string")) { try file.string("retries") }
+    }
+
+    @Test(arguments: [
+        ("key", 1, "expected key = value"),
+        ("key = ", 1, "invalid value"),
+        ("a = 1\na = 2", 2, "set twice"),
+        ("[bad name]", 1, "invalid section"),
+        ("x = \"open", 1, "invalid value"),
+        ("ok = 1\nk y = 2", 2, "invalid key"),
+        ("v = [1, 2]", 1, "invalid value"),
+    ])
+    func refusesWhatItDoesNotUnderstand(text: String, line: Int, reason: String) {
+        let error = #expect(throws: ConfigError.self) { try ConfigFile(parsing: text, file: "c.toml") }
+        #expect(error?.description.hasPrefix("c.toml:\(line): ") == true, "\(String(describing: error))")
+        #expect(error?.description.contains(reason) == true, "\(String(describing: error))")
+    }
+}
+
+@Suite struct ServiceTests {
+    @Test func theSchedulerRunsAPassAndStopsOnGracefulShutdown() async throws {
+        let database = try AppDatabase.inMemory()
+        let dataDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("data")
+        try database.seed(try BundledContent(directory: dataDirectory))
+        let now = ISO8601DateFormatter().date(from: "2025-03-01T08:05:00Z")!
+        _ = try database.addDevice(
+            DeviceSettings(token: try .apns(validating: String(repeating: "a", count: 64)), timeZone: "UTC"),
+            now: now.addingTimeInterval(-86_400 * 30))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-daemon-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let emitter = Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t")))
+        let deliverer = Deliverer(database: database, sink: try JSONLinesSpool(directory: folder))
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let group = DaemonBuilder.serviceGroup(
+            database: database, emitter: emitter, deliverer: deliverer, clock: { now }, logger: logger, notifier: SystemdNotifier(environment: [:]))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            // Wait for the pass to land (bounded), then shut down.
+            for _ in 0..<500 where try database.outbox(status: .delivered).isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        #expect(try database.outbox(status: .delivered).count == 1)
+    }
+
+    @Test func notifierSpeaksTheSdNotifyProtocol() throws {
+        // A datagram socket stands in for systemd's.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("dv-notify-\(UUID().uuidString.prefix(8))").path
+        let server = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(server); unlink(path) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in for (i, b) in path.utf8.enumerated() { buffer[i] = b } }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(server, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "60000000"])
+        #expect(notifier.watchdogInterval == 60)
+        notifier.ready(status: "scheduling")
+        notifier.watchdog()
+        notifier.stopping()
+        var messages: [String] = []
+        for _ in 0..<3 {
+            var buffer = [UInt8](repeating: 0, count: 256)
+            let n = recv(server, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if n > 0 { messages.append(String(decoding: buffer[0..<n], as: UTF8.self)) }
+        }
+        #expect(messages == ["READY=1\nSTATUS=scheduling", "WATCHDOG=1", "STOPPING=1"])
+    }
+}
