@@ -10,7 +10,7 @@ import ServiceLifecycle
 
 /// Options of the scheduler and its sinks.
 struct EmitOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Where payloads go: jsonl:DIR (default: a spool folder beside the database) or stdout.", valueName: "sink"))
+    @Option(help: ArgumentHelp("Where payloads go: jsonl:DIR (default: a spool folder beside the database), stdout, or webhook:URL.", valueName: "sink"))
     var sink: String?
 
     @Option(help: ArgumentHelp("Send a fire this late, record an older one as missed (e.g. 2h, 90m, 7200s). Default 2h.", valueName: "duration"))
@@ -30,7 +30,8 @@ struct EmitOptions: ParsableArguments {
             ?? "jsonl:" + URL(fileURLWithPath: try global.databasePath()).deletingLastPathComponent().appendingPathComponent("spool").path
         if spec == "stdout" { return StdoutSink() }
         if spec.hasPrefix("jsonl:"), spec.count > 6 { return try JSONLinesSpool(directory: URL(fileURLWithPath: String(spec.dropFirst(6)))) }
-        throw CLIError("invalid sink '\(spec)': expected jsonl:DIR or stdout")
+        if spec.hasPrefix("webhook:"), let url = URL(string: String(spec.dropFirst(8))) { return try WebhookSink(url: url) }
+        throw CLIError("invalid sink '\(spec)': expected jsonl:DIR, stdout or webhook:URL")
     }
 
     /// `90`, `90s`, `15m`, `2h`.

@@ -1,0 +1,81 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// POSTs batches of outbox records to a push gateway: `{"records": [<record>, …]}`, each record as in the spool.
+///
+/// 2xx: delivered. 429: retried after Retry-After (seconds or an HTTP date). 5xx, timeouts and connection
+/// errors: retried with the deliverer's exponential backoff. Any other 4xx: a permanent failure, not retried.
+public struct WebhookSink: Sink {
+    public let url: URL
+    public let name: String
+    let timeout: TimeInterval
+    let session: URLSession
+
+    public init(url: URL, timeout: TimeInterval = 30) throws {
+        guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", url.host != nil else {
+            throw SinkError("invalid webhook URL '\(url.absoluteString)': expected http:// or https://")
+        }
+        self.url = url
+        self.name = "webhook:\(url.absoluteString)"
+        self.timeout = timeout
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        configuration.httpAdditionalHeaders = ["User-Agent": "dailyverse"]
+        self.session = URLSession(configuration: configuration)
+    }
+
+    public func deliver(_ records: [OutboxRecord]) throws -> [Int64: DeliveryOutcome] {
+        var request = URLRequest(url: url, timeoutInterval: timeout)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data(("{\"records\":[" + records.map { $0.jsonLine() }.joined(separator: ",") + "]}").utf8)
+        let outcome = Self.outcome(of: send(request))
+        return Dictionary(uniqueKeysWithValues: records.map { ($0.id, outcome) })
+    }
+
+    struct Response: Sendable {
+        let status: Int?
+        let retryAfter: String?
+        let error: String?
+    }
+
+    func send(_ request: URLRequest) -> Response {
+        let semaphore = DispatchSemaphore(value: 0)
+        let box = ResponseBox()
+        session.dataTask(with: request) { _, response, error in
+            let http = response as? HTTPURLResponse
+            box.value = Response(status: http?.statusCode, retryAfter: http?.value(forHTTPHeaderField: "Retry-After"), error: error.map { "\($0.localizedDescription)" })
+            semaphore.signal()
+        }.resume()
+        semaphore.wait()
+        return box.value ?? Response(status: nil, retryAfter: nil, error: "no response")
+    }
+
+    static func outcome(of response: Response, now: Date = Date()) -> DeliveryOutcome {
+        guard let status = response.status else { return .retry(error: "webhook: \(response.error ?? "no response")", after: nil) }
+        switch status {
+        case 200..<300: return .delivered
+        case 429: return .retry(error: "webhook: HTTP 429", after: retryAfter(response.retryAfter, now: now))
+        case 400..<500: return .failed(error: "webhook: HTTP \(status)")
+        default: return .retry(error: "webhook: HTTP \(status)", after: retryAfter(response.retryAfter, now: now))
+        }
+    }
+
+    /// `Retry-After: 120` or `Retry-After: Wed, 21 Oct 2015 07:28:00 GMT`.
+    static func retryAfter(_ value: String?, now: Date) -> TimeInterval? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Int(value), seconds >= 0 { return TimeInterval(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: value).map { max(0, $0.timeIntervalSince(now)) }
+    }
+}
+
+private final class ResponseBox: @unchecked Sendable {
+    var value: WebhookSink.Response?
+}
