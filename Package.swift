@@ -56,7 +56,7 @@ let package = Package(
         .executableTarget(
             name: "dailyverse-bench",
             dependencies: [
-                "HijriCalendar", "ContentStore",
+                "HijriCalendar", "ContentStore", "Delivery", "Notifications", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -142,21 +142,24 @@ extension AppDatabase {
         try Row.fetchOne(db, sql: "SELECT * FROM device WHERE id = ?", arguments: [id]).map(deviceState)
     }
 
+    /// Decodes a `SELECT * FROM device` row by column position (the table's order; later migrations only append):
+    /// a pass decodes a million rows a day, and lookups by name cost more than the rest of the decoding.
     static func deviceState(_ row: Row) throws -> DeviceState {
-        let platform = Platform(rawValue: row["platform"]) ?? .apns
+        let platform = Platform(rawValue: row[1]) ?? .apns
+        let tokenValue: String = row[2]
         let token: PushToken =
             switch platform {
-            case .apns: .apns(row["token"])
-            case .fcm: .fcm(row["token"])
-            case .webpush: .webpush(endpoint: row["token"], p256dh: row["p256dh"] ?? "", auth: row["auth"] ?? "")
+            case .apns: .apns(tokenValue)
+            case .fcm: .fcm(tokenValue)
+            case .webpush: .webpush(endpoint: tokenValue, p256dh: row[3] ?? "", auth: row[4] ?? "")
             }
         let device = Device(
-            id: row["id"], token: token, timeZone: row["timezone"], reminderTime: try ReminderTime(parsing: row["reminder_time"]),
-            locale: DeviceLocale(rawValue: row["locale"]) ?? .en, calendar: CalendarKind(rawValue: row["calendar"]) ?? .ummAlQura,
-            adjustment: try Adjustment(row["adjustment"]), displayTheme: row["display_theme"], enabled: row["enabled"],
-            createdAt: Date(timeIntervalSince1970: row["created_at"]), updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
-        let last: String? = row["last_local_date"]
-        let next: Double? = row["next_fire_at"]
+            id: row[0], token: token, timeZone: row[5], reminderTime: try ReminderTime(parsing: row[6]),
+            locale: DeviceLocale(rawValue: row[7]) ?? .en, calendar: CalendarKind(rawValue: row[8]) ?? .ummAlQura,
+            adjustment: try Adjustment(row[9]), displayTheme: row[10], enabled: row[11],
+            createdAt: Date(timeIntervalSince1970: row[12]), updatedAt: Date(timeIntervalSince1970: row[13]))
+        let last: String? = row[14]
+        let next: Double? = row[15]
         return DeviceState(
             device: device, lastLocalDate: try last.map { try CivilDate(parsing: $0) }, nextFireAt: next.map(Date.init(timeIntervalSince1970:)))
     }

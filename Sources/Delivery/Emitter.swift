@@ -13,7 +13,7 @@ public struct EmitConfiguration: Sendable {
     /// Devices handled per transaction.
     public var batchSize: Int
 
-    public init(grace: TimeInterval = 7200, push: PushConfiguration, batchSize: Int = 1000) {
+    public init(grace: TimeInterval = 7200, push: PushConfiguration, batchSize: Int = 5000) {
         self.grace = grace
         self.push = push
         self.batchSize = batchSize
@@ -41,10 +41,23 @@ public struct Emitter: Sendable {
         self.configuration = configuration
     }
 
+    /// What one device's fires will write, worked out before the write transaction.
+    struct Plan {
+        let id: String
+        let expectedNextFire: Double
+        let expectedUpdatedAt: Double
+        let platform: String
+        let rows: [(fire: Scheduler.Fire, message: PushMessage?)]
+        let lastLocalDate: CivilDate?
+        let nextFire: Double
+    }
+
     /// `shouldStop` is asked between transactions; a pass that stops early leaves the rest to the next one.
     public func run(now: Date, shouldStop: () -> Bool = { false }) throws -> EmitSummary {
         var summary = EmitSummary()
         var cache = ContentCache(service: DailyVerseService(database: database))
+        var zones: [String: TimeZone] = [:]
+        var templates: [String: PayloadTemplate] = [:]
         // Keyset pagination over (next_fire_at, id): each due device is visited once per pass.
         var cursor: (Double, String) = (-1e300, "")
         while true {
@@ -57,65 +70,72 @@ public struct Emitter: Sendable {
                         """, arguments: [now.timeIntervalSince1970, cursor.0, cursor.1, configuration.batchSize])
             }
             guard let last = peeked.last else { break }
-            cursor = (last["next_fire_at"], last["id"])
-            // The day's content is read before the write transaction, which must not read through the store again.
+            cursor = (last[15], last[0])  // next_fire_at, id
+            // Everything but the writes happens outside the transaction: the schedule, the day's content (read
+            // through the store) and the payloads (pure).
+            var plans: [Plan] = []
+            plans.reserveCapacity(peeked.count)
             for row in peeked {
                 let state = try AppDatabase.deviceState(row)
-                for fire in fires(state, now: now) where fire.action == .send {
-                    _ = try cache.content(for: fire.localDate, device: state.device)
+                let device = state.device
+                guard let zone = zones[device.timeZone] ?? TimeZone(identifier: device.timeZone) else { continue }
+                zones[device.timeZone] = zone
+                let fires = Scheduler.due(
+                    lastFired: state.lastLocalDate, time: device.reminderTime, zone: zone, now: now, grace: configuration.grace,
+                    eligibleFrom: device.createdAt)
+                var rows: [(fire: Scheduler.Fire, message: PushMessage?)] = []
+                for fire in fires {
+                    guard fire.action == .send else {
+                        rows.append((fire, nil))
+                        continue
+                    }
+                    let key = ContentCache.key(fire.localDate, device) + " " + device.locale.rawValue
+                    let template: PayloadTemplate
+                    if let cached = templates[key] {
+                        template = cached
+                    } else {
+                        template = PayloadTemplate(
+                            content: try cache.content(for: fire.localDate, device: device), locale: device.locale, configuration: configuration.push)
+                        templates[key] = template
+                    }
+                    rows.append((fire, template.message(for: device, fireAt: fire.fireAt, zone: zone)))
                 }
+                let lastDate = fires.last?.localDate ?? state.lastLocalDate
+                let next = Scheduler.next(lastFired: lastDate, time: device.reminderTime, zone: zone, now: now, eligibleFrom: device.createdAt)
+                plans.append(
+                    Plan(
+                        id: device.id, expectedNextFire: row[15], expectedUpdatedAt: row[13], platform: device.platform.rawValue,
+                        rows: rows, lastLocalDate: lastDate,
+                        // A next fire not after now belongs to the next pass; never leave it behind this pass's cursor.
+                        nextFire: max(next.fireAt.timeIntervalSince1970, now.timeIntervalSince1970 + 1)))
             }
-            let ids = peeked.map { $0["id"] as String }
             try database.writer.write { db in
                 let insert = try db.cachedStatement(
                     sql: """
-                        INSERT INTO outbox (idempotency_key, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                        INSERT INTO outbox (device_id, platform, local_date, fire_at, headers, payload, status, created_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
                         """)
-                let update = try db.cachedStatement(sql: "UPDATE device SET last_local_date = ?, next_fire_at = ? WHERE id = ?")
-                let select = try db.cachedStatement(sql: "SELECT * FROM device WHERE id = ? AND enabled AND next_fire_at <= ?")
-                for id in ids {
-                    // Read again inside the transaction: what is written must follow from the state it replaces.
-                    guard let row = try Row.fetchOne(select, arguments: [id, now.timeIntervalSince1970]) else { continue }
-                    let state = try AppDatabase.deviceState(row)
-                    let device = state.device
-                    guard let zone = TimeZone(identifier: device.timeZone) else { continue }
-                    let due = fires(state, now: now)
-                    var messages: [CivilDate: PushMessage] = [:]
-                    for fire in due where fire.action == .send {
-                        // Settings changed since the content was read: leave the device to the next pass.
-                        guard let content = cache.cached(for: fire.localDate, device: device) else { continue }
-                        messages[fire.localDate] = PayloadBuilder.build(device: device, content: content, fireAt: fire.fireAt, configuration: configuration.push)
-                    }
-                    guard messages.count == due.filter({ $0.action == .send }).count else { continue }
-                    var lastDate = state.lastLocalDate
-                    for fire in due {
-                        let message = messages[fire.localDate]
+                // Only if the device is as it was read: a device changed meanwhile is left to the next pass.
+                let update = try db.cachedStatement(
+                    sql: "UPDATE device SET last_local_date = ?, next_fire_at = ? WHERE id = ? AND enabled AND next_fire_at = ? AND updated_at = ?")
+                for plan in plans {
+                    try update.execute(arguments: [plan.lastLocalDate?.description, plan.nextFire, plan.id, plan.expectedNextFire, plan.expectedUpdatedAt])
+                    guard db.changesCount == 1 else { continue }
+                    summary.devices += 1
+                    for (fire, message) in plan.rows {
                         try insert.execute(arguments: [
-                            OutboxRecord.idempotencyKey(deviceID: device.id, localDate: fire.localDate), device.id, device.platform.rawValue,
+                            plan.id, plan.platform,
                             fire.localDate.description, fire.fireAt.timeIntervalSince1970,
-                            message.map { OutboxRecord.encodeHeaders($0.headers) } ?? "{}", message?.payloadString ?? "{}",
+                            message.map { OutboxRecord.encodeHeaders($0.headers) } ?? "{}", message?.payload ?? "{}",
                             message == nil ? "missed" : "pending", now.timeIntervalSince1970,
                         ])
                         if db.changesCount > 0 { if message == nil { summary.missed += 1 } else { summary.queued += 1 } }
-                        lastDate = fire.localDate
                     }
-                    let next = Scheduler.next(lastFired: lastDate, time: device.reminderTime, zone: zone, now: now, eligibleFrom: device.createdAt)
-                    // A next fire not after now belongs to the next pass; never leave it behind this pass's cursor.
-                    try update.execute(arguments: [lastDate?.description, max(next.fireAt.timeIntervalSince1970, now.timeIntervalSince1970 + 1), device.id])
-                    summary.devices += 1
                 }
             }
             if peeked.count < configuration.batchSize || shouldStop() { break }
         }
         return summary
-    }
-
-    func fires(_ state: DeviceState, now: Date) -> [Scheduler.Fire] {
-        guard let zone = TimeZone(identifier: state.device.timeZone) else { return [] }
-        return Scheduler.due(
-            lastFired: state.lastLocalDate, time: state.device.reminderTime, zone: zone, now: now, grace: configuration.grace,
-            eligibleFrom: state.device.createdAt)
     }
 }
 
@@ -144,3 +164,4 @@ struct ContentCache {
         return content
     }
 }
+

@@ -24,20 +24,16 @@ public struct OutboxRecord: Sendable {
     public let lastError: String?
     public let deliveredAt: Date?
 
-    public static func idempotencyKey(deviceID: String, localDate: CivilDate) -> String { "\(deviceID)/\(localDate)" }
 
-    static func encodeHeaders(_ headers: [String: String]) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try! encoder.encode(headers), as: UTF8.self)
-    }
+    static func encodeHeaders(_ headers: [String: String]) -> String { JSON.object(headers) }
 
     init(_ row: Row) {
         id = row["id"]
-        idempotencyKey = row["idempotency_key"]
         deviceID = row["device_id"]
         platform = row["platform"]
         localDate = row["local_date"]
+        // Derived, not stored: the row's unique key is (device_id, local_date).
+        idempotencyKey = "\(deviceID)/\(localDate)"
         fireAt = Date(timeIntervalSince1970: row["fire_at"])
         headers = row["headers"]
         payload = row["payload"]
@@ -50,11 +46,7 @@ public struct OutboxRecord: Sendable {
     /// One JSON object on one line: `id`, `idempotency_key`, `device_id`, `platform`, `local_date`, `fire_at`
     /// (ISO 8601, UTC), `headers`, `payload`, and `status` when `includeStatus`.
     public func jsonLine(includeStatus: Bool = false) -> String {
-        func quoted(_ text: String) -> String {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.withoutEscapingSlashes]
-            return String(decoding: try! encoder.encode(text), as: UTF8.self)
-        }
+        let quoted = JSON.quoted
         var fields = [
             "\"device_id\":\(quoted(deviceID))", "\"fire_at\":\(quoted(Self.iso8601(fireAt)))", "\"headers\":\(headers)", "\"id\":\(id)",
             "\"idempotency_key\":\(quoted(idempotencyKey))", "\"local_date\":\(quoted(localDate))", "\"payload\":\(payload)",
@@ -91,8 +83,8 @@ extension AppDatabase {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT * FROM outbox WHERE status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= ?)
-                    ORDER BY id LIMIT ?
+                    SELECT * FROM outbox INDEXED BY outbox_pending
+                    WHERE status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= ?) ORDER BY id LIMIT ?
                     """, arguments: [now.timeIntervalSince1970, limit]
             ).map(OutboxRecord.init)
         }

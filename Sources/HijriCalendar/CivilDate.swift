@@ -75,7 +75,14 @@ public struct CivilDate: Hashable, Comparable, Sendable, CustomStringConvertible
         return ((n % 7) + 7) % 7 + 1
     }
 
-    public var description: String { String(format: "%04d-%02d-%02d", year, month, day) }
+    /// `YYYY-MM-DD`, written without `String(format:)`, which is slow and called for every key and SQL argument.
+    public var description: String {
+        func pad(_ value: Int, _ width: Int) -> String {
+            let digits = String(value)
+            return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        }
+        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
+    }
 
     public static func < (lhs: CivilDate, rhs: CivilDate) -> Bool { lhs.dayNumber < rhs.dayNumber }
 

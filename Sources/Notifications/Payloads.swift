@@ -30,33 +30,71 @@ public struct PushConfiguration: Hashable, Sendable {
 public struct PushMessage: Hashable, Sendable {
     public let platform: Platform
     public let headers: [String: String]
-    public let payload: Data
+    /// The JSON body.
+    public let payload: String
 
-    public var payloadString: String { String(decoding: payload, as: UTF8.self) }
+    /// Its size as sent, in bytes.
+    public var byteCount: Int { payload.utf8.count }
 }
 
 /// Builds each platform's payload in its own format. Pure: the device, the day's content, the fire instant and the
 /// configuration come in as values.
+///
+/// The JSON is written directly, keys in sorted order, rather than through `JSONEncoder`: the structures are fixed,
+/// and a scheduler emitting a million payloads a day spends its time here. The golden-file tests pin the output.
 public enum PayloadBuilder {
     static let threadID = "daily-verse"
 
     public static func build(device: Device, content: DailyContent, fireAt: Date, configuration: PushConfiguration) -> PushMessage {
         let zone = TimeZone(identifier: device.timeZone) ?? TimeZone(identifier: "UTC")!
+        return PayloadTemplate(content: content, locale: device.locale, configuration: configuration).message(for: device, fireAt: fireAt, zone: zone)
+    }
+}
+
+/// Everything about a payload that is the same for every device sharing a day's content and a locale, rendered
+/// once; `message(for:)` adds what belongs to one device.
+public struct PayloadTemplate: Sendable {
+    let content: DailyContent
+    let configuration: PushConfiguration
+    let text: NotificationText
+    let isOccasion: Bool
+    // Pre-escaped JSON fragments.
+    let titleJSON: String
+    let subtitleJSON: String
+    let bodyJSON: String
+    let localDate: String
+    let topic: String
+
+    public init(content: DailyContent, locale: DeviceLocale, configuration: PushConfiguration) {
+        self.content = content
+        self.configuration = configuration
+        self.text = NotificationText(content, locale: locale)
+        self.isOccasion = content.occasion != nil
+        titleJSON = JSON.quoted(text.title)
+        subtitleJSON = JSON.quoted(text.subtitle)
+        bodyJSON = JSON.quoted(text.body)
+        localDate = content.localDate.description
+        topic = "dv" + localDate.replacingOccurrences(of: "-", with: "")
+    }
+
+    /// The payload for one device, its body shortened at a word if the platform's limit needs it.
+    public func message(for device: Device, fireAt: Date, zone: TimeZone) -> PushMessage {
         // The verse is for one local day: it expires at the next local midnight.
-        let endOfDay = Scheduler.fireInstant(date: content.localDate.adding(days: 1), time: try! ReminderTime(hour: 0, minute: 0), zone: zone)
-        let context = Context(
-            device: device, content: content, text: NotificationText(content, locale: device.locale), endOfDay: endOfDay,
-            ttl: max(0, Int(endOfDay.timeIntervalSince(fireAt))), configuration: configuration)
-        let full = build(context, body: context.text.body)
-        guard full.payload.count > configuration.maximumPayloadBytes else { return full }
-        // Shorten the body only as much as the limit needs. A body may appear more than once (FCM repeats it for
-        // iOS), so search for the longest body that fits rather than subtracting the excess.
-        var low = 0, high = context.text.body.utf8.count - 1
-        var best = build(context, body: TextShortening.shorten(context.text.body, toAtMostBytes: 0))
+        let endOfDay = Scheduler.fireInstant(date: content.localDate.adding(days: 1), time: .midnight, zone: zone)
+        let full = render(device, fireAt: fireAt, endOfDay: endOfDay, body: bodyJSON)
+        guard full.byteCount > configuration.maximumPayloadBytes else { return full }
+        // A body may appear more than once (FCM repeats it for iOS), so search for the longest body that fits
+        // rather than subtracting the excess.
+        var low = 0
+        var high = text.body.utf8.count - 1
+        func shortened(_ bytes: Int) -> PushMessage {
+            render(device, fireAt: fireAt, endOfDay: endOfDay, body: JSON.quoted(TextShortening.shorten(text.body, toAtMostBytes: bytes)))
+        }
+        var best = shortened(0)
         while low <= high {
             let middle = (low + high) / 2
-            let candidate = build(context, body: TextShortening.shorten(context.text.body, toAtMostBytes: middle))
-            if candidate.payload.count <= configuration.maximumPayloadBytes {
+            let candidate = shortened(middle)
+            if candidate.byteCount <= configuration.maximumPayloadBytes {
                 best = candidate
                 low = middle + 1
             } else {
@@ -66,191 +104,92 @@ public enum PayloadBuilder {
         return best
     }
 
-    struct Context {
-        let device: Device
-        let content: DailyContent
-        let text: NotificationText
-        let endOfDay: Date
-        let ttl: Int
-        let configuration: PushConfiguration
-
-        var isOccasion: Bool { content.occasion != nil }
-        var collapseID: String { "dv-\(device.id.prefix(40))-\(content.localDate)" }
-        var deepLink: String {
-            "\(configuration.deepLinkScheme)://verse/\(content.verseKey)?date=\(content.localDate)&theme=\(device.displayTheme)"
-        }
-        var custom: CustomKeys {
-            CustomKeys(
-                verseKey: content.verseKey, hijriDate: content.hijri.description, localDate: content.localDate.description,
-                theme: content.themeID, occasion: content.occasion?.id, displayTheme: device.displayTheme, deepLink: deepLink)
-        }
-
-        func aps(body: String) -> APNsPayload.APS {
-            APNsPayload.APS(
-                alert: .init(title: text.title, subtitle: text.subtitle, body: body), threadID: PayloadBuilder.threadID,
-                category: configuration.category, mutableContent: 1, interruptionLevel: "active",
-                relevanceScore: isOccasion ? 1.0 : 0.5)
-        }
-
-        var apnsHeaders: [String: String] {
-            [
-                "apns-push-type": "alert", "apns-priority": isOccasion ? "10" : "5",
-                "apns-expiration": String(Int(endOfDay.timeIntervalSince1970)), "apns-collapse-id": collapseID,
-                "apns-topic": configuration.apnsTopic,
-            ]
-        }
-    }
-
-    static func build(_ context: Context, body: String) -> PushMessage {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        switch context.device.token {
-        case .apns(let token):
-            let payload = APNsPayload(aps: context.aps(body: body), custom: context.custom)
-            var headers = context.apnsHeaders
-            headers[":path"] = "/3/device/\(token)"
-            return PushMessage(platform: .apns, headers: headers, payload: try! encoder.encode(payload))
-        case .fcm(let token):
-            let message = FCMRequest.Message(
-                token: token, notification: .init(title: context.text.title, body: body), data: context.custom.stringDictionary,
-                android: .init(
-                    ttl: "\(context.ttl)s", collapseKey: PayloadBuilder.threadID, priority: context.isOccasion ? "high" : "normal",
-                    notification: .init(channelID: context.configuration.androidChannel, tag: context.collapseID)),
-                apns: .init(headers: context.apnsHeaders, payload: .init(aps: context.aps(body: body))))
-            return PushMessage(platform: .fcm, headers: [:], payload: try! encoder.encode(FCMRequest(message: message)))
-        case .webpush(let endpoint, let p256dh, let auth):
-            let payload = WebPushPayload(
-                title: context.text.title, subtitle: context.text.subtitle, body: body, tag: context.collapseID,
-                lang: context.device.locale.rawValue, dir: context.device.locale == .ar ? "rtl" : "ltr", data: context.custom)
-            let headers = [
-                "TTL": String(context.ttl), "Urgency": context.isOccasion ? "high" : "normal",
-                "Topic": "dv\(context.content.localDate.description.replacingOccurrences(of: "-", with: ""))",
-                ":url": endpoint, "x-webpush-p256dh": p256dh, "x-webpush-auth": auth,
-            ]
-            return PushMessage(platform: .webpush, headers: headers, payload: try! encoder.encode(payload))
-        }
-    }
-}
-
-// MARK: - Wire formats
-
-/// The app's own keys, beside `aps` (APNs), in `data` (FCM, strings only) and in `data` (Web Push).
-struct CustomKeys: Encodable {
-    let verseKey: String
-    let hijriDate: String
-    let localDate: String
-    let theme: String
-    let occasion: String?
-    let displayTheme: String
-    let deepLink: String
-
-    enum CodingKeys: String, CodingKey {
-        case verseKey = "verse_key", hijriDate = "hijri_date", localDate = "local_date", theme, occasion
-        case displayTheme = "display_theme", deepLink = "deep_link"
-    }
-
-    func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(verseKey, forKey: .verseKey)
-        try container.encode(hijriDate, forKey: .hijriDate)
-        try container.encode(localDate, forKey: .localDate)
-        try container.encode(theme, forKey: .theme)
-        try container.encode(occasion, forKey: .occasion)
-        try container.encode(displayTheme, forKey: .displayTheme)
-        try container.encode(deepLink, forKey: .deepLink)
-    }
-
-    /// FCM's `data` holds string values only; an absent occasion is left out.
-    var stringDictionary: [String: String] {
-        var data = [
-            "verse_key": verseKey, "hijri_date": hijriDate, "local_date": localDate, "theme": theme, "display_theme": displayTheme,
-            "deep_link": deepLink,
+    func render(_ device: Device, fireAt: Date, endOfDay: Date, body: String) -> PushMessage {
+        let collapseID = "dv-\(device.id.prefix(40))-\(localDate)"
+        let deepLink = "\(configuration.deepLinkScheme)://verse/\(content.verseKey)?date=\(localDate)&theme=\(device.displayTheme)"
+        let expiration = String(Int(endOfDay.timeIntervalSince1970))
+        let priority = isOccasion ? "10" : "5"
+        let aps =
+            "{\"alert\":{\"body\":\(body),\"subtitle\":\(subtitleJSON),\"title\":\(titleJSON)},\"category\":\(JSON.quoted(configuration.category)),"
+            + "\"interruption-level\":\"active\",\"mutable-content\":1,\"relevance-score\":\(isOccasion ? "1" : "0.5"),"
+            + "\"thread-id\":\"\(PayloadBuilder.threadID)\"}"
+        let apnsHeaders = [
+            "apns-collapse-id": collapseID, "apns-expiration": expiration, "apns-priority": priority, "apns-push-type": "alert",
+            "apns-topic": configuration.apnsTopic,
         ]
-        data["occasion"] = occasion
-        return data
-    }
-}
-
-/// `{"aps": {...}, "verse_key": ..., ...}`
-struct APNsPayload: Encodable {
-    let aps: APS
-    let custom: CustomKeys
-
-    struct APS: Encodable {
-        let alert: Alert
-        let threadID: String
-        let category: String
-        let mutableContent: Int
-        let interruptionLevel: String
-        let relevanceScore: Double
-
-        struct Alert: Encodable {
-            let title: String
-            let subtitle: String
-            let body: String
+        let occasion = content.occasion.map { JSON.quoted($0.id) }
+        // The app's keys, in sorted order: deep_link, display_theme, hijri_date, local_date, occasion, theme, verse_key.
+        // FCM's data holds strings only, so an absent occasion is left out there, and null elsewhere.
+        func custom(nullOccasion: Bool) -> String {
+            var fields = "\"deep_link\":\(JSON.quoted(deepLink)),\"display_theme\":\(JSON.quoted(device.displayTheme)),"
+            fields += "\"hijri_date\":\"\(content.hijri.description)\",\"local_date\":\"\(localDate)\","
+            if let occasion { fields += "\"occasion\":\(occasion)," } else if nullOccasion { fields += "\"occasion\":null," }
+            fields += "\"theme\":\(JSON.quoted(content.themeID)),\"verse_key\":\(JSON.quoted(content.verseKey))"
+            return fields
         }
-
-        enum CodingKeys: String, CodingKey {
-            case alert, threadID = "thread-id", category, mutableContent = "mutable-content"
-            case interruptionLevel = "interruption-level", relevanceScore = "relevance-score"
-        }
-    }
-
-    func encode(to encoder: Encoder) throws {
-        try custom.encode(to: encoder)
-        var container = encoder.container(keyedBy: Key.self)
-        try container.encode(aps, forKey: .aps)
-    }
-    enum Key: String, CodingKey { case aps }
-}
-
-/// FCM HTTP v1: `{"message": {...}}`.
-struct FCMRequest: Encodable {
-    let message: Message
-
-    struct Message: Encodable {
-        let token: String
-        let notification: Notification
-        let data: [String: String]
-        let android: Android
-        let apns: APNs
-
-        struct Notification: Encodable {
-            let title: String
-            let body: String
-        }
-
-        struct Android: Encodable {
-            let ttl: String
-            let collapseKey: String
-            let priority: String
-            let notification: AndroidNotification
-            enum CodingKeys: String, CodingKey { case ttl, collapseKey = "collapse_key", priority, notification }
-        }
-
-        struct AndroidNotification: Encodable {
-            let channelID: String
-            let tag: String
-            enum CodingKeys: String, CodingKey { case channelID = "channel_id", tag }
-        }
-
-        struct APNs: Encodable {
-            let headers: [String: String]
-            let payload: Payload
-            struct Payload: Encodable { let aps: APNsPayload.APS }
+        switch device.token {
+        case .apns(let token):
+            var headers = apnsHeaders
+            headers[":path"] = "/3/device/\(token)"
+            return PushMessage(platform: .apns, headers: headers, payload: "{\"aps\":\(aps),\(custom(nullOccasion: true))}")
+        case .fcm(let token):
+            let ttl = max(0, Int(endOfDay.timeIntervalSince(fireAt)))
+            let android =
+                "{\"collapse_key\":\"\(PayloadBuilder.threadID)\",\"notification\":{\"channel_id\":\(JSON.quoted(configuration.androidChannel)),"
+                + "\"tag\":\(JSON.quoted(collapseID))},\"priority\":\"\(isOccasion ? "high" : "normal")\",\"ttl\":\"\(ttl)s\"}"
+            let apns = "{\"headers\":\(JSON.object(apnsHeaders)),\"payload\":{\"aps\":\(aps)}}"
+            let message =
+                "{\"message\":{\"android\":\(android),\"apns\":\(apns),\"data\":{\(custom(nullOccasion: false))},"
+                + "\"notification\":{\"body\":\(body),\"title\":\(titleJSON)},\"token\":\(JSON.quoted(token))}}"
+            return PushMessage(platform: .fcm, headers: [:], payload: message)
+        case .webpush(let endpoint, let p256dh, let auth):
+            let ttl = max(0, Int(endOfDay.timeIntervalSince(fireAt)))
+            let headers = [
+                "TTL": String(ttl), "Urgency": isOccasion ? "high" : "normal", "Topic": topic, ":url": endpoint, "x-webpush-p256dh": p256dh,
+                "x-webpush-auth": auth,
+            ]
+            let locale = device.locale
+            let payload =
+                "{\"body\":\(body),\"data\":{\(custom(nullOccasion: true))},\"dir\":\"\(locale == .ar ? "rtl" : "ltr")\",\"lang\":\"\(locale.rawValue)\","
+                + "\"subtitle\":\(subtitleJSON),\"tag\":\(JSON.quoted(collapseID)),\"title\":\(titleJSON)}"
+            return PushMessage(platform: .webpush, headers: headers, payload: payload)
         }
     }
 }
 
-/// The JSON a service worker receives (encrypted by the gateway per RFC 8291).
-struct WebPushPayload: Encodable {
-    let title: String
-    let subtitle: String
-    let body: String
-    let tag: String
-    let lang: String
-    let dir: String
-    let data: CustomKeys
+/// JSON text written by hand: strings escaped as JSONEncoder does (quotes, backslashes and control characters;
+/// slashes and non-ASCII left as they are).
+public enum JSON {
+    public static func quoted(_ text: String) -> String {
+        var needsEscaping = false
+        for byte in text.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+            needsEscaping = true
+            break
+        }
+        guard needsEscaping else { return "\"" + text + "\"" }
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case "\u{08}": result += "\\b"
+            case "\u{0C}": result += "\\f"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
+    /// A flat object of strings, keys sorted.
+    public static func object(_ pairs: [String: String]) -> String {
+        "{" + pairs.sorted { $0.key < $1.key }.map { quoted($0.key) + ":" + quoted($0.value) }.joined(separator: ",") + "}"
+    }
 }
 
 /// Shortening text to fit a byte budget: at a word boundary, with an ellipsis, never inside a grapheme

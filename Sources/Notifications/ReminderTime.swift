@@ -1,6 +1,7 @@
 /// A local wall-clock time of day, `HH:MM`, at which a device wants its verse.
 public struct ReminderTime: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
     public static let `default` = ReminderTime(uncheckedHour: 8, minute: 0)
+    public static let midnight = ReminderTime(uncheckedHour: 0, minute: 0)
     public let hour: Int
     public let minute: Int
 

@@ -140,7 +140,7 @@ import Testing
         let restarted = CLI.run(arguments, database: db)
         #expect(restarted.status == 0, "\(restarted.stderr)")
         let keys = try DatabaseQueue(path: db).read { db in
-            try String.fetchAll(db, sql: "SELECT idempotency_key FROM outbox WHERE local_date = '2025-03-01' AND status = 'delivered'")
+            try String.fetchAll(db, sql: "SELECT device_id || '/' || local_date FROM outbox WHERE local_date = '2025-03-01' AND status = 'delivered'")
         }
         #expect(keys.count == count)
         #expect(try rows(db, date: "2025-03-01") == count)

@@ -43,7 +43,7 @@ import Testing
 
     /// The golden file's text: headers (sorted) then the payload pretty-printed with sorted keys.
     static func rendered(_ message: PushMessage) throws -> String {
-        let payload = try JSONSerialization.jsonObject(with: message.payload)
+        let payload = try JSONSerialization.jsonObject(with: Data(message.payload.utf8))
         let pretty = try JSONSerialization.data(withJSONObject: payload, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         let headers = message.headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "\n")
         return "\(headers)\n\n\(String(decoding: pretty, as: UTF8.self))\n"
@@ -73,7 +73,7 @@ import Testing
         let message = PayloadBuilder.build(
             device: try Self.device(.apns, locale: .en), content: content, fireAt: Date(timeIntervalSince1970: 1_740_805_200),
             configuration: Self.configuration)
-        let json = try #require(try JSONSerialization.jsonObject(with: message.payload) as? [String: Any])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(message.payload.utf8)) as? [String: Any])
         let aps = try #require(json["aps"] as? [String: Any])
         #expect(aps["mutable-content"] as? Int == 1)
         #expect(aps["thread-id"] as? String == "daily-verse")
@@ -93,7 +93,7 @@ import Testing
         #expect(web.headers["TTL"] == "57600")  // 05:00Z to 21:00Z
         // FCM data values are strings only.
         let fcm = PayloadBuilder.build(device: try Self.device(.fcm, locale: .ar), content: content, fireAt: Date(timeIntervalSince1970: 1_740_805_200), configuration: Self.configuration)
-        let fcmJSON = try #require(try JSONSerialization.jsonObject(with: fcm.payload) as? [String: Any])
+        let fcmJSON = try #require(try JSONSerialization.jsonObject(with: Data(fcm.payload.utf8)) as? [String: Any])
         let data = try #require((fcmJSON["message"] as? [String: Any])?["data"] as? [String: Any])
         #expect(data.values.allSatisfy { $0 is String })
     }
@@ -108,7 +108,7 @@ import Testing
             var configuration = Self.configuration
             configuration.maximumPayloadBytes = limit
             let message = PayloadBuilder.build(device: try Self.device(platform, locale: locale), content: content, fireAt: Date(timeIntervalSince1970: 1_740_805_200), configuration: configuration)
-            #expect(message.payload.count <= limit, "\(platform) \(locale) \(limit): \(message.payload.count) bytes")
+            #expect(message.byteCount <= limit, "\(platform) \(locale) \(limit): \(message.byteCount) bytes")
             let body = try Self.body(of: message)
             #expect(body.hasSuffix("…"))
             let kept = String(body.dropLast())
@@ -119,7 +119,7 @@ import Testing
             #expect(rest.first == " " || (rest.first?.isPunctuation == true && rest.dropFirst().first == " "), "cut inside a word: \(rest.prefix(10))")
             #expect(Array(original.unicodeScalars.prefix(kept.unicodeScalars.count)) == Array(kept.unicodeScalars))
             // Nothing is shortened more than needed: the payload is within a word or two of the limit.
-            #expect(message.payload.count > limit - 2 * 160, "\(platform) \(locale) \(limit): only \(message.payload.count) bytes")
+            #expect(message.byteCount > limit - 2 * 160, "\(platform) \(locale) \(limit): only \(message.byteCount) bytes")
         }
     }
 
@@ -141,7 +141,7 @@ import Testing
     }
 
     static func body(of message: PushMessage) throws -> String {
-        let json = try JSONSerialization.jsonObject(with: message.payload) as? [String: Any] ?? [:]
+        let json = try JSONSerialization.jsonObject(with: Data(message.payload.utf8)) as? [String: Any] ?? [:]
         switch message.platform {
         case .apns: return ((json["aps"] as? [String: Any])?["alert"] as? [String: Any])?["body"] as? String ?? ""
         case .fcm: return (((json["message"] as? [String: Any])?["notification"] as? [String: Any])?["body"] as? String) ?? ""

@@ -1,0 +1,136 @@
+import ArgumentParser
+import ContentStore
+import Delivery
+import Foundation
+import GRDB
+import HijriCalendar
+import Notifications
+
+/// One day of emission for N devices spread over every IANA zone and reminder time, side by side with inserting
+/// the same number of rows of the same size into a plain table with one prepared statement.
+struct EmitBench: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "emit", abstract: "A day of emission vs raw SQLite inserts.")
+    @Option(help: "Number of devices.") var devices = 1_000_000
+    @Option(help: "Minutes between scheduler passes over the day.") var step = 15
+    @Option(help: "The data/ folder.") var data: String?
+
+    func run() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dailyverse-emit-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let database = try AppDatabase.open(path: folder.appendingPathComponent("emit.sqlite").path, pool: true)
+        try database.seedIfNeeded(from: try DataDirectory.locate(explicit: data))
+
+        let dayStart = ISO8601DateFormatter().date(from: "2025-03-10T00:00:00Z")!
+        let zones = TimeZone.knownTimeZoneIdentifiers.filter { TimeZone(identifier: $0) != nil }
+        print("devices: \(devices) over \(zones.count) zones and all reminder minutes; passes every \(step) min for 24 h")
+        try insertDevices(database, zones: zones, dayStart: dayStart)
+
+        // The day: a pass every `step` minutes, each emitting what came due since the one before.
+        let emitter = Emitter(database: database, configuration: EmitConfiguration(grace: 7200, push: PushConfiguration(apnsTopic: "org.example.quran")))
+        var queued = 0
+        let clock = ContinuousClock()
+        let emitStart = clock.now
+        var now = dayStart
+        while now < dayStart.addingTimeInterval(86_400) {
+            now = now.addingTimeInterval(Double(step * 60))
+            queued += try emitter.run(now: now).queued
+        }
+        let emitSeconds = (clock.now - emitStart).seconds
+        let (rows, bytes) = try database.writer.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0,
+             try Int.fetchOne(db, sql: "SELECT sum(length(headers) + length(payload)) FROM outbox") ?? 0)
+        }
+        let averageBytes = rows > 0 ? bytes / rows : 0
+        print(String(format: "emission: %d payloads in %.2f s (%d outbox rows, %d bytes of headers and payload on average)", queued, emitSeconds, rows, averageBytes))
+
+        // The baseline: the same number of rows, of the same size and columns, into a plain table (no index but its
+        // rowid), with one prepared statement in one transaction: the most SQLite can store here.
+        let raw = try DatabaseQueue(path: folder.appendingPathComponent("raw.sqlite").path)
+        try raw.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -32768")
+            try db.execute(sql: """
+                CREATE TABLE raw (id INTEGER PRIMARY KEY, device_id TEXT NOT NULL, platform TEXT NOT NULL,
+                    local_date TEXT NOT NULL, fire_at REAL NOT NULL, headers TEXT NOT NULL, payload TEXT NOT NULL,
+                    status TEXT NOT NULL, created_at REAL NOT NULL)
+                """)
+        }
+        let sample = try database.writer.read { db in try Row.fetchOne(db, sql: "SELECT headers, payload FROM outbox WHERE status = 'pending' LIMIT 1") }
+        let headers: String = sample?["headers"] ?? String(repeating: "h", count: 300)
+        let payload: String = sample?["payload"] ?? String(repeating: "p", count: max(0, averageBytes - 300))
+        let rawStart = clock.now
+        try raw.write { db in
+            let statement = try db.makeStatement(sql: "INSERT INTO raw (device_id, platform, local_date, fire_at, headers, payload, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+            let deviceID = "00000000-0000-4000-8000-000000000000"
+            for _ in 0..<queued {
+                try statement.execute(arguments: [deviceID, "apns", "2025-03-10", 1_741_593_600.0, headers, payload, "pending", 1_741_593_600.0])
+            }
+        }
+        let rawSeconds = (clock.now - rawStart).seconds
+        print(String(format: "raw inserts: %d rows in %.2f s", queued, rawSeconds))
+        let emitRate = Double(queued) / emitSeconds
+        let rawRate = Double(queued) / rawSeconds
+        print(String(format: "emit payloads_per_s=%.0f ratio_to_raw_insert=%.2f peak_rss_mb=%.0f", emitRate, emitRate / rawRate, peakRSSMegabytes()))
+    }
+
+    /// Devices straight into the table, each already scheduled for its first fire of the day.
+    func insertDevices(_ database: AppDatabase, zones: [String], dayStart: Date) throws {
+        let created = dayStart.addingTimeInterval(-86_400 * 7).timeIntervalSince1970
+        var zoneObjects: [String: TimeZone] = [:]
+        let platforms = ["apns", "fcm", "webpush"]
+        var n = 0
+        while n < devices {
+            try database.writer.write { db in
+                let statement = try db.makeStatement(sql: """
+                    INSERT INTO device (id, platform, token, p256dh, auth, timezone, reminder_time, locale, calendar, adjustment,
+                        display_theme, enabled, created_at, updated_at, last_local_date, next_fire_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'umm-al-qura', 0, ?, 1, ?, ?, ?, ?)
+                    """)
+                for _ in 0..<min(10_000, devices - n) {
+                    let zoneName = zones[n % zones.count]
+                    let zone = zoneObjects[zoneName] ?? TimeZone(identifier: zoneName)!
+                    zoneObjects[zoneName] = zone
+                    let minute = (n * 7919) % 1440
+                    let time = try ReminderTime(hour: minute / 60, minute: minute % 60)
+                    // The first fire at or after the start of the day; the local date before it counts as fired.
+                    var date = CivilDate(instant: dayStart, timeZone: zone).adding(days: -1)
+                    var fire = Scheduler.fireInstant(date: date, time: time, zone: zone)
+                    while fire <= dayStart {
+                        date = date.adding(days: 1)
+                        fire = Scheduler.fireInstant(date: date, time: time, zone: zone)
+                    }
+                    let platform = platforms[n % 3]
+                    let token: String
+                    var p256dh: String? = nil, auth: String? = nil
+                    switch platform {
+                    case "apns": token = String(format: "%064x", n)
+                    case "fcm": token = "fcm:" + String(format: "%0140x", n)
+                    default:
+                        token = "https://push.example.org/send/\(n)"
+                        p256dh = Base64URL.encode(Data([4] + [UInt8](repeating: UInt8(n % 251), count: 64)))
+                        auth = Base64URL.encode(Data(repeating: UInt8(n % 13), count: 16))
+                    }
+                    let id = String(format: "%08x-0000-4000-8000-%012x", n, n)
+                    try statement.execute(arguments: [
+                        id, platform, token, p256dh, auth, zoneName, time.description, n % 4 == 0 ? "ar" : "en",
+                        ["parchment", "midnight", "emerald", "dawn"][n % 4], created, created, date.adding(days: -1).description,
+                        fire.timeIntervalSince1970,
+                    ])
+                    n += 1
+                }
+            }
+        }
+    }
+
+    func peakRSSMegabytes() -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return -1 }
+        return kilobytes / 1024
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
