@@ -149,3 +149,21 @@ import Testing
         }
     }
 }
+
+@Suite struct JSONTextTests {
+    @Test func escapesAsJSONEncoderDoes() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        let samples = [
+            "plain", "", "quote \" and backslash \\", "slash / stays", "new\nline\ttab\rreturn", "\u{01}\u{1F}\u{08}\u{0C}",
+            "فِيهَا يُفْرَقُ كُلُّ أَمْرٍ حَكِيمٍ", "👩🏽‍🏫 emoji", "Allah's \"word\"",
+        ]
+        for sample in samples {
+            #expect(JSON.quoted(sample) == String(decoding: try encoder.encode(sample), as: UTF8.self), "\(sample.debugDescription)")
+            // And it reads back as the same string.
+            let decoded = try JSONDecoder().decode(String.self, from: Data(JSON.quoted(sample).utf8))
+            #expect(decoded == sample)
+        }
+        #expect(JSON.object(["b": "2", "a": "1"]) == #"{"a":"1","b":"2"}"#)
+    }
+}
