@@ -167,18 +167,17 @@ struct Status: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let database = try global.openDatabase()
-            let states = try database.deviceStates()
-            let upcoming = states.compactMap { state in state.nextFireAt.map { (state.device.id, $0) } }.sorted { $0.1 < $1.1 }.prefix(5)
+            let devices = try database.deviceSummary()
             let counts = try database.outboxCounts()
             let report = Report(
-                devices: states.count, enabled: states.filter(\.device.enabled).count,
-                nextFires: upcoming.map { .init(deviceID: $0.0, at: OutboxText.instant($0.1)) },
+                devices: devices.total, enabled: devices.enabled,
+                nextFires: devices.next.map { .init(deviceID: $0.id, at: OutboxText.instant($0.at)) },
                 outbox: Dictionary(uniqueKeysWithValues: OutboxStatus.allCases.map { ($0.rawValue, counts[$0] ?? 0) }),
                 lastErrors: try database.lastDeliveryErrors().map { .init(outboxID: $0.id, error: $0.lastError ?? "") })
             if global.json { return try printJSON(report) }
             print("devices: \(report.devices) (\(report.enabled) enabled)")
             print("next fires:")
-            if upcoming.isEmpty { print("  none") }
+            if report.nextFires.isEmpty { print("  none") }
             for fire in report.nextFires { print("  \(fire.at)  \(fire.deviceID)") }
             print("outbox: " + OutboxStatus.allCases.map { "\($0.rawValue) \(report.outbox[$0.rawValue] ?? 0)" }.joined(separator: ", "))
             if !report.lastErrors.isEmpty {

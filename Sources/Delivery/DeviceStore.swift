@@ -60,9 +60,8 @@ extension AppDatabase {
     }
 
     static func insertDevice(_ db: Database, _ settings: DeviceSettings, id: String, now: Date) throws -> Device {
-        guard let token = settings.token, let timeZone = settings.timeZone else {
-            throw DeviceError.invalidToken(platform: settings.token?.platform ?? .apns, value: "")
-        }
+        guard let token = settings.token else { throw DeviceError.missing("token") }
+        guard let timeZone = settings.timeZone else { throw DeviceError.missing("timezone") }
         let device = Device(
             id: id, token: token, timeZone: timeZone, reminderTime: settings.reminderTime ?? .default, locale: settings.locale ?? .en,
             calendar: settings.calendar ?? .ummAlQura, adjustment: settings.adjustment ?? .zero,
@@ -130,6 +129,19 @@ extension AppDatabase {
 
     public func deviceState(id: String) throws -> DeviceState? {
         try writer.read { db in try Self.deviceState(db, id: id) }
+    }
+
+    /// Counts and the soonest fires, without decoding every device.
+    public func deviceSummary(upcoming: Int = 5) throws -> (total: Int, enabled: Int, next: [(id: String, at: Date)]) {
+        try writer.read { db in
+            let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM device") ?? 0
+            let enabled = try Int.fetchOne(db, sql: "SELECT count(*) FROM device WHERE enabled") ?? 0
+            let next = try Row.fetchAll(
+                db, sql: "SELECT id, next_fire_at FROM device WHERE enabled AND next_fire_at IS NOT NULL ORDER BY next_fire_at LIMIT ?",
+                arguments: [upcoming]
+            ).map { (id: $0[0] as String, at: Date(timeIntervalSince1970: $0[1])) }
+            return (total, enabled, next)
+        }
     }
 
     public func deviceStates(limit: Int? = nil) throws -> [DeviceState] {

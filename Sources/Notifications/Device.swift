@@ -106,6 +106,7 @@ public enum DeviceError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidDisplayTheme(String)
     case notFound(String)
     case duplicateToken(String)
+    case missing(String)
 
     public var description: String {
         switch self {
@@ -122,6 +123,7 @@ public enum DeviceError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidLocale(let name): return "unknown locale '\(name)': expected en or ar"
         case .invalidDisplayTheme(let name): return "unknown display theme '\(name)'"
         case .notFound(let id): return "no device '\(id)'"
+        case .missing(let field): return "missing \(field)"
         case .duplicateToken(let token):
             return "a device with token '\(token.count > 80 ? String(token.prefix(77)) + "..." : token)' is already registered"
         }
