@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ContentStore", targets: ["ContentStore"]),
         .library(name: "VerseOfTheDay", targets: ["VerseOfTheDay"]),
         .library(name: "Notifications", targets: ["Notifications"]),
+        .library(name: "Onboarding", targets: ["Onboarding"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -31,6 +32,8 @@ let package = Package(
         ),
         // Pure: devices, when they fire (DST rules, grace), and the APNs, FCM and Web Push payloads.
         .target(name: "Notifications", dependencies: ["HijriCalendar", "VerseCalendar"]),
+        // Pure: the story onboarding's flow (from data/) and its state machine.
+        .target(name: "Onboarding"),
         // Devices and the outbox in SQLite, the emission pass (exactly once) and the sinks that deliver it.
         .target(name: "Delivery", dependencies: ["ContentStore", "Notifications", "VerseOfTheDay", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
         // The long-running service: scheduler and watchdog in a ServiceGroup, configuration, systemd notify, logs.
@@ -66,6 +69,7 @@ let package = Package(
         .testTarget(name: "NotificationsTests", dependencies: ["Notifications", "HijriCalendar", "VerseCalendar"]),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "Notifications", "ContentStore", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "Delivery", "ContentStore", "Notifications"]),
+        .testTarget(name: "OnboardingTests", dependencies: ["Onboarding"]),
         .testTarget(name: "CLITests", dependencies: ["dailyverse", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
     ]
 )
