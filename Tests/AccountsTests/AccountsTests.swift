@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+@testable import Accounts
+
+@Suite struct PasswordHasherTests {
+    let cheap = PasswordHasher(.scrypt(logN: 10, r: 8, p: 1))
+
+    @Test func hashesVerifyAndEveryHashIsSalted() throws {
+        let first = try cheap.hash("correct horse battery")
+        let second = try cheap.hash("correct horse battery")
+        #expect(first != second)  // a new salt each time
+        #expect(first.hasPrefix("scrypt$ln=10,r=8,p=1$"))
+        #expect(PasswordHasher.verify("correct horse battery", against: first))
+        #expect(PasswordHasher.verify("correct horse battery", against: second))
+        #expect(!PasswordHasher.verify("correct horse batterz", against: first))
+        #expect(!PasswordHasher.verify("", against: first))
+        #expect(!first.contains("correct"))
+    }
+
+    @Test func pbkdf2WorksToo() throws {
+        let hasher = PasswordHasher(.pbkdf2SHA256(rounds: 1000))
+        let encoded = try hasher.hash("a long passphrase")
+        #expect(encoded.hasPrefix("pbkdf2-sha256$i=1000$"))
+        #expect(PasswordHasher.verify("a long passphrase", against: encoded))
+        #expect(!PasswordHasher.verify("a long passphrasE", against: encoded))
+        #expect(hasher.needsRehash(try cheap.hash("a long passphrase")))
+        #expect(!hasher.needsRehash(encoded))
+    }
+
+    @Test func theProductionCostsRun() throws {
+        for algorithm in [PasswordHasher.Algorithm.owaspScrypt, .owaspPBKDF2] {
+            let encoded = try PasswordHasher(algorithm).hash("production cost")
+            #expect(PasswordHasher.verify("production cost", against: encoded))
+        }
+        #expect(PasswordHasher.Algorithm.owaspScrypt == .scrypt(logN: 17, r: 8, p: 1))
+        #expect(PasswordHasher.Algorithm.owaspPBKDF2 == .pbkdf2SHA256(rounds: 600_000))
+    }
+
+    @Test func refusesWeakOrHugePasswordsAndMalformedHashes() throws {
+        #expect(throws: AccountError.self) { try cheap.hash("short") }
+        #expect(throws: AccountError.self) { try cheap.hash(String(repeating: "x", count: 1025)) }
+        let good = try cheap.hash("password123")
+        for bad in ["", "scrypt", "scrypt$ln=10,r=8,p=1$$", "md5$x$y$z", good.replacingOccurrences(of: "ln=10", with: "ln=40"),
+                    String(good.dropLast(3)), "pbkdf2-sha256$i=0$AAAA$" + String(repeating: "A", count: 43)] {
+            #expect(!PasswordHasher.verify("password123", against: bad), "\(bad)")
+        }
+        #expect(!PasswordHasher.verify(String(repeating: "x", count: 5000), against: good))
+    }
+
+    @Test func constantTimeComparison() {
+        #expect(constantTimeEqual([1, 2, 3], [1, 2, 3]))
+        #expect(!constantTimeEqual([1, 2, 3], [1, 2, 4]))
+        #expect(!constantTimeEqual([1, 2, 3], [1, 2]))
+    }
+}
+
+@Suite struct TokenTests {
+    @Test func tokensCarry256RandomBitsAndAreStoredHashed() {
+        var seen = Set<String>()
+        for _ in 0..<200 {
+            let (token, hash) = SessionToken.generate()
+            #expect(SessionToken.isWellFormed(token))
+            #expect(PasswordHasher.unbase64url(token)?.count == 32)
+            #expect(hash.count == 64 && hash != token && !hash.contains(token))
+            #expect(SessionToken.matches(token, storedHash: hash))
+            #expect(seen.insert(token).inserted)
+        }
+        let (token, hash) = SessionToken.generate()
+        #expect(!SessionToken.matches(token + "x", storedHash: hash))
+        // SHA-256 of "abc", the standard test vector.
+        #expect(SessionToken.hash("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        for bad in ["", "short", String(repeating: "a", count: 42), String(repeating: "a", count: 42) + "+", String(repeating: "é", count: 43)] {
+            #expect(!SessionToken.isWellFormed(bad))
+        }
+    }
+
+    @Test func emailsAreNormalizedAndChecked() throws {
+        #expect(try Email.normalize("  Amina@Example.ORG ") == "amina@example.org")
+        for bad in ["", "no-at", "a@b", "@example.org", "a@.org", "a@example.", "a b@example.org", "a@@example.org"] {
+            #expect(throws: AccountError.self) { try Email.normalize(bad) }
+        }
+    }
+}
