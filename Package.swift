@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         // Pure: Gregorian <-> Hijri (Umm al-Qura table, tabular arithmetic, sighted overrides, adjustments).
@@ -37,6 +38,13 @@ let package = Package(
         .target(
             name: "Accounts",
             dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")]),
+        // The app's HTTP API (Hummingbird 2): the router, built in one function so tests build the same one.
+        .target(
+            name: "HTTPAPI",
+            dependencies: [
+                "ContentStore", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         // Pure: the story onboarding's flow (from data/) and its state machine.
         .target(name: "Onboarding"),
         // Devices and the outbox in SQLite, the emission pass (exactly once) and the sinks that deliver it.
@@ -76,6 +84,9 @@ let package = Package(
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "Delivery", "ContentStore", "Notifications"]),
         .testTarget(name: "OnboardingTests", dependencies: ["Onboarding"]),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts"]),
+        .testTarget(
+            name: "HTTPAPITests",
+            dependencies: ["HTTPAPI", "ContentStore", "VerseOfTheDay", .product(name: "HummingbirdTesting", package: "hummingbird")]),
         .testTarget(name: "CLITests", dependencies: ["dailyverse", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
     ]
 )

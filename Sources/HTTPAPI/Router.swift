@@ -1,0 +1,158 @@
+import ContentStore
+import Crypto
+import Foundation
+import HTTPTypes
+import HijriCalendar
+import Hummingbird
+import VerseCalendar
+import VerseOfTheDay
+
+/// What the routes need, passed in so tests build the same router as production.
+public struct APIEnvironment: Sendable {
+    public let service: DailyVerseService
+    public let clock: @Sendable () -> Date
+
+    public init(service: DailyVerseService, clock: @escaping @Sendable () -> Date) {
+        self.service = service
+        self.clock = clock
+    }
+}
+
+/// The public read routes (more arrive with accounts and onboarding).
+public func buildRouter(_ environment: APIEnvironment) -> Router<BasicRequestContext> {
+    let router = Router(context: BasicRequestContext.self)
+    router.add(middleware: ErrorMiddleware())
+
+    router.get("/health") { _, _ in json(["status": "ok"]) }
+
+    // GET /v1/today?tz=Asia/Baghdad[&date=YYYY-MM-DD][&calendar=…][&adjust=N][&translation=ID]
+    router.get("/v1/today") { request, _ -> Response in
+        let query = request.uri.queryParameters
+        let zoneName = query["tz"].map(String.init) ?? "UTC"
+        guard let zone = TimeZone(identifier: zoneName), zone.identifier == zoneName || zoneName == "UTC" else {
+            throw APIError.badRequest("bad_zone", "unknown time zone '\(zoneName)': expected an IANA name such as Asia/Baghdad")
+        }
+        let now = environment.clock()
+        let date: CivilDate
+        do { date = try query["date"].map { try CivilDate(parsing: String($0)) } ?? CivilDate(instant: now, timeZone: zone) } catch {
+            throw APIError.badRequest("bad_date", "\(error)")
+        }
+        let calendar: CalendarKind
+        let adjustment: Adjustment
+        do {
+            calendar = try CalendarKind(parsing: query["calendar"].map(String.init) ?? CalendarKind.ummAlQura.rawValue)
+            guard let adjust = Int(query["adjust"].map(String.init) ?? "0") else { throw CalendarError.invalidAdjustment(99) }
+            adjustment = try Adjustment(adjust)
+        } catch { throw APIError.badRequest("bad_calendar", "\(error)") }
+        let translation = query["translation"].map(String.init) ?? BundledContent.pickthall.id
+        let report = try run {
+            try environment.service.today(
+                TodayRequest(date: date, timeZone: zone.identifier, calendar: calendar, adjustment: adjustment, translation: translation))
+        }
+        // The verse is the same until the next local midnight in that zone: cache until then.
+        let midnight = Calendar.gregorianUTC.nextMidnight(after: now, in: zone)
+        let maxAge = query["date"] == nil ? max(0, Int(midnight.timeIntervalSince(now))) : 86_400
+        return try conditional(request, report, maxAge: maxAge)
+    }
+
+    router.get("/v1/verses/:key") { request, context -> Response in
+        let key = context.parameters.get("key") ?? ""
+        let range: VerseRange
+        do { range = try VerseRange(parsing: key) } catch { throw APIError.badRequest("bad_verse", "\(error)") }
+        let translation = request.uri.queryParameters["translation"].map(String.init) ?? BundledContent.pickthall.id
+        return try conditional(request, try run { try environment.service.verse(range, translation: translation) }, maxAge: 86_400)
+    }
+
+    router.get("/v1/calendar/:year") { request, context -> Response in
+        guard let year = context.parameters.get("year").flatMap(Int.init) else {
+            throw APIError.badRequest("bad_year", "expected a Hijri year such as 1446")
+        }
+        let query = request.uri.queryParameters
+        let calendar: CalendarKind
+        let adjustment: Adjustment
+        do {
+            calendar = try CalendarKind(parsing: query["calendar"].map(String.init) ?? CalendarKind.ummAlQura.rawValue)
+            adjustment = try Adjustment(Int(query["adjust"].map(String.init) ?? "0") ?? 99)
+        } catch { throw APIError.badRequest("bad_calendar", "\(error)") }
+        return try conditional(request, try run { try environment.service.year(year, calendar: calendar, adjustment: adjustment) }, maxAge: 3600)
+    }
+
+    router.get("/v1/themes") { request, _ -> Response in
+        let database = environment.service.database
+        let themes = try run {
+            ThemesReport(display: try database.displayThemes(), months: try database.verseCalendar().months.map { .init(month: $0.month, theme: $0.theme) })
+        }
+        return try conditional(request, themes, maxAge: 3600)
+    }
+    return router
+}
+
+struct ThemesReport: Encodable {
+    let display: [DisplayTheme]
+    let months: [MonthEntry]
+    struct MonthEntry: Encodable {
+        let month: Int
+        let theme: Theme
+    }
+}
+
+/// Domain errors become 4xx with a code; nothing else leaks.
+func run<T>(_ body: () throws -> T) throws -> T {
+    do { return try body() } catch let error as StoreError {
+        switch error {
+        case .verseNotFound: throw APIError.notFound("verse_not_found", error.description)
+        case .unknownTranslation: throw APIError.notFound("translation_not_found", error.description)
+        default: throw error
+        }
+    } catch let error as CalendarError {
+        throw APIError.badRequest("out_of_range", error.description)
+    }
+}
+
+/// A JSON response with Cache-Control and an ETag; 304 when the client already has it.
+func conditional<T: Encodable>(_ request: Request, _ value: T, maxAge: Int) throws -> Response {
+    let body = try JSONText.encoder.encode(value)
+    let tag = "\"" + SHA256.hash(data: body).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+    var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "public, max-age=\(maxAge)", .eTag: tag]
+    if request.headers[.ifNoneMatch]?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag }) == true {
+        headers[.contentType] = nil
+        return Response(status: .notModified, headers: headers)
+    }
+    return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+}
+
+func json<T: Encodable>(_ value: T) -> Response {
+    let body = (try? JSONText.encoder.encode(value)) ?? Data("{}".utf8)
+    return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+}
+
+/// Any error that is not already an API error becomes a bare 500 with the JSON shape, and is not described.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do { return try await next(request, context) } catch let error as HTTPResponseError {
+            if let api = error as? APIError { throw api }
+            // Hummingbird's own errors (404 for an unknown route, 400 for a malformed request) get the same JSON shape.
+            let code = error.status == .notFound ? "not_found" : "http_\(error.status.code)"
+            throw APIError(error.status, code: code, error.status.reasonPhrase)
+        } catch {
+            context.logger.error("unexpected error", metadata: ["error": "\(error)"])
+            throw APIError(.internalServerError, code: "internal", "internal error")
+        }
+    }
+}
+
+extension Calendar {
+    static let gregorianUTC: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }()
+
+    /// The next local midnight in `zone` after `now`.
+    func nextMidnight(after now: Date, in zone: TimeZone) -> Date {
+        var calendar = self
+        calendar.timeZone = zone
+        let startOfDay = calendar.startOfDay(for: now)
+        return calendar.date(byAdding: .day, value: 1, to: startOfDay) ?? now.addingTimeInterval(86_400)
+    }
+}

@@ -1,0 +1,119 @@
+import ContentStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import VerseOfTheDay
+
+@testable import HTTPAPI
+
+let dataDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("data")
+let bundledContent: BundledContent = try! BundledContent(directory: dataDirectory)
+
+@Suite struct PublicRoutesTests {
+    /// 2025-02-28T20:00Z: already 1 Ramadan in Tokyo, still 29 Sha'ban in Los Angeles.
+    static let now = ISO8601DateFormatter().date(from: "2025-02-28T20:00:00Z")!
+
+    func app() throws -> some ApplicationProtocol {
+        let database = try AppDatabase.inMemory()
+        try database.seed(bundledContent)
+        let router = buildRouter(APIEnvironment(service: DailyVerseService(database: database), clock: { Self.now }))
+        return Application(router: router)
+    }
+
+    func object(_ buffer: ByteBuffer) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any])
+    }
+
+    @Test func health() async throws {
+        try await app().test(.router) { client in
+            try await client.execute(uri: "/health", method: .get) { response in
+                #expect(response.status == .ok)
+                let json = try object(response.body)
+                #expect(json["status"] as? String == "ok")
+            }
+        }
+    }
+
+    @Test func todayFollowsTheZoneAndCachesUntilItsMidnight() async throws {
+        try await app().test(.router) { client in
+            try await client.execute(uri: "/v1/today?tz=Asia/Tokyo", method: .get) { response in
+                #expect(response.status == .ok)
+                let json = try object(response.body)
+                #expect(json["date"] as? String == "2025-03-01")
+                #expect((json["hijri"] as? [String: Any])?["month_name"] as? String == "Ramadan")
+                #expect((json["layers"] as? [Any])?.count == 5)
+                // 20:00Z is 05:00 on 1 March in Tokyo: 19 hours until its midnight.
+                #expect(response.headers[.cacheControl] == "public, max-age=68400")
+                #expect(response.headers[.eTag]?.hasPrefix("\"") == true)
+            }
+            try await client.execute(uri: "/v1/today?tz=America/Los_Angeles", method: .get) { response in
+                let json = try object(response.body)
+                #expect(json["date"] as? String == "2025-02-28")
+                #expect((json["hijri"] as? [String: Any])?["month_name"] as? String == "Sha'ban")
+                #expect(response.headers[.cacheControl] == "public, max-age=43200")  // 12:00 there
+            }
+            try await client.execute(uri: "/v1/today?tz=Asia/Baghdad&date=2025-06-14", method: .get) { response in
+                let json = try object(response.body)
+                #expect((json["occasion"] as? [String: Any])?["id"] as? String == "ghadir")
+            }
+        }
+    }
+
+    @Test func etagsAnswer304() async throws {
+        try await app().test(.router) { client in
+            let tag = try await client.execute(uri: "/v1/verses/2:255", method: .get) { $0.headers[.eTag] }
+            let etag = try #require(tag)
+            try await client.execute(uri: "/v1/verses/2:255", method: .get, headers: [.ifNoneMatch: etag]) { response in
+                #expect(response.status == .notModified)
+                #expect(response.body.readableBytes == 0)
+            }
+        }
+    }
+
+    @Test func versesCalendarAndThemes() async throws {
+        try await app().test(.router) { client in
+            try await client.execute(uri: "/v1/verses/96:1-5", method: .get) { response in
+                let json = try object(response.body)
+                #expect((json["verse"] as? [String: Any])?["ayah_end"] as? Int == 5)
+                #expect((json["attribution"] as? String)?.contains("Tanzil") == true)
+            }
+            try await client.execute(uri: "/v1/calendar/1446", method: .get) { response in
+                let json = try object(response.body)
+                #expect((json["months"] as? [Any])?.count == 12)
+            }
+            try await client.execute(uri: "/v1/themes", method: .get) { response in
+                let json = try object(response.body)
+                #expect((json["display"] as? [[String: Any]])?.map { $0["id"] as? String } == ["parchment", "midnight", "emerald", "dawn"])
+                #expect((json["months"] as? [Any])?.count == 12)
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ("/v1/today?tz=Mars/Olympus", 400, "bad_zone"),
+        ("/v1/today?tz=UTC&date=2025-02-30", 400, "bad_date"),
+        ("/v1/today?tz=UTC&adjust=7", 400, "bad_calendar"),
+        ("/v1/today?tz=UTC&calendar=lunar", 400, "bad_calendar"),
+        ("/v1/today?tz=UTC&date=2200-01-01", 400, "out_of_range"),
+        ("/v1/today?tz=UTC&translation=xx.none", 404, "translation_not_found"),
+        ("/v1/verses/2:300", 404, "verse_not_found"),
+        ("/v1/verses/115:1", 400, "bad_verse"),
+        ("/v1/verses/abc", 400, "bad_verse"),
+        ("/v1/calendar/abc", 400, "bad_year"),
+        ("/v1/calendar/1700", 400, "out_of_range"),
+        ("/v1/nothing-here", 404, "not_found"),
+    ])
+    func badInputIsA4xxWithAJSONError(uri: String, status: Int, code: String) async throws {
+        try await app().test(.router) { client in
+            try await client.execute(uri: uri, method: .get) { response in
+                #expect(response.status.code == status, "\(uri)")
+                let error = try #require(try object(response.body)["error"] as? [String: Any])
+                #expect(error["code"] as? String == code, "\(uri)")
+                #expect((error["message"] as? String)?.isEmpty == false)
+            }
+        }
+    }
+}
