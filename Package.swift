@@ -37,13 +37,17 @@ let package = Package(
         // Password hashing (scrypt or PBKDF2) and bearer tokens stored as hashes.
         .target(
             name: "Accounts",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")]),
+            dependencies: [
+                "ContentStore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]),
         // The app's HTTP API (Hummingbird 2): the router, built in one function so tests build the same one.
         .target(
             name: "HTTPAPI",
             dependencies: [
-                "ContentStore", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "ContentStore", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "Accounts", "Onboarding",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         // Pure: the story onboarding's flow (from data/) and its state machine.
         .target(name: "Onboarding"),
@@ -86,7 +90,9 @@ let package = Package(
         .testTarget(name: "AccountsTests", dependencies: ["Accounts"]),
         .testTarget(
             name: "HTTPAPITests",
-            dependencies: ["HTTPAPI", "ContentStore", "VerseOfTheDay", .product(name: "HummingbirdTesting", package: "hummingbird")]),
+            dependencies: [
+                "HTTPAPI", "ContentStore", "VerseOfTheDay", "Accounts", "Onboarding", .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]),
         .testTarget(name: "CLITests", dependencies: ["dailyverse", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
     ]
 )

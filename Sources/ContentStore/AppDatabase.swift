@@ -148,6 +148,29 @@ public final class AppDatabase: Sendable {
                     CREATE INDEX outbox_pending ON outbox (id) WHERE status = 'pending';
                     """)
         }
+        migrator.registerMigration("v3-accounts") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE user (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        mode TEXT NOT NULL CHECK (mode IN ('guest', 'account')),
+                        email TEXT UNIQUE, password_hash TEXT, display_name TEXT,
+                        created_at REAL NOT NULL, last_active_at REAL NOT NULL);
+                    CREATE TABLE session (
+                        token_hash TEXT PRIMARY KEY NOT NULL,
+                        user_id TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                        created_at REAL NOT NULL, last_used_at REAL NOT NULL);
+                    CREATE INDEX session_by_user ON session (user_id);
+                    CREATE TABLE onboarding (
+                        user_id TEXT PRIMARY KEY NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                        state TEXT NOT NULL, updated_at REAL NOT NULL);
+                    CREATE TABLE analytics_event (
+                        id INTEGER PRIMARY KEY,
+                        user_id TEXT, name TEXT NOT NULL, screen TEXT, properties TEXT NOT NULL, at REAL NOT NULL);
+                    CREATE INDEX analytics_by_time ON analytics_event (at);
+                    ALTER TABLE device ADD COLUMN user_id TEXT REFERENCES user(id) ON DELETE CASCADE;
+                    """)
+        }
         return migrator
     }
 }

@@ -40,6 +40,10 @@ extension AppDatabase {
 
     // MARK: - Layers
 
+    public func layerIDs() throws -> [String] {
+        try writer.read { db in try String.fetchAll(db, sql: "SELECT id FROM layer ORDER BY position") }
+    }
+
     static func layers(_ db: Database) throws -> [Layer] {
         try Row.fetchAll(db, sql: "SELECT * FROM layer ORDER BY position").map {
             Layer(id: $0["id"], position: $0["position"], icon: $0["icon"], title: $0["title"], description: $0["description"])

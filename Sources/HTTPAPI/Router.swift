@@ -1,5 +1,7 @@
+import Accounts
 import ContentStore
 import Crypto
+import Onboarding
 import Foundation
 import HTTPTypes
 import HijriCalendar
@@ -11,17 +13,28 @@ import VerseOfTheDay
 public struct APIEnvironment: Sendable {
     public let service: DailyVerseService
     public let clock: @Sendable () -> Date
+    public let passwordHasher: PasswordHasher
+    public let onboarding: OnboardingMachine
+    /// Verified against when an email is unknown, so that both refusals take the same time.
+    let decoyHash: String
 
-    public init(service: DailyVerseService, clock: @escaping @Sendable () -> Date) {
+    public var accounts: AppDatabase { service.database }
+
+    public init(service: DailyVerseService, clock: @escaping @Sendable () -> Date, passwordHasher: PasswordHasher = PasswordHasher(), onboarding: OnboardingMachine) throws {
         self.service = service
         self.clock = clock
+        self.passwordHasher = passwordHasher
+        self.onboarding = onboarding
+        self.decoyHash = try passwordHasher.hash("decoy password, never valid")
     }
 }
 
-/// The public read routes (more arrive with accounts and onboarding).
-public func buildRouter(_ environment: APIEnvironment) -> Router<BasicRequestContext> {
-    let router = Router(context: BasicRequestContext.self)
+/// All routes: public reads, accounts and sessions, onboarding.
+public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
+    let router = Router(context: APIContext.self)
     router.add(middleware: ErrorMiddleware())
+    router.add(middleware: AuthenticationMiddleware(environment: environment))
+    addAccountRoutes(router, environment)
 
     router.get("/health") { _, _ in json(["status": "ok"]) }
 
@@ -121,9 +134,9 @@ func conditional<T: Encodable>(_ request: Request, _ value: T, maxAge: Int) thro
     return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
 }
 
-func json<T: Encodable>(_ value: T) -> Response {
+func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) -> Response {
     let body = (try? JSONText.encoder.encode(value)) ?? Data("{}".utf8)
-    return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
 }
 
 /// Any error that is not already an API error becomes a bare 500 with the JSON shape, and is not described.
@@ -132,7 +145,13 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do { return try await next(request, context) } catch let error as HTTPResponseError {
             if let api = error as? APIError { throw api }
             // Hummingbird's own errors (404 for an unknown route, 400 for a malformed request) get the same JSON shape.
-            let code = error.status == .notFound ? "not_found" : "http_\(error.status.code)"
+            let code =
+                switch error.status {
+                case .notFound: "not_found"
+                case .contentTooLarge: "body_too_large"
+                case .badRequest: "bad_request"
+                default: "http_\(error.status.code)"
+                }
             throw APIError(error.status, code: code, error.status.reasonPhrase)
         } catch {
             context.logger.error("unexpected error", metadata: ["error": "\(error)"])

@@ -4,6 +4,8 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
+import Accounts
+import Onboarding
 import VerseOfTheDay
 
 @testable import HTTPAPI
@@ -12,16 +14,24 @@ let dataDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().
     .deletingLastPathComponent().appendingPathComponent("data")
 let bundledContent: BundledContent = try! BundledContent(directory: dataDirectory)
 
+/// The API as production builds it, on an in-memory database, with cheap password hashing and a fixed clock.
+func makeApp(now: Date) throws -> some ApplicationProtocol {
+    let database = try AppDatabase.inMemory()
+    try database.seed(bundledContent)
+    let flow = try JSONDecoder().decode(OnboardingFlow.self, from: Data(contentsOf: dataDirectory.appendingPathComponent("onboarding/flow.json")))
+    let machine = OnboardingMachine(
+        flow: flow, layers: Set(try database.layerIDs()), themes: Set(try database.displayThemes().map(\.id)))
+    let environment = try APIEnvironment(
+        service: DailyVerseService(database: database), clock: { now }, passwordHasher: PasswordHasher(.scrypt(logN: 8, r: 8, p: 1)),
+        onboarding: machine)
+    return Application(router: buildRouter(environment))
+}
+
 @Suite struct PublicRoutesTests {
     /// 2025-02-28T20:00Z: already 1 Ramadan in Tokyo, still 29 Sha'ban in Los Angeles.
     static let now = ISO8601DateFormatter().date(from: "2025-02-28T20:00:00Z")!
 
-    func app() throws -> some ApplicationProtocol {
-        let database = try AppDatabase.inMemory()
-        try database.seed(bundledContent)
-        let router = buildRouter(APIEnvironment(service: DailyVerseService(database: database), clock: { Self.now }))
-        return Application(router: router)
-    }
+    func app() throws -> some ApplicationProtocol { try makeApp(now: Self.now) }
 
     func object(_ buffer: ByteBuffer) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any])

@@ -1,0 +1,115 @@
+import ContentStore
+import Foundation
+import GRDB
+
+/// A user as the API shows it.
+public struct User: Hashable, Sendable, Codable {
+    public enum Mode: String, Hashable, Sendable, Codable { case guest, account }
+    public let id: String
+    public let mode: Mode
+    public let email: String?
+    public let displayName: String?
+
+    enum CodingKeys: String, CodingKey { case id, mode, email, displayName = "display_name" }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(mode, forKey: .mode)
+        try container.encodeIfPresent(email, forKey: .email)
+        try container.encodeIfPresent(displayName, forKey: .displayName)
+    }
+}
+
+public enum SignInError: Error, Equatable, Sendable {
+    /// The same answer for an unknown email and a wrong password.
+    case invalidCredentials
+    case emailTaken
+    case notAGuest
+}
+
+extension AppDatabase {
+    static func user(_ row: Row) -> User {
+        User(id: row["id"], mode: User.Mode(rawValue: row["mode"]) ?? .guest, email: row["email"], displayName: row["display_name"])
+    }
+
+    /// A new guest and its first token.
+    public func createGuest(now: Date) throws -> (User, token: String) {
+        try writer.write { db in
+            let id = UUID().uuidString.lowercased()
+            try db.execute(
+                sql: "INSERT INTO user (id, mode, created_at, last_active_at) VALUES (?, 'guest', ?, ?)",
+                arguments: [id, now.timeIntervalSince1970, now.timeIntervalSince1970])
+            let token = try Self.openSession(db, userID: id, now: now)
+            return (User(id: id, mode: .guest, email: nil, displayName: nil), token)
+        }
+    }
+
+    /// A new account, or — when `upgrading` names a guest — that guest turned into an account in place: same id,
+    /// everything it has kept.
+    public func createAccount(email: String, passwordHash: String, displayName: String?, upgrading guest: String?, now: Date) throws -> (User, token: String) {
+        try writer.write { db in
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true { throw SignInError.emailTaken }
+            let id: String
+            if let guest {
+                guard try String.fetchOne(db, sql: "SELECT mode FROM user WHERE id = ?", arguments: [guest]) == "guest" else { throw SignInError.notAGuest }
+                id = guest
+                try db.execute(
+                    sql: "UPDATE user SET mode = 'account', email = ?, password_hash = ?, display_name = ?, last_active_at = ? WHERE id = ?",
+                    arguments: [email, passwordHash, displayName, now.timeIntervalSince1970, id])
+            } else {
+                id = UUID().uuidString.lowercased()
+                try db.execute(
+                    sql: """
+                        INSERT INTO user (id, mode, email, password_hash, display_name, created_at, last_active_at)
+                        VALUES (?, 'account', ?, ?, ?, ?, ?)
+                        """, arguments: [id, email, passwordHash, displayName, now.timeIntervalSince1970, now.timeIntervalSince1970])
+            }
+            let token = try Self.openSession(db, userID: id, now: now)
+            return (User(id: id, mode: .account, email: email, displayName: displayName), token)
+        }
+    }
+
+    /// The stored password hash of an account, to verify outside any transaction (hashing is slow).
+    public func passwordHash(email: String) throws -> (userID: String, hash: String)? {
+        try writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT id, password_hash FROM user WHERE email = ? AND mode = 'account'", arguments: [email])
+                .flatMap { row in (row["password_hash"] as String?).map { (row["id"] as String, $0) } }
+        }
+    }
+
+    public func openSession(userID: String, now: Date) throws -> (User, token: String) {
+        try writer.write { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM user WHERE id = ?", arguments: [userID]) else { throw SignInError.invalidCredentials }
+            try db.execute(sql: "UPDATE user SET last_active_at = ? WHERE id = ?", arguments: [now.timeIntervalSince1970, userID])
+            return (Self.user(row), try Self.openSession(db, userID: userID, now: now))
+        }
+    }
+
+    static func openSession(_ db: Database, userID: String, now: Date) throws -> String {
+        let (token, hash) = SessionToken.generate()
+        try db.execute(
+            sql: "INSERT INTO session (token_hash, user_id, created_at, last_used_at) VALUES (?, ?, ?, ?)",
+            arguments: [hash, userID, now.timeIntervalSince1970, now.timeIntervalSince1970])
+        return token
+    }
+
+    /// The user a bearer token belongs to; nil for a malformed, unknown or revoked token.
+    public func authenticate(token: String, now: Date) throws -> User? {
+        guard SessionToken.isWellFormed(token) else { return nil }
+        let hash = SessionToken.hash(token)
+        return try writer.write { db in
+            guard let row = try Row.fetchOne(
+                db, sql: "SELECT u.*, s.token_hash FROM session s JOIN user u ON u.id = s.user_id WHERE s.token_hash = ?", arguments: [hash]),
+                SessionToken.matches(token, storedHash: row["token_hash"])
+            else { return nil }
+            try db.execute(sql: "UPDATE session SET last_used_at = ? WHERE token_hash = ?", arguments: [now.timeIntervalSince1970, hash])
+            try db.execute(sql: "UPDATE user SET last_active_at = ? WHERE id = ?", arguments: [now.timeIntervalSince1970, row["id"] as String])
+            return Self.user(row)
+        }
+    }
+
+    public func closeSession(token: String) throws {
+        try writer.write { db in try db.execute(sql: "DELETE FROM session WHERE token_hash = ?", arguments: [SessionToken.hash(token)]) }
+    }
+}

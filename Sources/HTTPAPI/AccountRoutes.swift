@@ -1,0 +1,154 @@
+import Accounts
+import ContentStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Onboarding
+
+struct AccountRequest: Decodable {
+    let email: String
+    let password: String
+    let displayName: String?
+    enum CodingKeys: String, CodingKey { case email, password, displayName = "display_name" }
+}
+
+struct SessionRequest: Decodable {
+    let email: String
+    let password: String
+}
+
+struct SignedIn: Encodable {
+    let user: User
+    let token: String
+}
+
+func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) {
+    let accounts = environment.accounts
+
+    router.post("/v1/guests") { _, _ -> Response in
+        let (user, token) = try accounts.createGuest(now: environment.clock())
+        return json(SignedIn(user: user, token: token), status: .created)
+    }
+
+    router.post("/v1/accounts") { request, context -> Response in
+        let body = try await request.decode(as: AccountRequest.self, context: context)
+        let email: String
+        do { email = try Email.normalize(body.email) } catch { throw APIError.badRequest("bad_email", "\(error)") }
+        let hash: String
+        do { hash = try environment.passwordHasher.hash(body.password) } catch let error as AccountError {
+            throw APIError.badRequest("weak_password", error.description)
+        }
+        // Called by a guest, it upgrades that guest in place.
+        let guest = context.identity?.mode == .guest ? context.identity?.id : nil
+        if context.identity?.mode == .account { throw APIError(.conflict, code: "already_an_account", "this token belongs to an account") }
+        do {
+            let (user, token) = try accounts.createAccount(email: email, passwordHash: hash, displayName: body.displayName, upgrading: guest, now: environment.clock())
+            if guest != nil { try accounts.recordEvent(userID: user.id, name: "guest_upgraded", screen: nil, properties: [:], at: environment.clock()) }
+            return json(SignedIn(user: user, token: token), status: .created)
+        } catch SignInError.emailTaken {
+            throw APIError(.conflict, code: "email_taken", "an account with this email exists")
+        }
+    }
+
+    router.post("/v1/sessions") { request, context -> Response in
+        let body = try await request.decode(as: SessionRequest.self, context: context)
+        let refused = APIError(.unauthorized, code: "invalid_credentials", "the email or the password is wrong")
+        guard let email = try? Email.normalize(body.email), let stored = try accounts.passwordHash(email: email) else {
+            // The same work and answer whether or not the email exists.
+            _ = PasswordHasher.verify(body.password, against: environment.decoyHash)
+            throw refused
+        }
+        guard PasswordHasher.verify(body.password, against: stored.hash) else { throw refused }
+        let (user, token) = try accounts.openSession(userID: stored.userID, now: environment.clock())
+        return json(SignedIn(user: user, token: token), status: .ok)
+    }
+
+    router.delete("/v1/sessions") { _, context -> Response in
+        _ = try context.requireIdentity()
+        if let token = context.token { try accounts.closeSession(token: token) }
+        return Response(status: .noContent)
+    }
+
+    router.get("/v1/me") { _, context -> Response in
+        json(["user": try context.requireIdentity()], status: .ok)
+    }
+
+    router.get("/v1/onboarding") { _, context -> Response in
+        let user = try context.requireIdentity()
+        return json(OnboardingStateJSON(try accounts.onboardingState(userID: user.id, flow: environment.onboarding.flow)), status: .ok)
+    }
+
+    router.post("/v1/onboarding/events") { request, context -> Response in
+        let user = try context.requireIdentity()
+        let event = try OnboardingEventJSON.decode(try await request.decode(as: OnboardingEventJSON.self, context: context))
+        do {
+            let state = try accounts.applyOnboarding(event, userID: user.id, machine: environment.onboarding, now: environment.clock())
+            return json(OnboardingStateJSON(state), status: .ok)
+        } catch let error as OnboardingError {
+            throw APIError(.conflict, code: error.code, error.description)
+        }
+    }
+}
+
+/// `{"type": …}` with `layer`, `state`, `theme` or `mode` as the type needs.
+struct OnboardingEventJSON: Decodable {
+    let type: String
+    let layer: String?
+    let state: String?
+    let theme: String?
+    let mode: String?
+
+    static func decode(_ body: OnboardingEventJSON) throws -> OnboardingEvent {
+        func missing(_ key: String) -> APIError { .badRequest("bad_event", "\(body.type) needs '\(key)'") }
+        switch body.type {
+        case "view": return .view
+        case "advance": return .advance
+        case "back": return .back
+        case "skip": return .skip
+        case "auto_advance": return .autoAdvance
+        case "complete": return .complete
+        case "reset": return .reset
+        case "preview_layer":
+            guard let layer = body.layer else { throw missing("layer") }
+            return .previewLayer(layer)
+        case "notification_permission":
+            guard let state = body.state.flatMap(OnboardingState.Permission.init(rawValue:)) else { throw missing("state") }
+            return .notificationPermission(state)
+        case "select_theme":
+            guard let theme = body.theme else { throw missing("theme") }
+            return .selectTheme(theme)
+        case "choose_account":
+            guard let mode = body.mode.flatMap(OnboardingState.AccountChoice.init(rawValue:)) else { throw missing("mode") }
+            return .chooseAccount(mode)
+        default: throw APIError.badRequest("bad_event", "unknown event type '\(body.type)'")
+        }
+    }
+}
+
+/// The state as `GET /v1/onboarding` shows it.
+struct OnboardingStateJSON: Encodable {
+    let state: OnboardingState
+    init(_ state: OnboardingState) { self.state = state }
+
+    enum CodingKeys: String, CodingKey {
+        case currentScreen = "current_screen", screensSeen = "screens_seen", skipped, skippedFrom = "skipped_from"
+        case layersPreviewed = "layers_previewed", notificationPermission = "notification_permission", theme
+        case accountChoice = "account_choice", startedAt = "started_at", completedAt = "completed_at", flowVersion = "flow_version"
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        let iso = ISO8601DateFormatter()
+        try container.encode(state.currentScreen, forKey: .currentScreen)
+        try container.encode(state.screensSeen, forKey: .screensSeen)
+        try container.encode(state.skipped, forKey: .skipped)
+        try container.encode(state.skippedFrom, forKey: .skippedFrom)
+        try container.encode(state.layersPreviewed, forKey: .layersPreviewed)
+        try container.encode(state.notificationPermission?.rawValue, forKey: .notificationPermission)
+        try container.encode(state.theme, forKey: .theme)
+        try container.encode(state.accountChoice?.rawValue, forKey: .accountChoice)
+        try container.encode(state.startedAt.map(iso.string(from:)), forKey: .startedAt)
+        try container.encode(state.completedAt.map(iso.string(from:)), forKey: .completedAt)
+        try container.encode(state.flowVersion, forKey: .flowVersion)
+    }
+}

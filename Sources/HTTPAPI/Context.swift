@@ -1,0 +1,41 @@
+import Accounts
+import Hummingbird
+import NIOCore
+
+/// Each request's context: who is calling, once the bearer token has been checked.
+public struct APIContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public var identity: User?
+    public var token: String?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        identity = nil
+        token = nil
+    }
+
+    /// Request bodies are small JSON objects.
+    public var maxUploadSize: Int { 16 * 1024 }
+
+    /// The caller, or 401.
+    public func requireIdentity() throws -> User {
+        guard let identity else { throw APIError(.unauthorized, code: "unauthorized", "a valid bearer token is required") }
+        return identity
+    }
+}
+
+/// Reads `Authorization: Bearer …`; an unknown or malformed token is a 401 rather than an anonymous request.
+struct AuthenticationMiddleware: RouterMiddleware {
+    let environment: APIEnvironment
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        guard let header = request.headers[.authorization] else { return try await next(request, context) }
+        guard header.hasPrefix("Bearer "), case let token = String(header.dropFirst(7)),
+            let user = try environment.accounts.authenticate(token: token, now: environment.clock())
+        else { throw APIError(.unauthorized, code: "unauthorized", "invalid or expired token") }
+        var context = context
+        context.identity = user
+        context.token = token
+        return try await next(request, context)
+    }
+}

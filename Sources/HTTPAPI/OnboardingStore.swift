@@ -1,0 +1,48 @@
+import Accounts
+import ContentStore
+import Foundation
+import GRDB
+import Onboarding
+
+extension AppDatabase {
+    public func onboardingState(userID: String, flow: OnboardingFlow) throws -> OnboardingState {
+        try writer.read { db in try Self.onboardingState(db, userID: userID, flow: flow) }
+    }
+
+    static func onboardingState(_ db: Database, userID: String, flow: OnboardingFlow) throws -> OnboardingState {
+        guard let text = try String.fetchOne(db, sql: "SELECT state FROM onboarding WHERE user_id = ?", arguments: [userID]) else {
+            return OnboardingState(flow: flow)
+        }
+        return try JSONDecoder().decode(OnboardingState.self, from: Data(text.utf8))
+    }
+
+    /// Applies an event and records its analytics in one transaction; a refused event changes nothing.
+    public func applyOnboarding(_ event: OnboardingEvent, userID: String, machine: OnboardingMachine, now: Date) throws -> OnboardingState {
+        try writer.write { db in
+            let state = try Self.onboardingState(db, userID: userID, flow: machine.flow)
+            let (next, analytics) = try machine.apply(event, to: state, at: now)
+            let text = String(decoding: try JSONEncoder().encode(next), as: UTF8.self)
+            try db.execute(
+                sql: """
+                    INSERT INTO onboarding (user_id, state, updated_at) VALUES (?, ?, ?)
+                    ON CONFLICT (user_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at
+                    """, arguments: [userID, text, now.timeIntervalSince1970])
+            for event in analytics {
+                try Self.recordEvent(db, userID: userID, name: event.name, screen: event.screen, properties: event.properties, at: event.at)
+            }
+            return next
+        }
+    }
+
+    public func recordEvent(userID: String?, name: String, screen: String?, properties: [String: String], at: Date) throws {
+        try writer.write { db in try Self.recordEvent(db, userID: userID, name: name, screen: screen, properties: properties, at: at) }
+    }
+
+    static func recordEvent(_ db: Database, userID: String?, name: String, screen: String?, properties: [String: String], at: Date) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try db.execute(
+            sql: "INSERT INTO analytics_event (user_id, name, screen, properties, at) VALUES (?, ?, ?, ?, ?)",
+            arguments: [userID, name, screen, String(decoding: try encoder.encode(properties), as: UTF8.self), at.timeIntervalSince1970])
+    }
+}

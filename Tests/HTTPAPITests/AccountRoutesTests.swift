@@ -1,0 +1,122 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@testable import HTTPAPI
+
+@Suite struct AccountRoutesTests {
+    static let now = ISO8601DateFormatter().date(from: "2025-03-01T08:00:00Z")!
+
+    func object(_ buffer: ByteBuffer) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any])
+    }
+
+    func body(_ object: [String: Any]) throws -> ByteBuffer { ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: object)) }
+
+    func bearer(_ token: String) -> HTTPFields { [.authorization: "Bearer \(token)", .contentType: "application/json"] }
+
+    /// POSTs JSON, returns (status, body).
+    func post(_ client: some TestClientProtocol, _ uri: String, _ json: [String: Any], token: String? = nil) async throws -> (Int, [String: Any]) {
+        try await client.execute(uri: uri, method: .post, headers: token.map(bearer) ?? [.contentType: "application/json"], body: try body(json)) { response in
+            (response.status.code, response.body.readableBytes > 0 ? try object(response.body) : [:])
+        }
+    }
+
+    func get(_ client: some TestClientProtocol, _ uri: String, token: String?) async throws -> (Int, [String: Any]) {
+        try await client.execute(uri: uri, method: .get, headers: token.map(bearer) ?? [:]) { response in
+            (response.status.code, response.body.readableBytes > 0 ? try object(response.body) : [:])
+        }
+    }
+
+    func token(_ json: [String: Any]) -> String { json["token"] as? String ?? "" }
+    func user(_ json: [String: Any]) -> [String: Any] { json["user"] as? [String: Any] ?? [:] }
+
+    @Test func guestsAccountsAndSessions() async throws {
+        try await makeApp(now: Self.now).test(.router) { client in
+            let (status, guest) = try await post(client, "/v1/guests", [:])
+            #expect(status == 201)
+            #expect(user(guest)["mode"] as? String == "guest")
+            #expect(token(guest).count == 43)
+            #expect(try await get(client, "/v1/me", token: token(guest)).1["user"] as? [String: String] == user(guest) as? [String: String])
+
+            let (created, account) = try await post(client, "/v1/accounts", ["email": "Amina@Example.org", "password": "a long passphrase"])
+            #expect(created == 201)
+            #expect(user(account)["email"] as? String == "amina@example.org")
+            #expect(try await post(client, "/v1/accounts", ["email": "amina@example.org", "password": "another passphrase"]).0 == 409)
+            #expect(try await post(client, "/v1/accounts", ["email": "x@example.org", "password": "short"]).0 == 400)
+            #expect(try await post(client, "/v1/accounts", ["email": "not-an-email", "password": "a long passphrase"]).0 == 400)
+
+            let (signedIn, session) = try await post(client, "/v1/sessions", ["email": "amina@example.org", "password": "a long passphrase"])
+            #expect(signedIn == 200)
+            #expect(user(session)["id"] as? String == user(account)["id"] as? String)
+            // Unknown email and wrong password get the same answer.
+            let wrong = try await post(client, "/v1/sessions", ["email": "amina@example.org", "password": "not the passphrase"])
+            let unknown = try await post(client, "/v1/sessions", ["email": "nobody@example.org", "password": "not the passphrase"])
+            #expect(wrong.0 == 401 && unknown.0 == 401)
+            #expect(wrong.1["error"] as? [String: String] == unknown.1["error"] as? [String: String])
+
+            // Signing out revokes that token only.
+            let status204 = try await client.execute(uri: "/v1/sessions", method: .delete, headers: bearer(token(session))) { $0.status.code }
+            #expect(status204 == 204)
+            #expect(try await get(client, "/v1/me", token: token(session)).0 == 401)
+            #expect(try await get(client, "/v1/me", token: token(account)).0 == 200)
+            #expect(try await get(client, "/v1/me", token: "not-a-token").0 == 401)
+            #expect(try await get(client, "/v1/me", token: nil).0 == 401)
+        }
+    }
+
+    @Test func aGuestUpgradesInPlaceAndKeepsItsOnboarding() async throws {
+        try await makeApp(now: Self.now).test(.router) { client in
+            let (_, guest) = try await post(client, "/v1/guests", [:])
+            let guestToken = token(guest)
+            _ = try await post(client, "/v1/onboarding/events", ["type": "view"], token: guestToken)
+            _ = try await post(client, "/v1/onboarding/events", ["type": "advance"], token: guestToken)
+            let (status, account) = try await post(client, "/v1/accounts", ["email": "yusuf@example.org", "password": "a long passphrase"], token: guestToken)
+            #expect(status == 201)
+            #expect(user(account)["id"] as? String == user(guest)["id"] as? String)
+            #expect(user(account)["mode"] as? String == "account")
+            let state = try await get(client, "/v1/onboarding", token: token(account)).1
+            #expect(state["current_screen"] as? String == "mission")
+            // An account cannot upgrade again.
+            #expect(try await post(client, "/v1/accounts", ["email": "other@example.org", "password": "a long passphrase"], token: token(account)).0 == 409)
+        }
+    }
+
+    @Test func onboardingOverHTTP() async throws {
+        try await makeApp(now: Self.now).test(.router) { client in
+            let a = token(try await post(client, "/v1/guests", [:]).1)
+            let b = token(try await post(client, "/v1/guests", [:]).1)
+            let initial = try await get(client, "/v1/onboarding", token: a).1
+            #expect(initial["current_screen"] as? String == "hadith")
+            #expect(initial["flow_version"] as? Int == 1)
+            for event in [["type": "view"], ["type": "skip"], ["type": "select_theme", "theme": "emerald"], ["type": "choose_account", "mode": "guest"], ["type": "complete"]] {
+                let (status, _) = try await post(client, "/v1/onboarding/events", event, token: a)
+                #expect(status == 200, "\(event)")
+            }
+            let done = try await get(client, "/v1/onboarding", token: a).1
+            #expect(done["completed_at"] is String)
+            #expect(done["skipped_from"] as? String == "hadith")
+            #expect(done["theme"] as? String == "emerald")
+            // Another user's state is untouched.
+            #expect(try await get(client, "/v1/onboarding", token: b).1["current_screen"] as? String == "hadith")
+            // A transition the flow does not allow: 409 and no change.
+            let (refused, error) = try await post(client, "/v1/onboarding/events", ["type": "back"], token: b)
+            #expect(refused == 409)
+            #expect((error["error"] as? [String: Any])?["code"] as? String == "invalid_transition")
+            #expect(try await get(client, "/v1/onboarding", token: b).1["current_screen"] as? String == "hadith")
+            // Bad events and bad bodies are 4xx.
+            #expect(try await post(client, "/v1/onboarding/events", ["type": "dance"], token: b).0 == 400)
+            #expect(try await post(client, "/v1/onboarding/events", ["type": "preview_layer"], token: b).0 == 400)
+            #expect(try await post(client, "/v1/onboarding/events", ["type": "view"], token: nil).0 == 401)
+            let malformed = try await client.execute(uri: "/v1/onboarding/events", method: .post, headers: bearer(b), body: ByteBuffer(string: "{not json")) { $0.status.code }
+            #expect(malformed == 400)
+            let huge = try await client.execute(
+                uri: "/v1/onboarding/events", method: .post, headers: bearer(b),
+                body: ByteBuffer(string: #"{"type":"view","layer":""# + String(repeating: "x", count: 40_000) + "\"}")
+            ) { $0.status.code }
+            #expect(huge == 413)
+        }
+    }
+}
