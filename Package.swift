@@ -66,7 +66,8 @@ let package = Package(
         .target(
             name: "DailyVerseCLI",
             dependencies: [
-                "HijriCalendar", "VerseCalendar", "ContentStore", "VerseOfTheDay", "Notifications", "Delivery", "Daemon",
+                "HijriCalendar", "VerseCalendar", "ContentStore", "VerseOfTheDay", "Notifications", "Delivery", "Daemon", "HTTPAPI", "Onboarding",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -148,14 +148,15 @@ public struct WatchdogService: Service {
 
 /// Builds the daemon the way production runs it; tests assemble the same graph.
 public enum DaemonBuilder {
+    /// `services` run beside the scheduler (the HTTP API).
     public static func serviceGroup(
         database: AppDatabase, emitter: Emitter, deliverer: Deliverer, clock: @escaping @Sendable () -> Date, logger: Logger,
-        notifier: SystemdNotifier = SystemdNotifier()
+        notifier: SystemdNotifier = SystemdNotifier(), services: [any Service] = []
     ) -> ServiceGroup {
         let heartbeat = Heartbeat()
         let scheduler = SchedulerService(
             database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, heartbeat: heartbeat)
         let watchdog = WatchdogService(notifier: notifier, heartbeat: heartbeat, logger: logger)
-        return ServiceGroup(services: [scheduler, watchdog], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        return ServiceGroup(services: [scheduler, watchdog] + services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
     }
 }

@@ -3,7 +3,11 @@ import ContentStore
 import Delivery
 import Foundation
 import Daemon
+import HTTPAPI
 import HijriCalendar
+import Hummingbird
+import Onboarding
+import VerseOfTheDay
 import Logging
 import Notifications
 import ServiceLifecycle
@@ -62,6 +66,8 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Run one pass and exit.") var once = false
     @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning or error. Default info.", valueName: "level"))
     var logLevel: String?
+    @Option(help: ArgumentHelp("Where the HTTP API listens, HOST:PORT (default 127.0.0.1:8080), or none.", valueName: "address"))
+    var listen: String?
 
     func run() async throws {
         if once { return try runOnce() }
@@ -80,8 +86,37 @@ struct Serve: AsyncParsableCommand {
         let emitter = Emitter(database: database, configuration: try emit.configuration(global))
         let deliverer = Deliverer(database: database, sink: try emit.makeSink(global))
         let path = try global.databasePath()
-        logger.info("starting", metadata: ["database": "\(path)", "sink": "\(deliverer.sink.name)"])
-        return DaemonBuilder.serviceGroup(database: database, emitter: emitter, deliverer: deliverer, clock: try replayClock(), logger: logger)
+        let clock = try replayClock()
+        var services: [any Service] = []
+        let address = try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
+        if address != "none" {
+            let (host, port) = try Self.hostAndPort(address)
+            let environment = try APIEnvironment(service: DailyVerseService(database: database), clock: clock, onboarding: try onboardingMachine(database))
+            services.append(
+                Application(
+                    router: buildRouter(environment), configuration: .init(address: .hostname(host, port: port), serverName: "dailyverse"), logger: logger))
+        }
+        logger.info("starting", metadata: ["database": "\(path)", "sink": "\(deliverer.sink.name)", "listen": "\(address)"])
+        return DaemonBuilder.serviceGroup(database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, services: services)
+    }
+
+    /// The onboarding flow from data/, with the layer and theme ids it may name.
+    func onboardingMachine(_ database: AppDatabase) throws -> OnboardingMachine {
+        let directory = try DataDirectory.locate(explicit: global.setting(flag: global.data, environment: "DAILYVERSE_DATA", key: "data"), environment: [:])
+        let file = directory.appendingPathComponent("onboarding/flow.json")
+        guard let data = FileManager.default.contents(atPath: file.path) else { throw StoreError.missingDataFile(file.path) }
+        let flow: OnboardingFlow
+        do { flow = try JSONDecoder().decode(OnboardingFlow.self, from: data) } catch {
+            throw StoreError.malformedData(file: "onboarding/flow.json", reason: "\(error)")
+        }
+        return OnboardingMachine(flow: flow, layers: Set(try database.layerIDs()), themes: Set(try database.displayThemes().map(\.id)))
+    }
+
+    static func hostAndPort(_ text: String) throws -> (String, Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port),
+            colon > text.startIndex
+        else { throw CLIError("invalid listen address '\(text)': expected HOST:PORT such as 127.0.0.1:8080, or none") }
+        return (String(text[..<colon]), port)
     }
 
     /// The wall clock; with --now (or DAILYVERSE_NOW) a clock that starts at that instant and runs on, to replay a day.

@@ -1,5 +1,8 @@
 import Foundation
 import GRDB
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 import Testing
 
 /// The devices, outbox and serve commands, run as an operator runs them.
@@ -105,8 +108,11 @@ import Testing
     @Test func serveStopsCleanlyOnSIGTERM() throws {
         let db = CLI.freshDatabase()
         #expect(CLI.run(["devices", "add", "--platform", "apns", "--token", Self.apns, "--tz", "UTC", "--now", "2025-02-01T00:00:00Z"], database: db).status == 0)
-        let child = try CLI.start(["serve", "--now", "2025-03-01T08:10:00Z", "--sink", "stdout"], database: db)
+        let port = freePort()
+        let child = try CLI.start(["serve", "--now", "2025-03-01T08:10:00Z", "--sink", "stdout", "--listen", "127.0.0.1:\(port)"], database: db)
         try waitUntil { try delivered(db) > 0 }
+        // The HTTP API runs in the same process.
+        try waitUntil { health(port) == "{\"status\":\"ok\"}" }
         kill(child.processIdentifier, SIGTERM)
         let clock = ContinuousClock()
         let start = clock.now
@@ -149,6 +155,32 @@ import Testing
         #expect(spooled.count == count)
         #expect(Set(spooled) == Set(keys))
     }
+
+    /// A loopback port nothing listens on now.
+    func freePort() -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    func health(_ port: UInt16) -> String? {
+        let semaphore = DispatchSemaphore(value: 0)
+        let box = Box()
+        URLSession.shared.dataTask(with: URL(string: "http://127.0.0.1:\(port)/health")!) { data, _, _ in
+            box.text = data.map { String(decoding: $0, as: UTF8.self) }
+            semaphore.signal()
+        }.resume()
+        semaphore.wait()
+        return box.text
+    }
+
+    final class Box: @unchecked Sendable { var text: String? }
 
     func rows(_ path: String, date: String) throws -> Int {
         try DatabaseQueue(path: path).read { db in
