@@ -40,6 +40,10 @@ extension AppDatabase {
 
     // MARK: - Layers
 
+    public func layers() throws -> [Layer] {
+        try writer.read { db in try Self.layers(db) }
+    }
+
     public func layerIDs() throws -> [String] {
         try writer.read { db in try String.fetchAll(db, sql: "SELECT id FROM layer ORDER BY position") }
     }

@@ -91,7 +91,9 @@ struct Serve: AsyncParsableCommand {
         let address = try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
         if address != "none" {
             let (host, port) = try Self.hostAndPort(address)
-            let environment = try APIEnvironment(service: DailyVerseService(database: database), clock: clock, onboarding: try onboardingMachine(database))
+            let environment = try APIEnvironment(
+                service: DailyVerseService(database: database), clock: clock, onboarding: try onboardingMachine(database),
+                copy: try OnboardingCopy.load(from: dataDirectory()))
             services.append(
                 Application(
                     router: buildRouter(environment), configuration: .init(address: .hostname(host, port: port), serverName: "dailyverse"), logger: logger))
@@ -101,9 +103,12 @@ struct Serve: AsyncParsableCommand {
     }
 
     /// The onboarding flow from data/, with the layer and theme ids it may name.
+    func dataDirectory() throws -> URL {
+        try DataDirectory.locate(explicit: global.setting(flag: global.data, environment: "DAILYVERSE_DATA", key: "data"), environment: [:])
+    }
+
     func onboardingMachine(_ database: AppDatabase) throws -> OnboardingMachine {
-        let directory = try DataDirectory.locate(explicit: global.setting(flag: global.data, environment: "DAILYVERSE_DATA", key: "data"), environment: [:])
-        let file = directory.appendingPathComponent("onboarding/flow.json")
+        let file = try dataDirectory().appendingPathComponent("onboarding/flow.json")
         guard let data = FileManager.default.contents(atPath: file.path) else { throw StoreError.missingDataFile(file.path) }
         let flow: OnboardingFlow
         do { flow = try JSONDecoder().decode(OnboardingFlow.self, from: data) } catch {

@@ -25,8 +25,12 @@ struct SignedIn: Encodable {
 func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) {
     let accounts = environment.accounts
 
-    router.post("/v1/guests") { _, _ -> Response in
-        let (user, token) = try accounts.createGuest(now: environment.clock())
+    router.post("/v1/guests") { _, context -> Response in
+        let now = environment.clock()
+        let key = "guest " + context.client
+        if let wait = environment.throttles.guests.retryAfter(key, now: now) { throw APIError.tooManyRequests(wait, "too many new guests from this address") }
+        environment.throttles.guests.record(key, now: now)
+        let (user, token) = try accounts.createGuest(now: now)
         return json(SignedIn(user: user, token: token), status: .created)
     }
 
@@ -52,14 +56,22 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
 
     router.post("/v1/sessions") { request, context -> Response in
         let body = try await request.decode(as: SessionRequest.self, context: context)
+        let now = environment.clock()
+        let email = (try? Email.normalize(body.email)) ?? body.email.lowercased()
+        let keys = ["email " + email, "client " + context.client]
+        // Repeated failures for an email or from a client are refused for a while, whatever the password.
+        if let wait = keys.compactMap({ environment.throttles.signIn.retryAfter($0, now: now) }).max() {
+            throw APIError.tooManyRequests(wait, "too many failed sign-ins; try again later")
+        }
         let refused = APIError(.unauthorized, code: "invalid_credentials", "the email or the password is wrong")
-        guard let email = try? Email.normalize(body.email), let stored = try accounts.passwordHash(email: email) else {
-            // The same work and answer whether or not the email exists.
-            _ = PasswordHasher.verify(body.password, against: environment.decoyHash)
+        let stored = try accounts.passwordHash(email: email)
+        // The same work and answer whether or not the email exists.
+        guard PasswordHasher.verify(body.password, against: stored?.hash ?? environment.decoyHash), let stored else {
+            for key in keys { environment.throttles.signIn.record(key, now: now) }
             throw refused
         }
-        guard PasswordHasher.verify(body.password, against: stored.hash) else { throw refused }
-        let (user, token) = try accounts.openSession(userID: stored.userID, now: environment.clock())
+        environment.throttles.signIn.reset(keys[0])
+        let (user, token) = try accounts.openSession(userID: stored.userID, now: now)
         return json(SignedIn(user: user, token: token), status: .ok)
     }
 

@@ -7,11 +7,14 @@ public struct APIContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var identity: User?
     public var token: String?
+    /// The peer's address (never a forwarded header, which a client could forge); "local" when there is none.
+    public let client: String
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         identity = nil
         token = nil
+        client = source.channel.remoteAddress?.ipAddress ?? "local"
     }
 
     /// Request bodies are small JSON objects.

@@ -15,16 +15,23 @@ public struct APIEnvironment: Sendable {
     public let clock: @Sendable () -> Date
     public let passwordHasher: PasswordHasher
     public let onboarding: OnboardingMachine
+    public let copy: OnboardingCopy
+    public let throttles: Throttles
     /// Verified against when an email is unknown, so that both refusals take the same time.
     let decoyHash: String
 
     public var accounts: AppDatabase { service.database }
 
-    public init(service: DailyVerseService, clock: @escaping @Sendable () -> Date, passwordHasher: PasswordHasher = PasswordHasher(), onboarding: OnboardingMachine) throws {
+    public init(
+        service: DailyVerseService, clock: @escaping @Sendable () -> Date, passwordHasher: PasswordHasher = PasswordHasher(),
+        onboarding: OnboardingMachine, copy: OnboardingCopy, throttles: Throttles = Throttles()
+    ) throws {
+        self.throttles = throttles
         self.service = service
         self.clock = clock
         self.passwordHasher = passwordHasher
         self.onboarding = onboarding
+        self.copy = copy
         self.decoyHash = try passwordHasher.hash("decoy password, never valid")
     }
 }
@@ -35,6 +42,7 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: AuthenticationMiddleware(environment: environment))
     addAccountRoutes(router, environment)
+    addFlowRoute(router, environment)
 
     router.get("/health") { _, _ in json(["status": "ok"]) }
 

@@ -67,6 +67,38 @@ import Testing
         }
     }
 
+    final class Clock: @unchecked Sendable {
+        var now = AccountRoutesTests.now
+    }
+
+    @Test func repeatedFailedSignInsAreThrottledThenForgiven() async throws {
+        let clock = Clock()
+        try await makeApp(clock: { clock.now }).test(.router) { client in
+            _ = try await post(client, "/v1/accounts", ["email": "amina@example.org", "password": "a long passphrase"])
+            for _ in 0..<5 {
+                #expect(try await post(client, "/v1/sessions", ["email": "amina@example.org", "password": "wrong guess!"]).0 == 401)
+            }
+            // Now even the right password waits, with Retry-After.
+            let refused = try await client.execute(
+                uri: "/v1/sessions", method: .post, headers: [.contentType: "application/json"],
+                body: try body(["email": "amina@example.org", "password": "a long passphrase"])
+            ) { response in (response.status.code, response.headers[.retryAfter]) }
+            #expect(refused.0 == 429)
+            #expect(refused.1 == "900")
+            clock.now = clock.now.addingTimeInterval(901)
+            #expect(try await post(client, "/v1/sessions", ["email": "amina@example.org", "password": "a long passphrase"]).0 == 200)
+        }
+    }
+
+    @Test func guestCreationIsLimitedPerClient() async throws {
+        try await makeApp(now: Self.now).test(.router) { client in
+            for _ in 0..<10 { #expect(try await post(client, "/v1/guests", [:]).0 == 201) }
+            let (status, error) = try await post(client, "/v1/guests", [:])
+            #expect(status == 429)
+            #expect((error["error"] as? [String: Any])?["code"] as? String == "too_many_requests")
+        }
+    }
+
     @Test func aGuestUpgradesInPlaceAndKeepsItsOnboarding() async throws {
         try await makeApp(now: Self.now).test(.router) { client in
             let (_, guest) = try await post(client, "/v1/guests", [:])

@@ -15,15 +15,17 @@ let dataDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().
 let bundledContent: BundledContent = try! BundledContent(directory: dataDirectory)
 
 /// The API as production builds it, on an in-memory database, with cheap password hashing and a fixed clock.
-func makeApp(now: Date) throws -> some ApplicationProtocol {
+func makeApp(now: Date) throws -> some ApplicationProtocol { try makeApp(clock: { now }) }
+
+func makeApp(clock: @escaping @Sendable () -> Date) throws -> some ApplicationProtocol {
     let database = try AppDatabase.inMemory()
     try database.seed(bundledContent)
     let flow = try JSONDecoder().decode(OnboardingFlow.self, from: Data(contentsOf: dataDirectory.appendingPathComponent("onboarding/flow.json")))
     let machine = OnboardingMachine(
         flow: flow, layers: Set(try database.layerIDs()), themes: Set(try database.displayThemes().map(\.id)))
     let environment = try APIEnvironment(
-        service: DailyVerseService(database: database), clock: { now }, passwordHasher: PasswordHasher(.scrypt(logN: 8, r: 8, p: 1)),
-        onboarding: machine)
+        service: DailyVerseService(database: database), clock: clock, passwordHasher: PasswordHasher(.scrypt(logN: 8, r: 8, p: 1)),
+        onboarding: machine, copy: try OnboardingCopy.load(from: dataDirectory))
     return Application(router: buildRouter(environment))
 }
 
@@ -99,6 +101,28 @@ func makeApp(now: Date) throws -> some ApplicationProtocol {
                 #expect((json["display"] as? [[String: Any]])?.map { $0["id"] as? String } == ["parchment", "midnight", "emerald", "dawn"])
                 #expect((json["months"] as? [Any])?.count == 12)
             }
+        }
+    }
+
+    @Test func theOnboardingFlowServesTheRepairedCopyAndTodaysVerse() async throws {
+        try await app().test(.router) { client in
+            try await client.execute(uri: "/v1/onboarding/flow?tz=Asia/Tokyo", method: .get) { response in
+                #expect(response.status == .ok)
+                let json = try object(response.body)
+                let screens = try #require(json["screens"] as? [[String: Any]])
+                #expect(screens.map { $0["id"] as? String } == ["hadith", "mission", "layers", "daily_verse", "begin"])
+                let hadith = try #require(screens[0]["content"] as? [String: Any])
+                #expect(hadith["arabic"] as? String == "إني تارك فيكم الثقلين: كتاب الله وعترتي أهل بيتي، ما إن تمسكتم بهما لن تضلوا بعدي أبداً")
+                #expect(screens[0]["auto_advance_after_seconds"] as? Double == 4)
+                #expect((screens[2]["layers"] as? [[String: Any]])?.map { $0["id"] as? String } == ["foundation", "classical_shia", "contemporary", "ahlul_bayt", "comparative"])
+                #expect(((screens[3]["today"] as? [String: Any])?["hijri"] as? [String: Any])?["month_name"] as? String == "Ramadan")
+                #expect((screens[4]["themes"] as? [Any])?.count == 4)
+                #expect(screens[4]["skippable"] as? Bool == false)
+                // No mojibake anywhere in the copy.
+                let text = String(buffer: response.body)
+                for damaged in ["Ø", "Ù", "â€", "ðŸ"] { #expect(!text.contains(damaged)) }
+            }
+            try await client.execute(uri: "/v1/onboarding/flow?tz=Nowhere/Land", method: .get) { #expect($0.status == .badRequest) }
         }
     }
 

@@ -1,0 +1,63 @@
+import Foundation
+
+/// Counts events per key in a sliding window and says when a key has had enough. In memory, bounded, with the clock
+/// passed in: a restart forgets it, which only ever makes the service more lenient for a moment.
+public final class Throttle: @unchecked Sendable {
+    public let limit: Int
+    public let window: TimeInterval
+    private let maximumKeys: Int
+    private let lock = NSLock()
+    private var events: [String: [Date]] = [:]
+
+    public init(limit: Int, window: TimeInterval, maximumKeys: Int = 100_000) {
+        self.limit = limit
+        self.window = window
+        self.maximumKeys = maximumKeys
+    }
+
+    /// Seconds to wait if `key` is over its limit at `now`, else nil.
+    public func retryAfter(_ key: String, now: Date) -> Int? {
+        lock.withLock {
+            let recent = (events[key] ?? []).filter { now.timeIntervalSince($0) < window }
+            events[key] = recent.isEmpty ? nil : recent
+            guard recent.count >= limit, let oldest = recent.first else { return nil }
+            return max(1, Int((window - now.timeIntervalSince(oldest)).rounded(.up)))
+        }
+    }
+
+    public func record(_ key: String, now: Date) {
+        lock.withLock {
+            if events.count >= maximumKeys, events[key] == nil {
+                // Forget the keys with nothing in the window; if all are busy, the oldest one.
+                events = events.filter { $0.value.contains { now.timeIntervalSince($0) < window } }
+                if events.count >= maximumKeys, let victim = events.min(by: { ($0.value.last ?? now) < ($1.value.last ?? now) })?.key {
+                    events[victim] = nil
+                }
+            }
+            events[key, default: []].append(now)
+        }
+    }
+
+    public func reset(_ key: String) { lock.withLock { events[key] = nil } }
+}
+
+/// The limits the API applies.
+public struct Throttles: Sendable {
+    /// Failed sign-ins, per email and per client address.
+    public let signIn: Throttle
+    /// New guests, per client address.
+    public let guests: Throttle
+
+    public init(signIn: Throttle = Throttle(limit: 5, window: 900), guests: Throttle = Throttle(limit: 10, window: 3600)) {
+        self.signIn = signIn
+        self.guests = guests
+    }
+}
+
+extension APIError {
+    static func tooManyRequests(_ seconds: Int, _ message: String) -> APIError {
+        var error = APIError(.tooManyRequests, code: "too_many_requests", message)
+        error.headers[.retryAfter] = String(seconds)
+        return error
+    }
+}
