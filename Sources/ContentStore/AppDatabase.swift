@@ -169,6 +169,13 @@ public final class AppDatabase: Sendable {
                         user_id TEXT, name TEXT NOT NULL, screen TEXT, properties TEXT NOT NULL, at REAL NOT NULL);
                     CREATE INDEX analytics_by_time ON analytics_event (at);
                     ALTER TABLE device ADD COLUMN user_id TEXT REFERENCES user(id) ON DELETE CASCADE;
+                    CREATE TABLE bookmark (
+                        user_id TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE, verse_key TEXT NOT NULL, created_at REAL NOT NULL,
+                        PRIMARY KEY (user_id, verse_key)) WITHOUT ROWID;
+                    CREATE TABLE settings (
+                        user_id TEXT PRIMARY KEY NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                        reminder_time TEXT NOT NULL, timezone TEXT NOT NULL, calendar TEXT NOT NULL, adjustment INTEGER NOT NULL,
+                        display_theme TEXT NOT NULL, notifications INTEGER NOT NULL, locale TEXT NOT NULL, updated_at REAL NOT NULL);
                     """)
         }
         return migrator

@@ -17,6 +17,11 @@ struct SessionRequest: Decodable {
     let password: String
 }
 
+struct Me: Encodable {
+    let user: User
+    let settings: UserSettings
+}
+
 struct SignedIn: Encodable {
     let user: User
     let token: String
@@ -82,7 +87,8 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
     }
 
     router.get("/v1/me") { _, context -> Response in
-        json(["user": try context.requireIdentity()], status: .ok)
+        let user = try context.requireIdentity()
+        return json(Me(user: user, settings: try accounts.settings(userID: user.id)), status: .ok)
     }
 
     router.get("/v1/onboarding") { _, context -> Response in

@@ -30,6 +30,15 @@ extension AppDatabase {
             for event in analytics {
                 try Self.recordEvent(db, userID: userID, name: event.name, screen: event.screen, properties: event.properties, at: event.at)
             }
+            // Completion carries the chosen theme and the notification answer into the settings and the devices.
+            if case .complete = event, let theme = next.theme {
+                _ = try Self.updateSettings(db, userID: userID, now: now) { settings in
+                    settings.displayTheme = theme
+                    settings.notifications = next.notificationPermission == .granted
+                }
+                try db.execute(
+                    sql: "UPDATE device SET display_theme = ?, updated_at = ? WHERE user_id = ?", arguments: [theme, now.timeIntervalSince1970, userID])
+            }
             return next
         }
     }

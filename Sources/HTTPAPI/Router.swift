@@ -43,6 +43,7 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
     router.add(middleware: AuthenticationMiddleware(environment: environment))
     addAccountRoutes(router, environment)
     addFlowRoute(router, environment)
+    addUserDataRoutes(router, environment)
 
     router.get("/health") { _, _ in json(["status": "ok"]) }
 

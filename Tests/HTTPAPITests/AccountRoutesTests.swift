@@ -7,6 +7,7 @@ import Testing
 @testable import HTTPAPI
 
 @Suite struct AccountRoutesTests {
+    init() {}
     static let now = ISO8601DateFormatter().date(from: "2025-03-01T08:00:00Z")!
 
     func object(_ buffer: ByteBuffer) throws -> [String: Any] {

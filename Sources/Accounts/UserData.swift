@@ -1,0 +1,98 @@
+import ContentStore
+import Foundation
+import GRDB
+
+/// A user's settings: what the onboarding fills and `PATCH /v1/me/settings` changes.
+public struct UserSettings: Hashable, Sendable, Codable {
+    public var reminderTime = "08:00"
+    public var timezone = "UTC"
+    public var calendar = "umm-al-qura"
+    public var adjustment = 0
+    public var displayTheme = "parchment"
+    /// Off until the user grants permission.
+    public var notifications = false
+    public var locale = "en"
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case reminderTime = "reminder_time", timezone, calendar, adjustment, displayTheme = "display_theme", notifications, locale
+    }
+}
+
+public struct Bookmark: Hashable, Sendable, Codable {
+    public let verseKey: String
+    public let createdAt: String
+    enum CodingKeys: String, CodingKey { case verseKey = "verse_key", createdAt = "created_at" }
+}
+
+extension AppDatabase {
+    // MARK: - Settings
+
+    public func settings(userID: String) throws -> UserSettings {
+        try writer.read { db in try Self.settings(db, userID: userID) }
+    }
+
+    static func settings(_ db: Database, userID: String) throws -> UserSettings {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM settings WHERE user_id = ?", arguments: [userID]) else { return UserSettings() }
+        var settings = UserSettings()
+        settings.reminderTime = row["reminder_time"]
+        settings.timezone = row["timezone"]
+        settings.calendar = row["calendar"]
+        settings.adjustment = row["adjustment"]
+        settings.displayTheme = row["display_theme"]
+        settings.notifications = row["notifications"]
+        settings.locale = row["locale"]
+        return settings
+    }
+
+    /// Reads, changes and stores a user's settings in one transaction.
+    public func updateSettings(userID: String, now: Date, _ change: (inout UserSettings) throws -> Void) throws -> UserSettings {
+        try writer.write { db in try Self.updateSettings(db, userID: userID, now: now, change) }
+    }
+
+    public static func updateSettings(_ db: Database, userID: String, now: Date, _ change: (inout UserSettings) throws -> Void) throws -> UserSettings {
+        var settings = try settings(db, userID: userID)
+        try change(&settings)
+        try db.execute(
+            sql: """
+                INSERT INTO settings (user_id, reminder_time, timezone, calendar, adjustment, display_theme, notifications, locale, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (user_id) DO UPDATE SET reminder_time = excluded.reminder_time, timezone = excluded.timezone,
+                    calendar = excluded.calendar, adjustment = excluded.adjustment, display_theme = excluded.display_theme,
+                    notifications = excluded.notifications, locale = excluded.locale, updated_at = excluded.updated_at
+                """,
+            arguments: [
+                userID, settings.reminderTime, settings.timezone, settings.calendar, settings.adjustment, settings.displayTheme,
+                settings.notifications, settings.locale, now.timeIntervalSince1970,
+            ])
+        return settings
+    }
+
+    // MARK: - Bookmarks
+
+    public func bookmarks(userID: String) throws -> [Bookmark] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT verse_key, created_at FROM bookmark WHERE user_id = ? ORDER BY created_at, verse_key", arguments: [userID])
+                .map { Bookmark(verseKey: $0["verse_key"], createdAt: ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: $0["created_at"]))) }
+        }
+    }
+
+    /// True if the bookmark is new.
+    public func addBookmark(userID: String, verseKey: String, now: Date) throws -> Bool {
+        try writer.write { db in
+            try db.execute(
+                sql: "INSERT INTO bookmark (user_id, verse_key, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                arguments: [userID, verseKey, now.timeIntervalSince1970])
+            return db.changesCount > 0
+        }
+    }
+
+    /// True if there was one.
+    public func removeBookmark(userID: String, verseKey: String) throws -> Bool {
+        try writer.write { db in
+            try db.execute(sql: "DELETE FROM bookmark WHERE user_id = ? AND verse_key = ?", arguments: [userID, verseKey])
+            return db.changesCount > 0
+        }
+    }
+}
