@@ -104,7 +104,7 @@ func parseInstant(_ text: String, option: String) throws -> Date {
 
 func parseTimeZone(_ name: String?) throws -> TimeZone {
     guard let name else { return TimeZone.current }
-    guard let zone = TimeZone(identifier: name), zone.identifier == name || name == "UTC" || name == "GMT" else {
+    guard let zone = TimeZone.iana(name) else {
         throw CalendarError.unknownTimeZone(name)
     }
     return zone

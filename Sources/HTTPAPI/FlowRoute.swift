@@ -79,7 +79,7 @@ func addFlowRoute(_ router: Router<APIContext>, _ environment: APIEnvironment) {
     // for that zone, the display themes).
     router.get("/v1/onboarding/flow") { request, _ -> Response in
         let zoneName = request.uri.queryParameters["tz"].map(String.init) ?? "UTC"
-        guard let zone = TimeZone(identifier: zoneName), zone.identifier == zoneName || zoneName == "UTC" else {
+        guard let zone = TimeZone.iana(zoneName) else {
             throw APIError.badRequest("bad_zone", "unknown time zone '\(zoneName)': expected an IANA name such as Asia/Baghdad")
         }
         let database = environment.service.database

@@ -51,7 +51,7 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
     router.get("/v1/today") { request, _ -> Response in
         let query = request.uri.queryParameters
         let zoneName = query["tz"].map(String.init) ?? "UTC"
-        guard let zone = TimeZone(identifier: zoneName), zone.identifier == zoneName || zoneName == "UTC" else {
+        guard let zone = TimeZone.iana(zoneName) else {
             throw APIError.badRequest("bad_zone", "unknown time zone '\(zoneName)': expected an IANA name such as Asia/Baghdad")
         }
         let now = environment.clock()

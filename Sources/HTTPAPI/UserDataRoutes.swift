@@ -51,7 +51,7 @@ struct SettingsPatch: Decodable {
             settings.reminderTime = value
         }
         if let value = timezone {
-            guard let zone = TimeZone(identifier: value), zone.identifier == value || value == "UTC" else {
+            guard TimeZone.iana(value) != nil else {
                 throw APIError.badRequest("bad_zone", "unknown time zone '\(value)'")
             }
             settings.timezone = value

@@ -108,3 +108,11 @@ extension CivilDate: Codable {
         try container.encode(description)
     }
 }
+
+extension TimeZone {
+    /// The zone with exactly this IANA name (or UTC/GMT); nil for anything Foundation would only approximate.
+    public static func iana(_ name: String) -> TimeZone? {
+        guard let zone = TimeZone(identifier: name), zone.identifier == name || name == "UTC" || name == "GMT" else { return nil }
+        return zone
+    }
+}

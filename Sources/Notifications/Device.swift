@@ -92,7 +92,7 @@ public struct Device: Hashable, Sendable {
 
     /// A zone name that Foundation knows by exactly that name.
     public static func validateTimeZone(_ name: String) throws(DeviceError) -> TimeZone {
-        guard let zone = TimeZone(identifier: name), zone.identifier == name || name == "UTC" else { throw .invalidTimeZone(name) }
+        guard let zone = TimeZone.iana(name) else { throw .invalidTimeZone(name) }
         return zone
     }
 }
