@@ -76,6 +76,10 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
             throw refused
         }
         environment.throttles.signIn.reset(keys[0])
+        // Called with a guest's token, the guest is merged into the account and retired.
+        if let guest = context.identity, guest.mode == .guest {
+            try accounts.mergeGuest(guest.id, into: stored.userID, flow: environment.onboarding.flow, now: now)
+        }
         let (user, token) = try accounts.openSession(userID: stored.userID, now: now)
         return json(SignedIn(user: user, token: token), status: .ok)
     }

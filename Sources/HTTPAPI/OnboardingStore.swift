@@ -55,3 +55,44 @@ extension AppDatabase {
             arguments: [userID, name, screen, String(decoding: try encoder.encode(properties), as: UTF8.self), at.timeIntervalSince1970])
     }
 }
+
+extension AppDatabase {
+    /// Signs a guest into an account: in one transaction the guest's bookmarks join the account's, its devices move to
+    /// the account, onboarding progress is kept from whichever is further along, the account's settings win where it
+    /// has them, and the guest is retired (its sessions with it).
+    public func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, now: Date) throws {
+        guard guestID != accountID else { return }
+        try writer.write { db in
+            guard try String.fetchOne(db, sql: "SELECT mode FROM user WHERE id = ?", arguments: [guestID]) == "guest" else { return }
+            try db.execute(
+                sql: """
+                    INSERT INTO bookmark (user_id, verse_key, created_at)
+                    SELECT ?, verse_key, created_at FROM bookmark WHERE user_id = ? ON CONFLICT DO NOTHING
+                    """, arguments: [accountID, guestID])
+            try db.execute(sql: "UPDATE device SET user_id = ?, updated_at = ? WHERE user_id = ?", arguments: [accountID, now.timeIntervalSince1970, guestID])
+            let guestState = try Self.onboardingState(db, userID: guestID, flow: flow)
+            let accountState = try Self.onboardingState(db, userID: accountID, flow: flow)
+            if Self.progress(guestState, flow) > Self.progress(accountState, flow) {
+                try db.execute(
+                    sql: """
+                        INSERT INTO onboarding (user_id, state, updated_at) SELECT ?, state, ? FROM onboarding WHERE user_id = ?
+                        ON CONFLICT (user_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at
+                        """, arguments: [accountID, now.timeIntervalSince1970, guestID])
+            }
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM settings WHERE user_id = ?", arguments: [accountID]) != true {
+                try db.execute(
+                    sql: """
+                        INSERT INTO settings (user_id, reminder_time, timezone, calendar, adjustment, display_theme, notifications, locale, updated_at)
+                        SELECT ?, reminder_time, timezone, calendar, adjustment, display_theme, notifications, locale, ? FROM settings WHERE user_id = ?
+                        """, arguments: [accountID, now.timeIntervalSince1970, guestID])
+            }
+            try Self.recordEvent(db, userID: accountID, name: "guest_merged", screen: nil, properties: ["guest": guestID], at: now)
+            try db.execute(sql: "DELETE FROM user WHERE id = ?", arguments: [guestID])
+        }
+    }
+
+    /// How far along an onboarding is: completed beats everything, then the number of screens seen.
+    static func progress(_ state: OnboardingState, _ flow: OnboardingFlow) -> Int {
+        (state.isCompleted ? 1000 : 0) + state.screensSeen.count * 10 + (flow.index(of: state.currentScreen) ?? 0)
+    }
+}

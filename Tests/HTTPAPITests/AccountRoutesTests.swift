@@ -153,3 +153,36 @@ import Testing
         }
     }
 }
+
+@Suite struct MergeTests {
+    let helper = AccountRoutesTests()
+
+    @Test func signingInAsAGuestMergesTheGuestIntoTheAccount() async throws {
+        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+            // An account with a bookmark and its own settings, and no onboarding progress.
+            let account = helper.token(try await helper.post(client, "/v1/accounts", ["email": "amina@example.org", "password": "a long passphrase"]).1)
+            _ = try await client.execute(uri: "/v1/bookmarks/2:255", method: .put, headers: helper.bearer(account)) { $0.status }
+            _ = try await client.execute(
+                uri: "/v1/me/settings", method: .patch, headers: helper.bearer(account), body: try helper.body(["reminder_time": "05:30"])) { $0.status }
+            // A guest on another phone, further along in onboarding, with its own bookmarks and settings.
+            let guestReply = try await helper.post(client, "/v1/guests", [:]).1
+            let guest = helper.token(guestReply)
+            for key in ["2:255", "96:1-5"] { _ = try await client.execute(uri: "/v1/bookmarks/\(key)", method: .put, headers: helper.bearer(guest)) { $0.status } }
+            _ = try await client.execute(
+                uri: "/v1/me/settings", method: .patch, headers: helper.bearer(guest), body: try helper.body(["reminder_time": "07:00"])) { $0.status }
+            for event in [["type": "view"], ["type": "advance"], ["type": "view"]] { _ = try await helper.post(client, "/v1/onboarding/events", event, token: guest) }
+
+            let (status, signedIn) = try await helper.post(client, "/v1/sessions", ["email": "amina@example.org", "password": "a long passphrase"], token: guest)
+            #expect(status == 200)
+            let merged = helper.token(signedIn)
+            #expect(helper.user(signedIn)["mode"] as? String == "account")
+            // Bookmarks united, progress from the guest, the account's own settings kept.
+            let bookmarks = try await helper.get(client, "/v1/bookmarks", token: merged).1["bookmarks"] as? [[String: Any]]
+            #expect(Set(bookmarks?.compactMap { $0["verse_key"] as? String } ?? []) == ["2:255", "96:1-5"])
+            #expect(try await helper.get(client, "/v1/onboarding", token: merged).1["current_screen"] as? String == "mission")
+            #expect((try await helper.get(client, "/v1/me", token: merged).1["settings"] as? [String: Any])?["reminder_time"] as? String == "05:30")
+            // The guest is retired: its token no longer works.
+            #expect(try await helper.get(client, "/v1/me", token: guest).0 == 401)
+        }
+    }
+}
