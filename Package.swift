@@ -38,7 +38,7 @@ let package = Package(
         .target(
             name: "Accounts",
             dependencies: [
-                "ContentStore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+                "ContentStore", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]),
         // The app's HTTP API (Hummingbird 2): the router, built in one function so tests build the same one.

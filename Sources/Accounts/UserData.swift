@@ -1,6 +1,7 @@
 import ContentStore
 import Foundation
 import GRDB
+import HijriCalendar
 
 /// A user's settings: what the onboarding fills and `PATCH /v1/me/settings` changes.
 public struct UserSettings: Hashable, Sendable, Codable {
@@ -74,7 +75,7 @@ extension AppDatabase {
     public func bookmarks(userID: String) throws -> [Bookmark] {
         try writer.read { db in
             try Row.fetchAll(db, sql: "SELECT verse_key, created_at FROM bookmark WHERE user_id = ? ORDER BY created_at, verse_key", arguments: [userID])
-                .map { Bookmark(verseKey: $0["verse_key"], createdAt: ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: $0["created_at"]))) }
+                .map { Bookmark(verseKey: $0["verse_key"], createdAt: Date(timeIntervalSince1970: $0["created_at"]).iso8601UTC) }
         }
     }
 

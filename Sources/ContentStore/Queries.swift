@@ -140,7 +140,7 @@ extension AppDatabase {
                 sql: """
                     INSERT INTO published_month_start (year, month, first_day, created_at) VALUES (?, ?, ?, ?)
                     ON CONFLICT (year, month) DO UPDATE SET first_day = excluded.first_day, created_at = excluded.created_at
-                    """, arguments: [start.year, start.month, start.firstDay.description, ISO8601DateFormatter().string(from: now)])
+                    """, arguments: [start.year, start.month, start.firstDay.description, now.iso8601UTC])
         }
     }
 

@@ -82,7 +82,7 @@ struct DevicesList: ParsableCommand {
             if states.isEmpty { print("no devices") }
             for state in states {
                 let device = state.device
-                let next = state.nextFireAt.map { OutboxText.instant($0) } ?? "disabled"
+                let next = state.nextFireAt?.iso8601UTC ?? "disabled"
                 print("\(device.id)  \(device.platform.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(device.timeZone) \(device.reminderTime) \(device.locale.rawValue)  next \(next)")
             }
         }
@@ -223,10 +223,10 @@ struct DeviceRecordJSON: Encodable {
         adjustment = device.adjustment.days
         displayTheme = device.displayTheme
         enabled = device.enabled
-        createdAt = OutboxText.instant(device.createdAt)
-        updatedAt = OutboxText.instant(device.updatedAt)
+        createdAt = device.createdAt.iso8601UTC
+        updatedAt = device.updatedAt.iso8601UTC
         lastLocalDate = state.lastLocalDate?.description
-        nextFireAt = state.nextFireAt.map(OutboxText.instant)
+        nextFireAt = state.nextFireAt?.iso8601UTC
     }
 
     func encode(to encoder: Encoder) throws {
@@ -319,10 +319,3 @@ struct DeviceRecordJSON: Encodable {
     }
 }
 
-enum OutboxText {
-    static func instant(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: date)
-    }
-}

@@ -140,7 +140,7 @@ struct Serve: AsyncParsableCommand {
             let sink = try emit.makeSink(global)
             let emitted = try Emitter(database: database, configuration: emit.configuration(global)).run(now: now)
             let delivered = try Deliverer(database: database, sink: sink).run(now: now)
-            let line = "pass at \(OutboxText.instant(now)): \(emitted.devices) devices due, \(emitted.queued) queued, \(emitted.missed) missed; \(delivered.delivered) delivered, \(delivered.retrying) to retry, \(delivered.failed) failed (\(sink.name))"
+            let line = "pass at \(now.iso8601UTC): \(emitted.devices) devices due, \(emitted.queued) queued, \(emitted.missed) missed; \(delivered.delivered) delivered, \(delivered.retrying) to retry, \(delivered.failed) failed (\(sink.name))"
             if global.json {
                 let summary: [String: Int] = [
                     "devices": emitted.devices, "queued": emitted.queued, "missed": emitted.missed, "delivered": delivered.delivered,
@@ -183,7 +183,7 @@ struct OutboxList: ParsableCommand {
             if records.isEmpty { print("no outbox rows") }
             for record in records {
                 let error = record.lastError.map { "  last error: \($0)" } ?? ""
-                print("\(record.id)  \(record.localDate)  \(record.status.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(record.platform.padding(toLength: 7, withPad: " ", startingAt: 0)) \(record.deviceID)  fire \(OutboxText.instant(record.fireAt))  attempts \(record.attempts)\(error)")
+                print("\(record.id)  \(record.localDate)  \(record.status.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(record.platform.padding(toLength: 7, withPad: " ", startingAt: 0)) \(record.deviceID)  fire \(record.fireAt.iso8601UTC)  attempts \(record.attempts)\(error)")
             }
         }
     }
@@ -211,7 +211,7 @@ struct Status: ParsableCommand {
             let counts = try database.outboxCounts()
             let report = Report(
                 devices: devices.total, enabled: devices.enabled,
-                nextFires: devices.next.map { .init(deviceID: $0.id, at: OutboxText.instant($0.at)) },
+                nextFires: devices.next.map { .init(deviceID: $0.id, at: $0.at.iso8601UTC) },
                 outbox: Dictionary(uniqueKeysWithValues: OutboxStatus.allCases.map { ($0.rawValue, counts[$0] ?? 0) }),
                 lastErrors: try database.lastDeliveryErrors().map { .init(outboxID: $0.id, error: $0.lastError ?? "") })
             if global.json { return try printJSON(report) }

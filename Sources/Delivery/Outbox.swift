@@ -48,7 +48,7 @@ public struct OutboxRecord: Sendable {
     public func jsonLine(includeStatus: Bool = false) -> String {
         let quoted = JSON.quoted
         var fields = [
-            "\"device_id\":\(quoted(deviceID))", "\"fire_at\":\(quoted(Self.iso8601(fireAt)))", "\"headers\":\(headers)", "\"id\":\(id)",
+            "\"device_id\":\(quoted(deviceID))", "\"fire_at\":\(quoted(fireAt.iso8601UTC))", "\"headers\":\(headers)", "\"id\":\(id)",
             "\"idempotency_key\":\(quoted(idempotencyKey))", "\"local_date\":\(quoted(localDate))", "\"payload\":\(payload)",
             "\"platform\":\(quoted(platform))",
         ]
@@ -56,11 +56,6 @@ public struct OutboxRecord: Sendable {
         return "{" + fields.joined(separator: ",") + "}"
     }
 
-    static func iso8601(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: date)
-    }
 }
 
 extension AppDatabase {

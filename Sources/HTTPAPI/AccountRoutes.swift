@@ -2,6 +2,7 @@ import Accounts
 import ContentStore
 import Foundation
 import HTTPTypes
+import HijriCalendar
 import Hummingbird
 import Onboarding
 
@@ -160,7 +161,6 @@ struct OnboardingStateJSON: Encodable {
 
     func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        let iso = ISO8601DateFormatter()
         try container.encode(state.currentScreen, forKey: .currentScreen)
         try container.encode(state.screensSeen, forKey: .screensSeen)
         try container.encode(state.skipped, forKey: .skipped)
@@ -169,8 +169,8 @@ struct OnboardingStateJSON: Encodable {
         try container.encode(state.notificationPermission?.rawValue, forKey: .notificationPermission)
         try container.encode(state.theme, forKey: .theme)
         try container.encode(state.accountChoice?.rawValue, forKey: .accountChoice)
-        try container.encode(state.startedAt.map(iso.string(from:)), forKey: .startedAt)
-        try container.encode(state.completedAt.map(iso.string(from:)), forKey: .completedAt)
+        try container.encode(state.startedAt?.iso8601UTC, forKey: .startedAt)
+        try container.encode(state.completedAt?.iso8601UTC, forKey: .completedAt)
         try container.encode(state.flowVersion, forKey: .flowVersion)
     }
 }

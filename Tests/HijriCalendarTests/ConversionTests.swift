@@ -117,6 +117,14 @@ import Testing
         #expect(try civil("1970-01-01").isoWeekday == 4)
     }
 
+    @Test func utcTimestampsMatchISO8601DateFormatter() {
+        let formatter = ISO8601DateFormatter()
+        for seconds in stride(from: -2_208_988_800.0, through: 4_102_444_800.0, by: 86_399.7) + [0, -0.5, 1_740_805_200.9, 86_399, 86_400] {
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(date.iso8601UTC == formatter.string(from: Date(timeIntervalSince1970: seconds.rounded(.down))), "\(seconds)")
+        }
+    }
+
     @Test func monthNames() {
         #expect(HijriMonth.ramadan.englishName == "Ramadan")
         #expect(HijriMonth.ramadan.arabicName == "رمضان")
