@@ -119,10 +119,14 @@ import Testing
 
     @Test func utcTimestampsMatchISO8601DateFormatter() {
         let formatter = ISO8601DateFormatter()
-        for seconds in stride(from: -2_208_988_800.0, through: 4_102_444_800.0, by: 86_399.7) + [0, -0.5, 1_740_805_200.9, 86_399, 86_400] {
-            let date = Date(timeIntervalSince1970: seconds)
-            #expect(date.iso8601UTC == formatter.string(from: Date(timeIntervalSince1970: seconds.rounded(.down))), "\(seconds)")
+        // Whole seconds from 1900 to 2100 (every 86,399 s, so every time of day comes round), and the day edges.
+        for seconds in Array(stride(from: -2_208_988_800, through: 4_102_444_800, by: 86_399)) + [0, -1, 86_399, 86_400, 1_740_805_200] {
+            let date = Date(timeIntervalSince1970: Double(seconds))
+            #expect(date.iso8601UTC == formatter.string(from: date), "\(seconds)")
         }
+        // Fractions are cut, never rounded up.
+        #expect(Date(timeIntervalSince1970: 1_740_805_200.9).iso8601UTC == "2025-03-01T05:00:00Z")
+        #expect(Date(timeIntervalSince1970: -0.5).iso8601UTC == "1969-12-31T23:59:59Z")
     }
 
     @Test func monthNames() {
