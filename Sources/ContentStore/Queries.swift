@@ -17,6 +17,12 @@ extension AppDatabase {
             revelation: row["revelation"], ayahCount: row["ayah_count"])
     }
 
+    /// Checks that `range` names verses that exist, from the sura's length alone.
+    public func validate(_ range: VerseRange) throws {
+        guard let surah = try surah(range.surah) else { throw StoreError.notSeeded("suras") }
+        guard range.end <= surah.ayahCount else { throw StoreError.verseNotFound(range.key) }
+    }
+
     /// The Arabic text, the translation, the sura and the layers of a verse or passage, in one read.
     public func verse(_ range: VerseRange, translation: String) throws -> VerseContent {
         try writer.read { db in

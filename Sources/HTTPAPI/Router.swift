@@ -59,13 +59,7 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
         do { date = try query["date"].map { try CivilDate(parsing: String($0)) } ?? CivilDate(instant: now, timeZone: zone) } catch {
             throw APIError.badRequest("bad_date", "\(error)")
         }
-        let calendar: CalendarKind
-        let adjustment: Adjustment
-        do {
-            calendar = try CalendarKind(parsing: query["calendar"].map(String.init) ?? CalendarKind.ummAlQura.rawValue)
-            guard let adjust = Int(query["adjust"].map(String.init) ?? "0") else { throw CalendarError.invalidAdjustment(99) }
-            adjustment = try Adjustment(adjust)
-        } catch { throw APIError.badRequest("bad_calendar", "\(error)") }
+        let (calendar, adjustment) = try calendarChoice(request)
         let translation = query["translation"].map(String.init) ?? BundledContent.pickthall.id
         let report = try run {
             try environment.service.today(
@@ -89,13 +83,7 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
         guard let year = context.parameters.get("year").flatMap(Int.init) else {
             throw APIError.badRequest("bad_year", "expected a Hijri year such as 1446")
         }
-        let query = request.uri.queryParameters
-        let calendar: CalendarKind
-        let adjustment: Adjustment
-        do {
-            calendar = try CalendarKind(parsing: query["calendar"].map(String.init) ?? CalendarKind.ummAlQura.rawValue)
-            adjustment = try Adjustment(Int(query["adjust"].map(String.init) ?? "0") ?? 99)
-        } catch { throw APIError.badRequest("bad_calendar", "\(error)") }
+        let (calendar, adjustment) = try calendarChoice(request)
         return try conditional(request, try run { try environment.service.year(year, calendar: calendar, adjustment: adjustment) }, maxAge: 3600)
     }
 
@@ -107,6 +95,21 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
         return try conditional(request, themes, maxAge: 3600)
     }
     return router
+}
+
+/// `calendar` and `adjust` from a query string (defaults: umm-al-qura, 0); an error names the value at fault.
+func calendarChoice(_ request: Request) throws -> (CalendarKind, Adjustment) {
+    let query = request.uri.queryParameters
+    do {
+        let calendar = try CalendarKind(parsing: query["calendar"].map(String.init) ?? CalendarKind.ummAlQura.rawValue)
+        let text = query["adjust"].map(String.init) ?? "0"
+        guard let days = Int(text) else {
+            throw APIError.badRequest("bad_calendar", "invalid adjustment '\(text)': expected a whole number of days from -2 to 2")
+        }
+        return (calendar, try Adjustment(days))
+    } catch let error as CalendarError {
+        throw APIError.badRequest("bad_calendar", error.description)
+    }
 }
 
 struct ThemesReport: Encodable {

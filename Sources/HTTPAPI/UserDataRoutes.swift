@@ -114,6 +114,6 @@ func verseKey(_ context: APIContext, _ environment: APIEnvironment) throws -> St
     let text = context.parameters.get("key") ?? ""
     let range: VerseRange
     do { range = try VerseRange(parsing: text) } catch { throw APIError.badRequest("bad_verse", "\(error)") }
-    _ = try run { try environment.service.verse(range) }
+    try run { try environment.accounts.validate(range) }
     return range.key
 }

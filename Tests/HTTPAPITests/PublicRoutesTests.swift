@@ -130,6 +130,8 @@ func makeApp(clock: @escaping @Sendable () -> Date) throws -> some ApplicationPr
         ("/v1/today?tz=Mars/Olympus", 400, "bad_zone"),
         ("/v1/today?tz=UTC&date=2025-02-30", 400, "bad_date"),
         ("/v1/today?tz=UTC&adjust=7", 400, "bad_calendar"),
+        ("/v1/today?tz=UTC&adjust=one", 400, "bad_calendar"),
+        ("/v1/calendar/1446?adjust=one", 400, "bad_calendar"),
         ("/v1/today?tz=UTC&calendar=lunar", 400, "bad_calendar"),
         ("/v1/today?tz=UTC&date=2200-01-01", 400, "out_of_range"),
         ("/v1/today?tz=UTC&translation=xx.none", 404, "translation_not_found"),
