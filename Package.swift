@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "Notifications", "ContentStore", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "Delivery", "ContentStore", "Notifications"]),
         .testTarget(name: "OnboardingTests", dependencies: ["Onboarding"]),
-        .testTarget(name: "AccountsTests", dependencies: ["Accounts"]),
+        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "ContentStore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [

@@ -95,18 +95,25 @@ extension AppDatabase {
     }
 
     /// The user a bearer token belongs to; nil for a malformed, unknown or revoked token.
+    ///
+    /// A read; the session's and the user's last-used times are written only when they are more than a minute old,
+    /// so an active client does not turn every request into a write.
     public func authenticate(token: String, now: Date) throws -> User? {
         guard SessionToken.isWellFormed(token) else { return nil }
         let hash = SessionToken.hash(token)
-        return try writer.write { db in
-            guard let row = try Row.fetchOne(
-                db, sql: "SELECT u.*, s.token_hash FROM session s JOIN user u ON u.id = s.user_id WHERE s.token_hash = ?", arguments: [hash]),
-                SessionToken.matches(token, storedHash: row["token_hash"])
-            else { return nil }
-            try db.execute(sql: "UPDATE session SET last_used_at = ? WHERE token_hash = ?", arguments: [now.timeIntervalSince1970, hash])
-            try db.execute(sql: "UPDATE user SET last_active_at = ? WHERE id = ?", arguments: [now.timeIntervalSince1970, row["id"] as String])
-            return Self.user(row)
+        let found = try writer.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT u.*, s.token_hash, s.last_used_at FROM session s JOIN user u ON u.id = s.user_id WHERE s.token_hash = ?",
+                arguments: [hash])
         }
+        guard let row = found, SessionToken.matches(token, storedHash: row["token_hash"]) else { return nil }
+        if now.timeIntervalSince1970 - (row["last_used_at"] as Double) > 60 {
+            try writer.write { db in
+                try db.execute(sql: "UPDATE session SET last_used_at = ? WHERE token_hash = ?", arguments: [now.timeIntervalSince1970, hash])
+                try db.execute(sql: "UPDATE user SET last_active_at = ? WHERE id = ?", arguments: [now.timeIntervalSince1970, row["id"] as String])
+            }
+        }
+        return Self.user(row)
     }
 
     public func closeSession(token: String) throws {

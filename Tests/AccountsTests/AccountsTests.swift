@@ -82,3 +82,24 @@ import Testing
         }
     }
 }
+
+import ContentStore
+import GRDB
+
+@Suite struct SessionStoreTests {
+    @Test func authenticationWritesLastUsedOnlyWhenItIsStale() throws {
+        let database = try AppDatabase.inMemory()
+        let start = Date(timeIntervalSince1970: 1_740_000_000)
+        let (user, token) = try database.createGuest(now: start)
+        func lastUsed() throws -> Double? {
+            try database.writer.read { db in try Double.fetchOne(db, sql: "SELECT last_used_at FROM session") }
+        }
+        #expect(try database.authenticate(token: token, now: start.addingTimeInterval(30))?.id == user.id)
+        #expect(try lastUsed() == start.timeIntervalSince1970)
+        #expect(try database.authenticate(token: token, now: start.addingTimeInterval(61))?.id == user.id)
+        #expect(try lastUsed() == start.timeIntervalSince1970 + 61)
+        #expect(try database.authenticate(token: token + "x", now: start) == nil)
+        try database.closeSession(token: token)
+        #expect(try database.authenticate(token: token, now: start) == nil)
+    }
+}
