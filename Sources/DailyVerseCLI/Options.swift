@@ -30,20 +30,42 @@ public struct GlobalOptions: ParsableArguments {
 
     /// The configuration file, if one is named or the default exists. Flags override the environment, which
     /// overrides the file, which overrides the defaults.
+    /// Read once per process: every setting asks for it.
     func configFile() throws -> ConfigFile? {
         let named = config ?? environment["DAILYVERSE_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
         let path = named ?? Self.defaultConfigPath
-        guard named != nil || FileManager.default.fileExists(atPath: path) else { return nil }
-        let file = try ConfigFile(contentsOf: path)
-        if let unknown = Set(file.values.keys).subtracting(Self.configKeys).sorted().first { throw ConfigError.unknownKey(unknown) }
-        return file
+        return try Self.loaded.value(for: path) {
+            guard named != nil || FileManager.default.fileExists(atPath: path) else { return nil }
+            let file = try ConfigFile(contentsOf: path)
+            if let unknown = Set(file.values.keys).subtracting(Self.configKeys).sorted().first { throw ConfigError.unknownKey(unknown) }
+            return file
+        }
+    }
+
+    private static let loaded = LoadedConfig()
+
+    /// Configuration files read so far, by path, with the error if reading failed.
+    private final class LoadedConfig: @unchecked Sendable {
+        private let lock = NSLock()
+        private var files: [String: Result<ConfigFile?, Error>] = [:]
+
+        func value(for path: String, load: () throws -> ConfigFile?) throws -> ConfigFile? {
+            try lock.withLock {
+                if let result = files[path] { return try result.get() }
+                let result = Result { try load() }
+                files[path] = result
+                return try result.get()
+            }
+        }
     }
 
     /// A setting from its flag, its environment variable, the configuration file, in that order.
+    /// The file is read (and checked) even when a flag or the environment wins, so a typo in it never goes unnoticed.
     func setting(flag: String?, environment name: String, key: String) throws -> String? {
+        let file = try configFile()
         if let flag { return flag }
         if let value = environment[name], !value.isEmpty { return value }
-        return try configFile()?.string(key)
+        return try file?.string(key)
     }
 
     /// The pinned clock, or the wall clock.

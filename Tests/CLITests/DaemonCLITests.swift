@@ -105,6 +105,29 @@ import Testing
         #expect(status["devices"] as? Int == 3)
     }
 
+    @Test func configurationComesFromFlagsThenEnvironmentThenFile() throws {
+        let db = CLI.freshDatabase()
+        let file = try writeFile((1...2).map { device($0) }, beside: db, name: "d.jsonl")
+        #expect(CLI.run(["devices", "import", file, "--now", "2025-02-01T00:00:00Z"], database: db).status == 0)
+        let spool = URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("from-file").path
+        let config = try writeFile(["sink = \"jsonl:\(spool)\"", "grace = \"2h\""], beside: db, name: "config.toml")
+        // The file's sink is used …
+        let fromFile = CLI.run(["serve", "--once", "--config", config, "--now", "2025-03-01T08:30:00Z"], database: db)
+        #expect(fromFile.status == 0, "\(fromFile.stderr)")
+        #expect(fromFile.stdout.contains("jsonl:\(spool)"))
+        // … the environment overrides the file, and a flag overrides both.
+        let fromEnvironment = CLI.run(["serve", "--once", "--config", config, "--now", "2025-03-02T08:30:00Z"], database: db, environment: ["DAILYVERSE_SINK": "stdout"])
+        #expect(fromEnvironment.stderr.contains("(stdout)"))
+        let fromFlag = CLI.run(
+            ["serve", "--once", "--config", config, "--sink", "jsonl:\(spool)", "--now", "2025-03-03T08:30:00Z"], database: db,
+            environment: ["DAILYVERSE_SINK": "stdout"])
+        #expect(fromFlag.stdout.contains("jsonl:\(spool)"))
+        // An unknown key is refused, naming it.
+        let bad = try writeFile(["sinq = \"stdout\""], beside: db, name: "bad.toml")
+        let refused = CLI.run(["status", "--config", bad], database: db)
+        #expect(refused.status != 0 && refused.stderr.contains("sinq"))
+    }
+
     @Test func serveStopsCleanlyOnSIGTERM() throws {
         let db = CLI.freshDatabase()
         #expect(CLI.run(["devices", "add", "--platform", "apns", "--token", Self.apns, "--tz", "UTC", "--now", "2025-02-01T00:00:00Z"], database: db).status == 0)
