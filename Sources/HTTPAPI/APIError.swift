@@ -19,20 +19,23 @@ public struct APIError: HTTPResponseError, Sendable {
     public static func badRequest(_ code: String, _ message: String) -> APIError { APIError(.badRequest, code: code, message) }
     public static func notFound(_ code: String, _ message: String) -> APIError { APIError(.notFound, code: code, message) }
 
+    struct Body: Encodable {
+        struct Detail: Encodable {
+            let code: String
+            let message: String
+        }
+        let error: Detail
+    }
+
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var fields = headers
         fields[.contentType] = "application/json; charset=utf-8"
-        let body = #"{"error":{"code":"# + JSONText.quoted(code) + #","message":"# + JSONText.quoted(message) + "}}"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: body)))
+        let body = (try? JSONText.encoder.encode(Body(error: .init(code: code, message: message)))) ?? Data()
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }
 
 enum JSONText {
-    static func quoted(_ text: String) -> String {
-        let data = (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
-
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
