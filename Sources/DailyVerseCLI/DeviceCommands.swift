@@ -34,19 +34,7 @@ struct DeviceOptions: ParsableArguments {
         } else if token != nil || endpoint != nil {
             throw CLIError("give --platform with a new token")
         }
-        if let tz {
-            _ = try Device.validateTimeZone(tz)
-            settings.timeZone = tz
-        }
-        settings.reminderTime = try time.map { try ReminderTime(parsing: $0) }
-        if let locale {
-            guard let value = DeviceLocale(rawValue: locale) else { throw DeviceError.invalidLocale(locale) }
-            settings.locale = value
-        }
-        settings.calendar = try calendar.map { try CalendarKind(parsing: $0) }
-        settings.adjustment = try adjust.map { try Adjustment($0) }
-        settings.displayTheme = displayTheme
-        settings.enabled = enabled
+        try settings.check(timeZone: tz, time: time, locale: locale, calendar: calendar, adjust: adjust, displayTheme: displayTheme, enabled: enabled)
         return settings
     }
 }
@@ -168,6 +156,27 @@ struct DevicesImport: ParsableCommand {
             if global.json { return try printJSON(["imported": added.count]) }
             print("imported \(added.count) devices from \(file)")
         }
+    }
+}
+
+extension DeviceSettings {
+    /// Sets the fields given, each checked; an error names the value. Shared by the flags and the import lines.
+    mutating func check(
+        timeZone: String?, time: String?, locale: String?, calendar: String?, adjust: Int?, displayTheme: String?, enabled: Bool?
+    ) throws {
+        if let timeZone {
+            _ = try Device.validateTimeZone(timeZone)
+            self.timeZone = timeZone
+        }
+        reminderTime = try time.map { try ReminderTime(parsing: $0) }
+        if let locale {
+            guard let value = DeviceLocale(rawValue: locale) else { throw DeviceError.invalidLocale(locale) }
+            self.locale = value
+        }
+        self.calendar = try calendar.map { try CalendarKind(parsing: $0) }
+        adjustment = try adjust.map { try Adjustment($0) }
+        self.displayTheme = displayTheme
+        self.enabled = enabled
     }
 }
 
@@ -298,23 +307,19 @@ struct DeviceRecordJSON: Encodable {
         default: throw CLIError("missing key 'token'")
         }
         guard let zone = try string("timezone") else { throw CLIError("missing key 'timezone'") }
-        _ = try Device.validateTimeZone(zone)
-        settings.timeZone = zone
-        settings.reminderTime = try string("reminder_time").map { try ReminderTime(parsing: $0) }
-        if let locale = try string("locale") {
-            guard let value = DeviceLocale(rawValue: locale) else { throw DeviceError.invalidLocale(locale) }
-            settings.locale = value
-        }
-        settings.calendar = try string("calendar").map { try CalendarKind(parsing: $0) }
+        var adjust: Int? = nil
         if let value = object["adjustment"], !(value is NSNull) {
             guard let days = value as? Int else { throw CLIError("'adjustment' must be a whole number") }
-            settings.adjustment = try Adjustment(days)
+            adjust = days
         }
-        settings.displayTheme = try string("display_theme")
+        var enabled: Bool? = nil
         if let value = object["enabled"], !(value is NSNull) {
             guard let flag = value as? Bool else { throw CLIError("'enabled' must be true or false") }
-            settings.enabled = flag
+            enabled = flag
         }
+        try settings.check(
+            timeZone: zone, time: string("reminder_time"), locale: string("locale"), calendar: string("calendar"), adjust: adjust,
+            displayTheme: string("display_theme"), enabled: enabled)
         return settings
     }
 }
