@@ -178,6 +178,77 @@ public final class AppDatabase: Sendable {
                         display_theme TEXT NOT NULL, notifications INTEGER NOT NULL, locale TEXT NOT NULL, updated_at REAL NOT NULL);
                     """)
         }
+        migrator.registerMigration("v4-schedule-queue") { db in
+            // The schedule leaves the device row for a queue ordered by fire time. A pass used to rewrite each device
+            // it fired, at random places in a wide table and in its next-fire index; now it deletes entries from the
+            // queue's front and adds the next day's near its back, and device rows are only read.
+            //
+            // An entry is live while its `version` is the device's `schedule_version`: changing a device's schedule
+            // bumps the version and queues a new entry, and a pass drops the entries left behind. `device_epoch`
+            // counts every change to the device table (by triggers, so that no writer can forget), so that a pass
+            // knows whether the devices it planned with changed before it wrote.
+            //
+            // Devices get an integer key, `seq`, never reused (AUTOINCREMENT). The queue and the outbox's unique key
+            // use it: an index of small integers is a quarter of the size of one of UUID strings, and every pass
+            // writes into it at random places.
+            try db.execute(
+                sql: """
+                    CREATE TABLE device_v4 (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        id TEXT NOT NULL UNIQUE,
+                        platform TEXT NOT NULL CHECK (platform IN ('apns', 'fcm', 'webpush')),
+                        token TEXT NOT NULL, p256dh TEXT, auth TEXT,
+                        timezone TEXT NOT NULL, reminder_time TEXT NOT NULL,
+                        locale TEXT NOT NULL CHECK (locale IN ('en', 'ar')),
+                        calendar TEXT NOT NULL CHECK (calendar IN ('umm-al-qura', 'tabular', 'sighted')),
+                        adjustment INTEGER NOT NULL CHECK (adjustment BETWEEN -2 AND 2),
+                        display_theme TEXT NOT NULL, enabled INTEGER NOT NULL,
+                        created_at REAL NOT NULL, updated_at REAL NOT NULL,
+                        user_id TEXT REFERENCES user(id) ON DELETE CASCADE,
+                        schedule_version INTEGER NOT NULL DEFAULT 1,
+                        UNIQUE (platform, token));
+                    INSERT INTO device_v4 (id, platform, token, p256dh, auth, timezone, reminder_time, locale, calendar, adjustment,
+                            display_theme, enabled, created_at, updated_at, user_id)
+                        SELECT id, platform, token, p256dh, auth, timezone, reminder_time, locale, calendar, adjustment,
+                            display_theme, enabled, created_at, updated_at, user_id
+                        FROM device ORDER BY created_at, id;
+                    CREATE TABLE schedule (
+                        next_fire_at REAL NOT NULL,
+                        device_seq INTEGER NOT NULL,
+                        version INTEGER NOT NULL,
+                        last_local_day INTEGER,
+                        PRIMARY KEY (next_fire_at, device_seq)) WITHOUT ROWID;
+                    INSERT INTO schedule (next_fire_at, device_seq, version, last_local_day)
+                        SELECT d.next_fire_at, n.seq, 1, CAST(julianday(d.last_local_date) - 2440587.5 AS INTEGER)
+                        FROM device d JOIN device_v4 n ON n.id = d.id WHERE d.enabled AND d.next_fire_at IS NOT NULL;
+                    CREATE TABLE outbox_v4 (
+                        id INTEGER PRIMARY KEY,
+                        device_seq INTEGER NOT NULL,
+                        device_id TEXT NOT NULL, platform TEXT NOT NULL, local_date TEXT NOT NULL, fire_at REAL NOT NULL,
+                        headers TEXT NOT NULL, payload TEXT NOT NULL,
+                        status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed', 'missed')),
+                        attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT, delivered_at REAL, next_attempt_at REAL,
+                        created_at REAL NOT NULL,
+                        UNIQUE (device_seq, local_date));
+                    -- Rows of devices already removed keep a key of their own (negative: never a device's).
+                    INSERT INTO outbox_v4 (id, device_seq, device_id, platform, local_date, fire_at, headers, payload, status, attempts,
+                            last_error, delivered_at, next_attempt_at, created_at)
+                        SELECT o.id, coalesce(n.seq, -o.id), o.device_id, o.platform, o.local_date, o.fire_at, o.headers, o.payload,
+                            o.status, o.attempts, o.last_error, o.delivered_at, o.next_attempt_at, o.created_at
+                        FROM outbox o LEFT JOIN device_v4 n ON n.id = o.device_id;
+                    DROP TABLE outbox;
+                    ALTER TABLE outbox_v4 RENAME TO outbox;
+                    CREATE INDEX outbox_pending ON outbox (id) WHERE status = 'pending';
+                    DROP TABLE device;
+                    ALTER TABLE device_v4 RENAME TO device;
+                    CREATE INDEX device_by_user ON device (user_id);
+                    CREATE TABLE device_epoch (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
+                    INSERT INTO device_epoch (id, value) VALUES (1, 0);
+                    CREATE TRIGGER device_epoch_on_insert AFTER INSERT ON device BEGIN UPDATE device_epoch SET value = value + 1; END;
+                    CREATE TRIGGER device_epoch_on_update AFTER UPDATE ON device BEGIN UPDATE device_epoch SET value = value + 1; END;
+                    CREATE TRIGGER device_epoch_on_delete AFTER DELETE ON device BEGIN UPDATE device_epoch SET value = value + 1; END;
+                    """)
+        }
         return migrator
     }
 }

@@ -102,14 +102,15 @@ public struct SchedulerService: Service {
         }
     }
 
-    /// Seconds until the next device fires or the next retry is due, at most `maximumSleep`.
+    /// Seconds until the next device fires or the next retry is due, at most `maximumSleep`. (The queue's first
+    /// entry may be one left behind by a change: that only wakes the loop early.)
     func nextWake(after now: Date) throws -> TimeInterval {
         let next = try database.writer.read { db in
             try Double.fetchOne(
                 db,
                 sql: """
                     SELECT min(t) FROM (
-                        SELECT min(next_fire_at) AS t FROM device WHERE enabled
+                        SELECT min(next_fire_at) AS t FROM schedule
                         UNION ALL SELECT min(next_attempt_at) FROM outbox WHERE status = 'pending')
                     """)
         }

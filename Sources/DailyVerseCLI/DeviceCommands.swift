@@ -52,8 +52,9 @@ struct DevicesAdd: ParsableCommand {
             guard settings.token != nil else { throw CLIError("--platform and its token are required") }
             guard settings.timeZone != nil else { throw CLIError("--tz is required") }
             let database = try global.openDatabase()
-            let device = try database.addDevice(settings, now: global.clock())
-            if global.json { return try printJSON(DeviceRecordJSON(try database.deviceState(id: device.id)!)) }
+            let now = try global.clock()
+            let device = try database.addDevice(settings, now: now)
+            if global.json { return try printJSON(DeviceRecordJSON(try database.deviceState(id: device.id, now: now)!)) }
             print(device.id)
         }
     }
@@ -65,7 +66,7 @@ struct DevicesList: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let states = try global.openDatabase().deviceStates()
+            let states = try global.openDatabase().deviceStates(now: try global.clock())
             if global.json { return try printJSON(states.map(DeviceRecordJSON.init)) }
             if states.isEmpty { print("no devices") }
             for state in states {
@@ -84,7 +85,7 @@ struct DevicesShow: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            guard let state = try global.openDatabase().deviceState(id: id) else { throw DeviceError.notFound(id) }
+            guard let state = try global.openDatabase().deviceState(id: id, now: try global.clock()) else { throw DeviceError.notFound(id) }
             let record = DeviceRecordJSON(state)
             if global.json { return try printJSON(record) }
             print(try record.text())
@@ -102,8 +103,9 @@ struct DevicesUpdate: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let database = try global.openDatabase()
-            let device = try database.updateDevice(id: id, try options.settings(), now: global.clock())
-            let record = DeviceRecordJSON(try database.deviceState(id: device.id)!)
+            let now = try global.clock()
+            let device = try database.updateDevice(id: id, try options.settings(), now: now)
+            let record = DeviceRecordJSON(try database.deviceState(id: device.id, now: now)!)
             if global.json { return try printJSON(record) }
             print(try record.text())
         }

@@ -71,25 +71,25 @@ extension AppDatabase {
         if try Bool.fetchOne(db, sql: "SELECT 1 FROM device WHERE platform = ? AND token = ?", arguments: [device.platform.rawValue, endpoint]) == true {
             throw DeviceError.duplicateToken(endpoint)
         }
-        let next = try nextFire(device, lastLocalDate: nil, now: now)
         try db.execute(
             sql: """
                 INSERT INTO device (id, platform, token, p256dh, auth, timezone, reminder_time, locale, calendar, adjustment,
-                    display_theme, enabled, created_at, updated_at, last_local_date, next_fire_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)
+                    display_theme, enabled, created_at, updated_at, schedule_version)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
                 """,
             arguments: [
                 device.id, device.platform.rawValue, endpoint, p256dh, auth, device.timeZone, device.reminderTime.description,
                 device.locale.rawValue, device.calendar.rawValue, device.adjustment.days, device.displayTheme, device.enabled,
-                now.timeIntervalSince1970, now.timeIntervalSince1970, next?.timeIntervalSince1970,
+                now.timeIntervalSince1970, now.timeIntervalSince1970,
             ])
+        try enqueue(db, device, seq: db.lastInsertedRowID, version: 1, lastFired: nil, now: now)
         return device
     }
 
     /// Changes a device. A new zone or time moves its next fire, never to a local date already fired.
     public func updateDevice(id: String, _ settings: DeviceSettings, now: Date) throws -> Device {
         try writer.write { db in
-            guard let state = try Self.deviceState(db, id: id) else { throw DeviceError.notFound(id) }
+            guard let state = try Self.deviceState(db, id: id, now: now) else { throw DeviceError.notFound(id) }
             var device = state.device
             if let token = settings.token {
                 guard token.platform == device.platform else { throw DeviceError.invalidPlatform(token.platform.rawValue) }
@@ -105,16 +105,18 @@ extension AppDatabase {
             device.updatedAt = now
             try Self.validate(db, device)
             let (endpoint, p256dh, auth) = Self.columns(device.token)
-            let next = try Self.nextFire(device, lastLocalDate: state.lastLocalDate, now: now)
             try db.execute(
                 sql: """
                     UPDATE device SET token = ?, p256dh = ?, auth = ?, timezone = ?, reminder_time = ?, locale = ?, calendar = ?,
-                        adjustment = ?, display_theme = ?, enabled = ?, updated_at = ?, next_fire_at = ? WHERE id = ?
+                        adjustment = ?, display_theme = ?, enabled = ?, updated_at = ?, schedule_version = schedule_version + 1
+                    WHERE id = ?
                     """,
                 arguments: [
                     endpoint, p256dh, auth, device.timeZone, device.reminderTime.description, device.locale.rawValue, device.calendar.rawValue,
-                    device.adjustment.days, device.displayTheme, device.enabled, now.timeIntervalSince1970, next?.timeIntervalSince1970, id,
+                    device.adjustment.days, device.displayTheme, device.enabled, now.timeIntervalSince1970, id,
                 ])
+            let row = try Row.fetchOne(db, sql: "SELECT seq, schedule_version FROM device WHERE id = ?", arguments: [id])!
+            try Self.enqueue(db, device, seq: row[0], version: row[1], lastFired: state.lastLocalDate, now: now)
             return device
         }
     }
@@ -127,8 +129,8 @@ extension AppDatabase {
         }
     }
 
-    public func deviceState(id: String) throws -> DeviceState? {
-        try writer.read { db in try Self.deviceState(db, id: id) }
+    public func deviceState(id: String, now: Date) throws -> DeviceState? {
+        try writer.read { db in try Self.deviceState(db, id: id, now: now) }
     }
 
     /// Counts and the soonest fires, without decoding every device.
@@ -136,44 +138,66 @@ extension AppDatabase {
         try writer.read { db in
             let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM device") ?? 0
             let enabled = try Int.fetchOne(db, sql: "SELECT count(*) FROM device WHERE enabled") ?? 0
+            // The queue in order, skipping entries left behind by a change (CROSS JOIN keeps the queue outermost).
             let next = try Row.fetchAll(
-                db, sql: "SELECT id, next_fire_at FROM device WHERE enabled AND next_fire_at IS NOT NULL ORDER BY next_fire_at LIMIT ?",
+                db,
+                sql: """
+                    SELECT d.id, s.next_fire_at FROM schedule s CROSS JOIN device d
+                    ON d.seq = s.device_seq AND d.schedule_version = s.version AND d.enabled
+                    ORDER BY s.next_fire_at, s.device_seq LIMIT ?
+                    """,
                 arguments: [upcoming]
             ).map { (id: $0[0] as String, at: Date(timeIntervalSince1970: $0[1])) }
             return (total, enabled, next)
         }
     }
 
-    public func deviceStates(limit: Int? = nil) throws -> [DeviceState] {
+    public func deviceStates(limit: Int? = nil, now: Date) throws -> [DeviceState] {
         try writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM device ORDER BY created_at, id LIMIT ?", arguments: [limit ?? -1]).map(Self.deviceState)
+            try Row.fetchAll(db, sql: "SELECT \(Self.stateColumns) ORDER BY d.created_at, d.id LIMIT ?", arguments: [limit ?? -1])
+                .map { try Self.deviceState($0, now: now) }
         }
     }
 
-    static func deviceState(_ db: Database, id: String) throws -> DeviceState? {
-        try Row.fetchOne(db, sql: "SELECT * FROM device WHERE id = ?", arguments: [id]).map(deviceState)
+    static func deviceState(_ db: Database, id: String, now: Date) throws -> DeviceState? {
+        try Row.fetchOne(db, sql: "SELECT \(stateColumns) WHERE d.id = ?", arguments: [id]).map { try deviceState($0, now: now) }
     }
 
-    /// Decodes a `SELECT * FROM device` row by column position (the table's order; later migrations only append):
-    /// a pass decodes a million rows a day, and lookups by name cost more than the rest of the decoding.
-    static func deviceState(_ row: Row) throws -> DeviceState {
-        let platform = Platform(rawValue: row[1]) ?? .apns
-        let tokenValue: String = row[2]
+    /// A device and its last fired date: the newest of its outbox rows (every fire, sent or missed, leaves one).
+    static let stateColumns = """
+        \(deviceColumns), (SELECT max(o.local_date) FROM outbox o WHERE o.device_seq = d.seq) FROM device d
+        """
+
+    /// The columns `device(_:)` decodes, in its order.
+    static let deviceColumns = """
+        d.id, d.platform, d.token, d.p256dh, d.auth, d.timezone, d.reminder_time, d.locale, d.calendar, d.adjustment,
+            d.display_theme, d.enabled, d.created_at, d.updated_at
+        """
+
+    /// Decodes `deviceColumns` from `offset` on, by position: a pass decodes a million rows a day, and lookups by
+    /// name cost more than the rest of the decoding.
+    static func device(_ row: Row, from offset: Int = 0) throws -> Device {
+        let platform = Platform(rawValue: row[offset + 1]) ?? .apns
+        let tokenValue: String = row[offset + 2]
         let token: PushToken =
             switch platform {
             case .apns: .apns(tokenValue)
             case .fcm: .fcm(tokenValue)
-            case .webpush: .webpush(endpoint: tokenValue, p256dh: row[3] ?? "", auth: row[4] ?? "")
+            case .webpush: .webpush(endpoint: tokenValue, p256dh: row[offset + 3] ?? "", auth: row[offset + 4] ?? "")
             }
-        let device = Device(
-            id: row[0], token: token, timeZone: row[5], reminderTime: try ReminderTime(parsing: row[6]),
-            locale: DeviceLocale(rawValue: row[7]) ?? .en, calendar: CalendarKind(rawValue: row[8]) ?? .ummAlQura,
-            adjustment: try Adjustment(row[9]), displayTheme: row[10], enabled: row[11],
-            createdAt: Date(timeIntervalSince1970: row[12]), updatedAt: Date(timeIntervalSince1970: row[13]))
-        let last: String? = row[14]
-        let next: Double? = row[15]
-        return DeviceState(
-            device: device, lastLocalDate: try last.map { try CivilDate(parsing: $0) }, nextFireAt: next.map(Date.init(timeIntervalSince1970:)))
+        return Device(
+            id: row[offset], token: token, timeZone: row[offset + 5], reminderTime: try ReminderTime(parsing: row[offset + 6]),
+            locale: DeviceLocale(rawValue: row[offset + 7]) ?? .en, calendar: CalendarKind(rawValue: row[offset + 8]) ?? .ummAlQura,
+            adjustment: try Adjustment(row[offset + 9]), displayTheme: row[offset + 10], enabled: row[offset + 11],
+            createdAt: Date(timeIntervalSince1970: row[offset + 12]), updatedAt: Date(timeIntervalSince1970: row[offset + 13]))
+    }
+
+    static func deviceState(_ row: Row, now: Date) throws -> DeviceState {
+        let device = try device(row)
+        let last = try (row[14] as String?).map { try CivilDate(parsing: $0) }
+        // When it would fire next; the queue holds the same instant (computed when it last fired or changed).
+        let next = device.enabled ? try Self.nextFire(device, lastFired: last, now: now) : nil
+        return DeviceState(device: device, lastLocalDate: last, nextFireAt: next)
     }
 
     static func validate(_ db: Database, _ device: Device) throws {
@@ -190,10 +214,18 @@ extension AppDatabase {
         }
     }
 
-    static func nextFire(_ device: Device, lastLocalDate: CivilDate?, now: Date) throws -> Date? {
-        guard device.enabled else { return nil }
+    static func nextFire(_ device: Device, lastFired: CivilDate?, now: Date) throws -> Date {
         let zone = try Device.validateTimeZone(device.timeZone)
-        return Scheduler.next(lastFired: lastLocalDate, time: device.reminderTime, zone: zone, now: now, eligibleFrom: device.createdAt).fireAt
+        return Scheduler.next(lastFired: lastFired, time: device.reminderTime, zone: zone, now: now, eligibleFrom: device.createdAt).fireAt
+    }
+
+    /// Queues a device's next fire under `version`; a disabled device is not queued.
+    static func enqueue(_ db: Database, _ device: Device, seq: Int64, version: Int, lastFired: CivilDate?, now: Date) throws {
+        guard device.enabled else { return }
+        let next = try nextFire(device, lastFired: lastFired, now: now)
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO schedule (next_fire_at, device_seq, version, last_local_day) VALUES (?, ?, ?, ?)",
+            arguments: [next.timeIntervalSince1970, seq, version, lastFired?.dayNumber])
     }
 }
 

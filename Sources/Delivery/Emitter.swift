@@ -29,9 +29,9 @@ public struct EmitSummary: Equatable, Sendable {
 
 /// One pass of the scheduler: every enabled device whose next fire has come gets its payload in the outbox.
 ///
-/// Exactly once: the outbox row (unique per device and local date) and the device's new schedule are written in
-/// the same transaction, so a pass killed at any moment leaves either both or neither, and the next pass picks up
-/// where it stopped.
+/// Exactly once: the outbox row (unique per device and local date) and the device's next queue entry are written
+/// in the same transaction as the removal of the entry that fired, so a pass killed at any moment leaves all or
+/// none of them, and the next pass picks up where it stopped.
 public struct Emitter: Sendable {
     public let database: AppDatabase
     public let configuration: EmitConfiguration
@@ -41,47 +41,78 @@ public struct Emitter: Sendable {
         self.configuration = configuration
     }
 
-    /// What one device's fires will write, worked out before the write transaction.
+    /// A queue entry and, when it is live, its device.
+    struct Entry {
+        let fireAt: Double
+        let deviceSeq: Int64
+        let device: Device?
+        let version: Int
+        let lastFired: CivilDate?
+    }
+
+    /// What one entry's fires will write, worked out before the write transaction.
     struct Plan {
-        let id: String
-        let expectedNextFire: Double
-        let expectedUpdatedAt: Double
-        let platform: String
+        let entry: Entry
         let rows: [(fire: Scheduler.Fire, message: PushMessage?)]
-        let lastLocalDate: CivilDate?
-        let nextFire: Double
+        let lastFired: CivilDate?
+        let nextFire: Double?
     }
 
     /// `shouldStop` is asked between transactions; a pass that stops early leaves the rest to the next one.
     public func run(now: Date, shouldStop: () -> Bool = { false }) throws -> EmitSummary {
         var summary = EmitSummary()
-        var cache = ContentCache(service: DailyVerseService(database: database))
-        var zones: [String: TimeZone] = [:]
-        var templates: [String: PayloadTemplate] = [:]
-        // Keyset pagination over (next_fire_at, id): each due device is visited once per pass.
-        var cursor: (Double, String) = (-1e300, "")
+        var contents = ContentCache(service: DailyVerseService(database: database))
+        var zones: [String: ZoneWindow] = [:]
+        var templates: [TemplateKey: PayloadTemplate] = [:]
+        // Keyset pagination over the queue's key: each due entry is visited once per pass, even one left in place.
+        var cursor: (Double, Int64) = (-Double.greatestFiniteMagnitude, 0)
         while true {
-            let peeked = try database.writer.read { db in
-                try Row.fetchAll(
+            let (entries, epoch) = try database.writer.read { db in
+                let epoch = try Int.fetchOne(db, sql: "SELECT value FROM device_epoch") ?? 0
+                var entries: [Entry] = []
+                let rows = try Row.fetchCursor(
                     db,
                     sql: """
-                        SELECT * FROM device WHERE enabled AND next_fire_at <= ? AND (next_fire_at, id) > (?, ?)
-                        ORDER BY next_fire_at, id LIMIT ?
+                        SELECT s.next_fire_at, s.device_seq, s.version, s.last_local_day, d.schedule_version, \(AppDatabase.deviceColumns)
+                        FROM schedule s LEFT JOIN device d ON d.seq = s.device_seq
+                        WHERE s.next_fire_at <= ? AND (s.next_fire_at, s.device_seq) > (?, ?)
+                        ORDER BY s.next_fire_at, s.device_seq LIMIT ?
                         """, arguments: [now.timeIntervalSince1970, cursor.0, cursor.1, configuration.batchSize])
+                while let row = try rows.next() {
+                    let version: Int = row[2]
+                    let current: Int? = row[4]
+                    let enabled: Bool? = row[16]
+                    // Left behind by a change, by a disabled or by a removed device: dropped.
+                    let live = current == version && enabled == true
+                    let lastDay: Int? = row[3]
+                    entries.append(
+                        Entry(
+                            fireAt: row[0], deviceSeq: row[1], device: live ? try AppDatabase.device(row, from: 5) : nil, version: version,
+                            lastFired: lastDay.map(CivilDate.init(dayNumber:))))
+                }
+                return (entries, epoch)
             }
-            guard let last = peeked.last else { break }
-            cursor = (last[15], last[0])  // next_fire_at, id
+            guard let last = entries.last else { break }
+            cursor = (last.fireAt, last.deviceSeq)
             // Everything but the writes happens outside the transaction: the schedule, the day's content (read
             // through the store) and the payloads (pure).
             var plans: [Plan] = []
-            plans.reserveCapacity(peeked.count)
-            for row in peeked {
-                let state = try AppDatabase.deviceState(row)
-                let device = state.device
-                guard let zone = zones[device.timeZone] ?? TimeZone(identifier: device.timeZone) else { continue }
-                zones[device.timeZone] = zone
+            plans.reserveCapacity(entries.count)
+            for entry in entries {
+                guard let device = entry.device else {
+                    plans.append(Plan(entry: entry, rows: [], lastFired: nil, nextFire: nil))
+                    continue
+                }
+                let zone: ZoneWindow
+                if let known = zones[device.timeZone] {
+                    zone = known
+                } else {
+                    guard let named = TimeZone(identifier: device.timeZone) else { continue }
+                    zone = ZoneWindow(named, around: now)
+                    zones[device.timeZone] = zone
+                }
                 let fires = Scheduler.due(
-                    lastFired: state.lastLocalDate, time: device.reminderTime, zone: zone, now: now, grace: configuration.grace,
+                    lastFired: entry.lastFired, time: device.reminderTime, zone: zone, now: now, grace: configuration.grace,
                     eligibleFrom: device.createdAt)
                 var rows: [(fire: Scheduler.Fire, message: PushMessage?)] = []
                 for fire in fires {
@@ -89,69 +120,91 @@ public struct Emitter: Sendable {
                         rows.append((fire, nil))
                         continue
                     }
-                    let key = ContentCache.key(fire.localDate, device) + " " + device.locale.rawValue
+                    let key = TemplateKey(content: ContentKey(fire.localDate, device), locale: device.locale)
                     let template: PayloadTemplate
                     if let cached = templates[key] {
                         template = cached
                     } else {
                         template = PayloadTemplate(
-                            content: try cache.content(for: fire.localDate, device: device), locale: device.locale, configuration: configuration.push)
+                            content: try contents.content(for: fire.localDate, device: device), locale: device.locale, configuration: configuration.push)
                         templates[key] = template
                     }
                     rows.append((fire, template.message(for: device, fireAt: fire.fireAt, zone: zone)))
                 }
-                let lastDate = fires.last?.localDate ?? state.lastLocalDate
-                let next = Scheduler.next(lastFired: lastDate, time: device.reminderTime, zone: zone, now: now, eligibleFrom: device.createdAt)
+                let lastFired = fires.last?.localDate ?? entry.lastFired
+                let next = Scheduler.next(lastFired: lastFired, time: device.reminderTime, zone: zone, now: now, eligibleFrom: device.createdAt)
+                // A next fire not after now belongs to the next pass; never leave it behind this pass's cursor.
                 plans.append(
-                    Plan(
-                        id: device.id, expectedNextFire: row[15], expectedUpdatedAt: row[13], platform: device.platform.rawValue,
-                        rows: rows, lastLocalDate: lastDate,
-                        // A next fire not after now belongs to the next pass; never leave it behind this pass's cursor.
-                        nextFire: max(next.fireAt.timeIntervalSince1970, now.timeIntervalSince1970 + 1)))
+                    Plan(entry: entry, rows: rows, lastFired: lastFired, nextFire: max(next.fireAt.timeIntervalSince1970, now.timeIntervalSince1970 + 1)))
             }
             try database.writer.write { db in
+                // Devices changed since they were read are checked one by one; usually none did.
+                let devicesChanged = try Int.fetchOne(db, sql: "SELECT value FROM device_epoch") != epoch
+                let current = try db.cachedStatement(sql: "SELECT schedule_version, enabled FROM device WHERE seq = ?")
+                let dequeue = try db.cachedStatement(sql: "DELETE FROM schedule WHERE next_fire_at = ? AND device_seq = ?")
+                let enqueue = try db.cachedStatement(
+                    sql: "INSERT OR REPLACE INTO schedule (next_fire_at, device_seq, version, last_local_day) VALUES (?, ?, ?, ?)")
                 let insert = try db.cachedStatement(
                     sql: """
-                        INSERT INTO outbox (device_id, platform, local_date, fire_at, headers, payload, status, created_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                        INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
                         """)
-                // Only if the device is as it was read: a device changed meanwhile is left to the next pass.
-                let update = try db.cachedStatement(
-                    sql: "UPDATE device SET last_local_date = ?, next_fire_at = ? WHERE id = ? AND enabled AND next_fire_at = ? AND updated_at = ?")
                 for plan in plans {
-                    try update.execute(arguments: [plan.lastLocalDate?.description, plan.nextFire, plan.id, plan.expectedNextFire, plan.expectedUpdatedAt])
-                    guard db.changesCount == 1 else { continue }
+                    let entry = plan.entry
+                    if devicesChanged, entry.device != nil {
+                        let row = try Row.fetchOne(current, arguments: [entry.deviceSeq])
+                        // Changed meanwhile: its new entry (or its removal) is the next pass's business.
+                        guard let row, row[0] as Int == entry.version, row[1] as Bool == true else { continue }
+                    }
+                    try dequeue.execute(arguments: [entry.fireAt, entry.deviceSeq])
+                    guard db.changesCount == 1, let device = entry.device else { continue }
                     summary.devices += 1
                     for (fire, message) in plan.rows {
                         try insert.execute(arguments: [
-                            plan.id, plan.platform,
+                            entry.deviceSeq, device.id, device.platform.rawValue,
                             fire.localDate.description, fire.fireAt.timeIntervalSince1970,
-                            message.map { OutboxRecord.encodeHeaders($0.headers) } ?? "{}", message?.payload ?? "{}",
+                            message?.headersJSON ?? "{}", message?.payload ?? "{}",
                             message == nil ? "missed" : "pending", now.timeIntervalSince1970,
                         ])
                         if db.changesCount > 0 { if message == nil { summary.missed += 1 } else { summary.queued += 1 } }
                     }
+                    if let nextFire = plan.nextFire {
+                        try enqueue.execute(arguments: [nextFire, entry.deviceSeq, entry.version, plan.lastFired?.dayNumber])
+                    }
                 }
             }
-            if peeked.count < configuration.batchSize || shouldStop() { break }
+            if entries.count < configuration.batchSize || shouldStop() { break }
         }
         return summary
     }
 }
 
+/// A day's content differs by local date, calendar and adjustment.
+struct ContentKey: Hashable {
+    let day: Int
+    let calendar: CalendarKind
+    let adjustment: Int
+
+    init(_ date: CivilDate, _ device: Device) {
+        (day, calendar, adjustment) = (date.dayNumber, device.calendar, device.adjustment.days)
+    }
+}
+
+/// A payload template differs by the day's content and the locale; the rest is per device.
+struct TemplateKey: Hashable {
+    let content: ContentKey
+    let locale: DeviceLocale
+}
+
 /// The day's content per (local date, calendar, adjustment): the same for every device that shares them.
 struct ContentCache {
     let service: DailyVerseService
-    private var entries: [String: DailyContent] = [:]
+    private var entries: [ContentKey: DailyContent] = [:]
 
     init(service: DailyVerseService) { self.service = service }
 
-    static func key(_ date: CivilDate, _ device: Device) -> String { "\(date) \(device.calendar.rawValue) \(device.adjustment.days)" }
-
-    func cached(for date: CivilDate, device: Device) -> DailyContent? { entries[Self.key(date, device)] }
-
     mutating func content(for date: CivilDate, device: Device) throws -> DailyContent {
-        let key = Self.key(date, device)
+        let key = ContentKey(date, device)
         if let content = entries[key] { return content }
         let report = try service.today(
             TodayRequest(date: date, timeZone: device.timeZone, calendar: device.calendar, adjustment: device.adjustment))

@@ -25,7 +25,6 @@ public struct OutboxRecord: Sendable {
     public let deliveredAt: Date?
 
 
-    static func encodeHeaders(_ headers: [String: String]) -> String { JSON.object(headers) }
 
     init(_ row: Row) {
         id = row["id"]

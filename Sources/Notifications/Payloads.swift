@@ -29,12 +29,34 @@ public struct PushConfiguration: Hashable, Sendable {
 /// A payload ready for a gateway: its headers and its JSON body.
 public struct PushMessage: Hashable, Sendable {
     public let platform: Platform
-    public let headers: [String: String]
+    /// The request headers, in name order.
+    public let headerFields: [HeaderField]
     /// The JSON body.
     public let payload: String
 
+    init(platform: Platform, headerFields: [HeaderField], payload: String) {
+        self.platform = platform
+        self.headerFields = headerFields.sorted { $0.name < $1.name }
+        self.payload = payload
+    }
+
+    public var headers: [String: String] { Dictionary(uniqueKeysWithValues: headerFields.map { ($0.name, $0.value) }) }
+
+    /// The headers as one JSON object, names in order.
+    public var headersJSON: String { JSON.object(headerFields) }
+
     /// Its size as sent, in bytes.
     public var byteCount: Int { payload.utf8.count }
+}
+
+public struct HeaderField: Hashable, Sendable {
+    public let name: String
+    public let value: String
+
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
 }
 
 /// Builds each platform's payload in its own format. Pure: the device, the day's content, the fire instant and the
@@ -64,6 +86,11 @@ public struct PayloadTemplate: Sendable {
     let bodyJSON: String
     let localDate: String
     let topic: String
+    let categoryJSON: String
+    /// `aps` with the whole body.
+    let apsJSON: String
+    let customTailWithNull: String
+    let customTailWithoutNull: String
 
     public init(content: DailyContent, locale: DeviceLocale, configuration: PushConfiguration) {
         self.content = content
@@ -75,10 +102,23 @@ public struct PayloadTemplate: Sendable {
         bodyJSON = JSON.quoted(text.body)
         localDate = content.localDate.description
         topic = "dv" + localDate.replacingOccurrences(of: "-", with: "")
+        categoryJSON = JSON.quoted(configuration.category)
+        apsJSON = Self.aps(body: bodyJSON, subtitle: subtitleJSON, title: titleJSON, category: categoryJSON, isOccasion: isOccasion)
+        func tail(nullOccasion: Bool, content: DailyContent, localDate: String) -> String {
+            var fields = ",\"hijri_date\":\"\(content.hijri.description)\",\"local_date\":\"\(localDate)\","
+            if let occasion = content.occasion {
+                fields += "\"occasion\":\(JSON.quoted(occasion.id)),"
+            } else if nullOccasion {
+                fields += "\"occasion\":null,"
+            }
+            return fields + "\"theme\":\(JSON.quoted(content.themeID)),\"verse_key\":\(JSON.quoted(content.verseKey))"
+        }
+        customTailWithNull = tail(nullOccasion: true, content: content, localDate: localDate)
+        customTailWithoutNull = tail(nullOccasion: false, content: content, localDate: localDate)
     }
 
     /// The payload for one device, its body shortened at a word if the platform's limit needs it.
-    public func message(for device: Device, fireAt: Date, zone: TimeZone) -> PushMessage {
+    public func message(for device: Device, fireAt: Date, zone: some UTCOffsets) -> PushMessage {
         // The verse is for one local day: it expires at the next local midnight.
         let endOfDay = Scheduler.fireInstant(date: content.localDate.adding(days: 1), time: .midnight, zone: zone)
         let full = render(device, fireAt: fireAt, endOfDay: endOfDay, body: bodyJSON)
@@ -106,54 +146,81 @@ public struct PayloadTemplate: Sendable {
 
     func render(_ device: Device, fireAt: Date, endOfDay: Date, body: String) -> PushMessage {
         let collapseID = "dv-\(device.id.prefix(40))-\(localDate)"
-        let deepLink = "\(configuration.deepLinkScheme)://verse/\(content.verseKey)?date=\(localDate)&theme=\(device.displayTheme)"
         let expiration = String(Int(endOfDay.timeIntervalSince1970))
         let priority = isOccasion ? "10" : "5"
-        let aps =
-            "{\"alert\":{\"body\":\(body),\"subtitle\":\(subtitleJSON),\"title\":\(titleJSON)},\"category\":\(JSON.quoted(configuration.category)),"
-            + "\"interruption-level\":\"active\",\"mutable-content\":1,\"relevance-score\":\(isOccasion ? "1" : "0.5"),"
-            + "\"thread-id\":\"\(PayloadBuilder.threadID)\"}"
+        let aps = body == bodyJSON ? apsJSON : Self.aps(body: body, subtitle: subtitleJSON, title: titleJSON, category: categoryJSON, isOccasion: isOccasion)
         let apnsHeaders = [
-            "apns-collapse-id": collapseID, "apns-expiration": expiration, "apns-priority": priority, "apns-push-type": "alert",
-            "apns-topic": configuration.apnsTopic,
+            HeaderField("apns-collapse-id", collapseID), HeaderField("apns-expiration", expiration), HeaderField("apns-priority", priority),
+            HeaderField("apns-push-type", "alert"), HeaderField("apns-topic", configuration.apnsTopic),
         ]
-        let occasion = content.occasion.map { JSON.quoted($0.id) }
         // The app's keys, in sorted order: deep_link, display_theme, hijri_date, local_date, occasion, theme, verse_key.
         // FCM's data holds strings only, so an absent occasion is left out there, and null elsewhere.
-        func custom(nullOccasion: Bool) -> String {
-            var fields = "\"deep_link\":\(JSON.quoted(deepLink)),\"display_theme\":\(JSON.quoted(device.displayTheme)),"
-            fields += "\"hijri_date\":\"\(content.hijri.description)\",\"local_date\":\"\(localDate)\","
-            if let occasion { fields += "\"occasion\":\(occasion)," } else if nullOccasion { fields += "\"occasion\":null," }
-            fields += "\"theme\":\(JSON.quoted(content.themeID)),\"verse_key\":\(JSON.quoted(content.verseKey))"
-            return fields
+        func appendCustom(_ out: inout String, nullOccasion: Bool) {
+            out += "\"deep_link\":"
+            out += JSON.quoted("\(configuration.deepLinkScheme)://verse/\(content.verseKey)?date=\(localDate)&theme=\(device.displayTheme)")
+            out += ",\"display_theme\":"
+            out += JSON.quoted(device.displayTheme)
+            out += customTail(nullOccasion: nullOccasion)
         }
+        var out = ""
+        out.reserveCapacity(aps.utf8.count * 2 + 600)
         switch device.token {
         case .apns(let token):
-            var headers = apnsHeaders
-            headers[":path"] = "/3/device/\(token)"
-            return PushMessage(platform: .apns, headers: headers, payload: "{\"aps\":\(aps),\(custom(nullOccasion: true))}")
+            out += "{\"aps\":"
+            out += aps
+            out += ","
+            appendCustom(&out, nullOccasion: true)
+            out += "}"
+            return PushMessage(platform: .apns, headerFields: [HeaderField(":path", "/3/device/\(token)")] + apnsHeaders, payload: out)
         case .fcm(let token):
             let ttl = max(0, Int(endOfDay.timeIntervalSince(fireAt)))
-            let android =
-                "{\"collapse_key\":\"\(PayloadBuilder.threadID)\",\"notification\":{\"channel_id\":\(JSON.quoted(configuration.androidChannel)),"
-                + "\"tag\":\(JSON.quoted(collapseID))},\"priority\":\"\(isOccasion ? "high" : "normal")\",\"ttl\":\"\(ttl)s\"}"
-            let apns = "{\"headers\":\(JSON.object(apnsHeaders)),\"payload\":{\"aps\":\(aps)}}"
-            let message =
-                "{\"message\":{\"android\":\(android),\"apns\":\(apns),\"data\":{\(custom(nullOccasion: false))},"
-                + "\"notification\":{\"body\":\(body),\"title\":\(titleJSON)},\"token\":\(JSON.quoted(token))}}"
-            return PushMessage(platform: .fcm, headers: [:], payload: message)
+            out += "{\"message\":{\"android\":{\"collapse_key\":\"\(PayloadBuilder.threadID)\",\"notification\":{\"channel_id\":"
+            out += JSON.quoted(configuration.androidChannel)
+            out += ",\"tag\":"
+            out += JSON.quoted(collapseID)
+            out += "},\"priority\":\"\(isOccasion ? "high" : "normal")\",\"ttl\":\"\(ttl)s\"},\"apns\":{\"headers\":"
+            out += JSON.object(apnsHeaders)
+            out += ",\"payload\":{\"aps\":"
+            out += aps
+            out += "}},\"data\":{"
+            appendCustom(&out, nullOccasion: false)
+            out += "},\"notification\":{\"body\":"
+            out += body
+            out += ",\"title\":"
+            out += titleJSON
+            out += "},\"token\":"
+            out += JSON.quoted(token)
+            out += "}}"
+            return PushMessage(platform: .fcm, headerFields: [], payload: out)
         case .webpush(let endpoint, let p256dh, let auth):
             let ttl = max(0, Int(endOfDay.timeIntervalSince(fireAt)))
             let headers = [
-                "TTL": String(ttl), "Urgency": isOccasion ? "high" : "normal", "Topic": topic, ":url": endpoint, "x-webpush-p256dh": p256dh,
-                "x-webpush-auth": auth,
+                HeaderField(":url", endpoint), HeaderField("TTL", String(ttl)), HeaderField("Topic", topic),
+                HeaderField("Urgency", isOccasion ? "high" : "normal"), HeaderField("x-webpush-auth", auth), HeaderField("x-webpush-p256dh", p256dh),
             ]
             let locale = device.locale
-            let payload =
-                "{\"body\":\(body),\"data\":{\(custom(nullOccasion: true))},\"dir\":\"\(locale == .ar ? "rtl" : "ltr")\",\"lang\":\"\(locale.rawValue)\","
-                + "\"subtitle\":\(subtitleJSON),\"tag\":\(JSON.quoted(collapseID)),\"title\":\(titleJSON)}"
-            return PushMessage(platform: .webpush, headers: headers, payload: payload)
+            out += "{\"body\":"
+            out += body
+            out += ",\"data\":{"
+            appendCustom(&out, nullOccasion: true)
+            out += "},\"dir\":\"\(locale == .ar ? "rtl" : "ltr")\",\"lang\":\"\(locale.rawValue)\",\"subtitle\":"
+            out += subtitleJSON
+            out += ",\"tag\":"
+            out += JSON.quoted(collapseID)
+            out += ",\"title\":"
+            out += titleJSON
+            out += "}"
+            return PushMessage(platform: .webpush, headerFields: headers, payload: out)
         }
+    }
+
+    /// The custom keys after `display_theme`, the same for every device.
+    func customTail(nullOccasion: Bool) -> String { nullOccasion ? customTailWithNull : customTailWithoutNull }
+
+    static func aps(body: String, subtitle: String, title: String, category: String, isOccasion: Bool) -> String {
+        "{\"alert\":{\"body\":\(body),\"subtitle\":\(subtitle),\"title\":\(title)},\"category\":\(category),"
+            + "\"interruption-level\":\"active\",\"mutable-content\":1,\"relevance-score\":\(isOccasion ? "1" : "0.5"),"
+            + "\"thread-id\":\"\(PayloadBuilder.threadID)\"}"
     }
 }
 
@@ -188,7 +255,19 @@ public enum JSON {
 
     /// A flat object of strings, keys sorted.
     public static func object(_ pairs: [String: String]) -> String {
-        "{" + pairs.sorted { $0.key < $1.key }.map { quoted($0.key) + ":" + quoted($0.value) }.joined(separator: ",") + "}"
+        object(pairs.map { HeaderField($0.key, $0.value) }.sorted { $0.name < $1.name })
+    }
+
+    /// A flat object of strings, in the fields' order.
+    public static func object(_ fields: [HeaderField]) -> String {
+        var out = "{"
+        for (index, field) in fields.enumerated() {
+            if index > 0 { out += "," }
+            out += quoted(field.name)
+            out += ":"
+            out += quoted(field.value)
+        }
+        return out + "}"
     }
 }
 

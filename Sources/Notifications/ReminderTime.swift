@@ -19,10 +19,20 @@ public struct ReminderTime: Hashable, Comparable, Sendable, CustomStringConverti
 
     /// Parses `HH:MM` (24-hour clock).
     public init(parsing text: String) throws(DeviceError) {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts.allSatisfy({ $0.count == 2 && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
-            let hour = Int(parts[0]), let minute = Int(parts[1]), (0...23).contains(hour), (0...59).contains(minute)
-        else { throw .invalidTime(text) }
+        // Byte by byte: a pass parses the time of every device it fires.
+        var hour = 0
+        var minute = 0
+        var position = 0
+        for byte in text.utf8 {
+            if position == 2 {
+                guard byte == UInt8(ascii: ":") else { throw .invalidTime(text) }
+            } else {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), position < 5 else { throw .invalidTime(text) }
+                if position < 2 { hour = hour * 10 + Int(byte - UInt8(ascii: "0")) } else { minute = minute * 10 + Int(byte - UInt8(ascii: "0")) }
+            }
+            position += 1
+        }
+        guard position == 5, hour <= 23, minute <= 59 else { throw .invalidTime(text) }
         self.init(uncheckedHour: hour, minute: minute)
     }
 

@@ -15,18 +15,21 @@ public enum Scheduler {
     public static let lookbackDays = 2
 
     /// The instant at which `date` at `time` happens in `zone`.
-    public static func fireInstant(date: CivilDate, time: ReminderTime, zone: TimeZone) -> Date {
+    public static func fireInstant(date: CivilDate, time: ReminderTime, zone: some UTCOffsets) -> Date {
         let local = date.dayNumber * 86_400 + time.secondsIntoDay  // the wall time, counted as if it were UTC
         // The offsets in force a day either side bracket any transition near this wall time.
         let before = zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(local - 86_400)))
         let after = zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(local + 86_400)))
-        var candidates: [Int] = []
-        for offset in Set([before, after]) {
-            let instant = local - offset
-            if zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(instant))) == offset { candidates.append(instant) }
-        }
-        if let earliest = candidates.min() {
-            return Date(timeIntervalSince1970: Double(earliest))  // one instant, or the earlier of two (overlap)
+        // The wall time read with each offset; those that give back their own offset are real instants.
+        let first = local - before
+        let second = local - after
+        let firstIsReal = zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(first))) == before
+        let secondIsReal = before != after && zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(second))) == after
+        switch (firstIsReal, secondIsReal) {
+        case (true, true): return Date(timeIntervalSince1970: Double(min(first, second)))  // the earlier of two (overlap)
+        case (true, false): return Date(timeIntervalSince1970: Double(first))
+        case (false, true): return Date(timeIntervalSince1970: Double(second))
+        case (false, false): break
         }
         // A gap: read the wall time with the offset before the transition, which lands after it, later by the gap.
         return Date(timeIntervalSince1970: Double(local - before))
@@ -43,9 +46,9 @@ public enum Scheduler {
     /// The fires due at `now`, oldest first: each local date after `lastFired` whose instant has come (and, for a
     /// new device, came after `eligibleFrom`), to send if less than `grace` late, else to record as missed.
     public static func due(
-        lastFired: CivilDate?, time: ReminderTime, zone: TimeZone, now: Date, grace: TimeInterval, eligibleFrom: Date? = nil
+        lastFired: CivilDate?, time: ReminderTime, zone: some UTCOffsets, now: Date, grace: TimeInterval, eligibleFrom: Date? = nil
     ) -> [Fire] {
-        let today = CivilDate(instant: now, timeZone: zone)
+        let today = localDate(now, zone)
         var fires: [Fire] = []
         for offset in stride(from: lookbackDays, through: 0, by: -1) {
             let date = today.adding(days: -offset)
@@ -60,15 +63,67 @@ public enum Scheduler {
 
     /// The next fire after the dates already fired: the first local date after `lastFired` (and not before the
     /// lookback window) whose instant is not before `eligibleFrom`.
-    public static func next(lastFired: CivilDate?, time: ReminderTime, zone: TimeZone, now: Date, eligibleFrom: Date? = nil)
+    public static func next(lastFired: CivilDate?, time: ReminderTime, zone: some UTCOffsets, now: Date, eligibleFrom: Date? = nil)
         -> (localDate: CivilDate, fireAt: Date)
     {
-        var date = CivilDate(instant: now, timeZone: zone).adding(days: -lookbackDays)
+        var date = localDate(now, zone).adding(days: -lookbackDays)
         if let lastFired, lastFired >= date { date = lastFired.adding(days: 1) }
         while true {
             let at = fireInstant(date: date, time: time, zone: zone)
             if eligibleFrom.map({ at >= $0 }) ?? true { return (date, at) }
             date = date.adding(days: 1)
         }
+    }
+
+    /// The civil date `instant` falls on in `zone`.
+    public static func localDate(_ instant: Date, _ zone: some UTCOffsets) -> CivilDate {
+        let seconds = Int(instant.timeIntervalSince1970.rounded(.down)) + zone.secondsFromGMT(for: instant)
+        return CivilDate(dayNumber: seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
+    }
+}
+
+/// Where the scheduler reads a zone's UTC offsets: a `TimeZone`, or a `ZoneWindow` that has read them once.
+public protocol UTCOffsets {
+    func secondsFromGMT(for date: Date) -> Int
+}
+
+extension TimeZone: UTCOffsets {}
+
+/// One zone's UTC offsets over a window of days, read from the zone once: its offset at the start and every
+/// transition inside. A pass asks the same few hundred zones about the same few days a million times, and each
+/// question to `TimeZone` costs far more than a search of a handful of transitions. Outside the window it asks the zone.
+public struct ZoneWindow: UTCOffsets, Sendable {
+    public let zone: TimeZone
+    let start: Double
+    let end: Double
+    /// Transition instants (seconds since 1970) and the offset from each on; the first is the window's start.
+    let changes: [(at: Double, offset: Int)]
+
+    /// The window `[instant − days, instant + days)`.
+    public init(_ zone: TimeZone, around instant: Date, days: Int = 5) {
+        self.zone = zone
+        let from = instant.addingTimeInterval(-Double(days) * 86_400)
+        let to = instant.addingTimeInterval(Double(days) * 86_400)
+        var changes: [(at: Double, offset: Int)] = [(from.timeIntervalSince1970, zone.secondsFromGMT(for: from))]
+        var cursor = from
+        while let next = zone.nextDaylightSavingTimeTransition(after: cursor), next < to, next > cursor {
+            changes.append((next.timeIntervalSince1970, zone.secondsFromGMT(for: next)))
+            cursor = next
+        }
+        // Trust the table only if it agrees with the zone at its end; otherwise every question goes to the zone.
+        if changes.last!.offset == zone.secondsFromGMT(for: to.addingTimeInterval(-1)) {
+            (start, end) = (from.timeIntervalSince1970, to.timeIntervalSince1970)
+        } else {
+            (start, end) = (0, 0)
+        }
+        self.changes = changes
+    }
+
+    public func secondsFromGMT(for date: Date) -> Int {
+        let t = date.timeIntervalSince1970
+        guard t >= start, t < end else { return zone.secondsFromGMT(for: date) }
+        var index = 0
+        while index + 1 < changes.count, changes[index + 1].at <= t { index += 1 }
+        return changes[index].offset
     }
 }

@@ -50,7 +50,7 @@ struct EmitBench: ParsableCommand {
         try raw.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -32768")
             try db.execute(sql: """
-                CREATE TABLE raw (id INTEGER PRIMARY KEY, device_id TEXT NOT NULL, platform TEXT NOT NULL,
+                CREATE TABLE raw (id INTEGER PRIMARY KEY, device_seq INTEGER NOT NULL, device_id TEXT NOT NULL, platform TEXT NOT NULL,
                     local_date TEXT NOT NULL, fire_at REAL NOT NULL, headers TEXT NOT NULL, payload TEXT NOT NULL,
                     status TEXT NOT NULL, created_at REAL NOT NULL)
                 """)
@@ -60,10 +60,10 @@ struct EmitBench: ParsableCommand {
         let payload: String = sample?["payload"] ?? String(repeating: "p", count: max(0, averageBytes - 300))
         let rawStart = clock.now
         try raw.write { db in
-            let statement = try db.makeStatement(sql: "INSERT INTO raw (device_id, platform, local_date, fire_at, headers, payload, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+            let statement = try db.makeStatement(sql: "INSERT INTO raw (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
             let deviceID = "00000000-0000-4000-8000-000000000000"
-            for _ in 0..<queued {
-                try statement.execute(arguments: [deviceID, "apns", "2025-03-10", 1_741_593_600.0, headers, payload, "pending", 1_741_593_600.0])
+            for n in 0..<queued {
+                try statement.execute(arguments: [n + 1, deviceID, "apns", "2025-03-10", 1_741_593_600.0, headers, payload, "pending", 1_741_593_600.0])
             }
         }
         let rawSeconds = (clock.now - rawStart).seconds
@@ -73,7 +73,7 @@ struct EmitBench: ParsableCommand {
         print(String(format: "emit payloads_per_s=%.0f ratio_to_raw_insert=%.2f peak_rss_mb=%.0f", emitRate, emitRate / rawRate, peakRSSMegabytes()))
     }
 
-    /// Devices straight into the table, each already scheduled for its first fire of the day.
+    /// Devices straight into the table, each queued for its first fire of the day.
     func insertDevices(_ database: AppDatabase, zones: [String], dayStart: Date) throws {
         let created = dayStart.addingTimeInterval(-86_400 * 7).timeIntervalSince1970
         var zoneObjects: [String: TimeZone] = [:]
@@ -83,9 +83,10 @@ struct EmitBench: ParsableCommand {
             try database.writer.write { db in
                 let statement = try db.makeStatement(sql: """
                     INSERT INTO device (id, platform, token, p256dh, auth, timezone, reminder_time, locale, calendar, adjustment,
-                        display_theme, enabled, created_at, updated_at, last_local_date, next_fire_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'umm-al-qura', 0, ?, 1, ?, ?, ?, ?)
+                        display_theme, enabled, created_at, updated_at, schedule_version)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'umm-al-qura', 0, ?, 1, ?, ?, 1)
                     """)
+                let queue = try db.makeStatement(sql: "INSERT INTO schedule (next_fire_at, device_seq, version, last_local_day) VALUES (?, ?, 1, ?)")
                 for _ in 0..<min(10_000, devices - n) {
                     let zoneName = zones[n % zones.count]
                     let zone = zoneObjects[zoneName] ?? TimeZone(identifier: zoneName)!
@@ -113,9 +114,9 @@ struct EmitBench: ParsableCommand {
                     let id = String(format: "%08x-0000-4000-8000-%012x", n, n)
                     try statement.execute(arguments: [
                         id, platform, token, p256dh, auth, zoneName, time.description, n % 4 == 0 ? "ar" : "en",
-                        ["parchment", "midnight", "emerald", "dawn"][n % 4], created, created, date.adding(days: -1).description,
-                        fire.timeIntervalSince1970,
+                        ["parchment", "midnight", "emerald", "dawn"][n % 4], created, created,
                     ])
+                    try queue.execute(arguments: [fire.timeIntervalSince1970, db.lastInsertedRowID, date.adding(days: -1).dayNumber])
                     n += 1
                 }
             }

@@ -59,7 +59,7 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         let emitter = Emitter(database: database, configuration: configuration)
         #expect(try emitter.run(now: instant("2025-03-01T08:05:00Z")).queued == 1)
         try database.writer.write { db in
-            try db.execute(sql: "UPDATE device SET last_local_date = NULL, next_fire_at = 0 WHERE id = ?", arguments: [device.id])
+            try db.execute(sql: "UPDATE schedule SET last_local_day = NULL, next_fire_at = 0 WHERE device_seq = (SELECT seq FROM device WHERE id = ?)", arguments: [device.id])
         }
         #expect(try emitter.run(now: instant("2025-03-01T08:06:00Z")).queued == 0)
         #expect(try database.outbox(date: try CivilDate(parsing: "2025-03-01")).count == 1)
@@ -76,6 +76,33 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         #expect(try emitter.run(now: instant("2025-03-02T17:30:00Z")).queued == 1)
         let dates = try database.outbox(status: .pending).map { "\($0.localDate) \($0.status.rawValue)" }
         #expect(dates == ["2025-03-01 pending", "2025-03-02 pending"])
+    }
+
+    @Test func entriesLeftBehindByAChangeAreDroppedNotFired() throws {
+        let database = try seededDatabase()
+        let created = instant("2025-02-01T00:00:00Z")
+        let kept = try database.addDevice(DeviceSettings(token: try apnsToken(20), timeZone: "UTC"), now: created)
+        let disabled = try database.addDevice(DeviceSettings(token: try apnsToken(21), timeZone: "UTC"), now: created)
+        let removed = try database.addDevice(DeviceSettings(token: try apnsToken(22), timeZone: "UTC"), now: created)
+        // Three changes to the same device: only its newest entry is live.
+        for time in ["06:00", "07:00", "08:00"] {
+            _ = try database.updateDevice(id: kept.id, DeviceSettings(reminderTime: try ReminderTime(parsing: time)), now: created)
+        }
+        _ = try database.updateDevice(id: disabled.id, DeviceSettings(enabled: false), now: created)
+        #expect(try database.removeDevice(id: removed.id))
+        let queued = try database.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM schedule") }
+        #expect(queued == 5)  // `kept` at 06:00, 07:00 and 08:00 (its first entry, replaced), `disabled` and `removed` at 08:00
+        let summary = try Emitter(database: database, configuration: configuration).run(now: instant("2025-03-01T08:30:00Z"))
+        #expect(summary.queued == 1)
+        #expect(Set(try database.outbox().map(\.deviceID)) == [kept.id])
+        #expect(try database.outbox(status: .pending).map(\.localDate) == ["2025-03-01"])
+        // What is left is the live entry for tomorrow.
+        let left = try database.writer.read { db in try Row.fetchAll(db, sql: "SELECT * FROM schedule") }
+        #expect(left.count == 1)
+        #expect(left.first?["next_fire_at"] == instant("2025-03-02T08:00:00Z").timeIntervalSince1970)
+        // Enabled again, the device is queued again.
+        _ = try database.updateDevice(id: disabled.id, DeviceSettings(enabled: true), now: instant("2025-03-01T09:00:00Z"))
+        #expect(try Emitter(database: database, configuration: configuration).run(now: instant("2025-03-02T08:01:00Z")).queued == 2)
     }
 
     @Test func lateFiresAreSentWithinGraceAndMissedAfter() throws {

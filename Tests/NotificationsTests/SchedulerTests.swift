@@ -98,10 +98,11 @@ import Testing
     }
 
     @Test func reminderTimesAndTokensAreValidated() throws {
-        for bad in ["24:00", "7:30", "07:60", "0730", "", "07:3a"] {
+        for bad in ["24:00", "7:30", "07:60", "0730", "", "07:3a", "07:30:00", "07:30 ", "٠٧:٣٠", "07.30"] {
             #expect(throws: DeviceError.invalidTime(bad)) { try ReminderTime(parsing: bad) }
         }
         #expect(try ReminderTime(parsing: "23:59").description == "23:59")
+        #expect(try ReminderTime(parsing: "00:00") == .midnight)
         let apns = String(repeating: "ab", count: 32)
         #expect(try PushToken.apns(validating: apns.uppercased()) == .apns(apns))
         for bad in ["abc", String(repeating: "g", count: 64), String(repeating: "a", count: 63)] {

@@ -1,0 +1,62 @@
+import Foundation
+import GRDB
+import HijriCalendar
+import Testing
+
+@testable import ContentStore
+@testable import Delivery
+
+@Suite struct ScheduleMigrationTests {
+    /// A database as the v3 schema left it: the schedule in the device row, outbox keyed by the device's UUID.
+    @Test func v4MovesTheScheduleIntoTheQueueAndKeepsTheOutbox() throws {
+        let queue = try DatabaseQueue()
+        try AppDatabase.migrator.migrate(queue, upTo: "v3-accounts")
+        try queue.write { db in
+            for (id, enabled, last, next) in [("a-1", true, "2025-03-01", 1_740_906_000.0), ("b-2", false, nil, nil)] as [(String, Bool, String?, Double?)] {
+                try db.execute(
+                    sql: """
+                        INSERT INTO device (id, platform, token, timezone, reminder_time, locale, calendar, adjustment, display_theme,
+                            enabled, created_at, updated_at, last_local_date, next_fire_at)
+                        VALUES (?, 'apns', ?, 'UTC', '08:00', 'en', 'umm-al-qura', 0, 'parchment', ?, 0, 0, ?, ?)
+                        """, arguments: [id, id, enabled, last, next])
+            }
+            for (device, date) in [("a-1", "2025-03-01"), ("gone", "2025-02-01")] {
+                try db.execute(
+                    sql: """
+                        INSERT INTO outbox (device_id, platform, local_date, fire_at, headers, payload, status, created_at)
+                        VALUES (?, 'apns', ?, 0, '{}', '{}', 'delivered', 0)
+                        """, arguments: [device, date])
+            }
+        }
+        try AppDatabase.migrator.migrate(queue)
+        try queue.read { db in
+            let seq = try #require(try Int64.fetchOne(db, sql: "SELECT seq FROM device WHERE id = 'a-1'"))
+            // Only the enabled device is queued, at its old instant, remembering the date it last fired.
+            let entries = try Row.fetchAll(db, sql: "SELECT * FROM schedule")
+            #expect(entries.count == 1)
+            #expect(entries.first?["device_seq"] == seq)
+            #expect(entries.first?["next_fire_at"] == 1_740_906_000.0)
+            #expect(entries.first?["last_local_day"] == (try CivilDate(parsing: "2025-03-01").dayNumber))
+            // Outbox rows keep their ids and text keys; a removed device's row gets a key no device can have.
+            let rows = try Row.fetchAll(db, sql: "SELECT device_id, device_seq FROM outbox ORDER BY id")
+            #expect(rows.map { $0["device_id"] as String } == ["a-1", "gone"])
+            #expect(rows[0]["device_seq"] == seq)
+            #expect((rows[1]["device_seq"] as Int64) < 0)
+        }
+        // The emitter and the device store work on the migrated data.
+        let database = try AppDatabase(queue)
+        let state = try #require(try database.deviceState(id: "a-1", now: Date(timeIntervalSince1970: 1_740_906_000)))
+        #expect(state.lastLocalDate?.description == "2025-03-01")
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO display_theme VALUES ('parchment', 'Parchment', '#fff', '#fff', '#000', '#000')")
+            // Sequence numbers are never reused: a device added after one is removed gets a new one.
+            try db.execute(sql: "DELETE FROM device WHERE id = 'b-2'")
+        }
+        let added = try database.addDevice(
+            DeviceSettings(token: try .apns(validating: String(repeating: "ab", count: 32)), timeZone: "UTC"), now: Date(timeIntervalSince1970: 0))
+        let seqs = try queue.read { db in try Int64.fetchAll(db, sql: "SELECT seq FROM device ORDER BY seq") }
+        #expect(try queue.read { db in try Int64.fetchOne(db, sql: "SELECT seq FROM device WHERE id = ?", arguments: [added.id]) } == 3)
+        #expect(seqs.count == 2)
+    }
+}
+
