@@ -34,16 +34,17 @@ public struct PushMessage: Hashable, Sendable {
     /// The JSON body.
     public let payload: String
 
+    /// The headers as one JSON object, names in order.
+    public let headersJSON: String
+
     init(platform: Platform, headerFields: [HeaderField], payload: String) {
         self.platform = platform
         self.headerFields = headerFields.sorted { $0.name < $1.name }
         self.payload = payload
+        self.headersJSON = JSON.object(self.headerFields)
     }
 
     public var headers: [String: String] { Dictionary(uniqueKeysWithValues: headerFields.map { ($0.name, $0.value) }) }
-
-    /// The headers as one JSON object, names in order.
-    public var headersJSON: String { JSON.object(headerFields) }
 
     /// Its size as sent, in bytes.
     public var byteCount: Int { payload.utf8.count }

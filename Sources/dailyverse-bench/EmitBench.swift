@@ -12,6 +12,7 @@ struct EmitBench: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "emit", abstract: "A day of emission vs raw SQLite inserts.")
     @Option(help: "Number of devices.") var devices = 1_000_000
     @Option(help: "Minutes between scheduler passes over the day.") var step = 15
+    @Option(help: "Devices per transaction.") var batch = EmitConfiguration.defaultBatchSize
     @Option(help: "The data/ folder.") var data: String?
 
     func run() throws {
@@ -27,7 +28,7 @@ struct EmitBench: ParsableCommand {
         try insertDevices(database, zones: zones, dayStart: dayStart)
 
         // The day: a pass every `step` minutes, each emitting what came due since the one before.
-        let emitter = Emitter(database: database, configuration: EmitConfiguration(grace: 7200, push: PushConfiguration(apnsTopic: "org.example.quran")))
+        let emitter = Emitter(database: database, configuration: EmitConfiguration(grace: 7200, push: PushConfiguration(apnsTopic: "org.example.quran"), batchSize: batch))
         var queued = 0
         let clock = ContinuousClock()
         let emitStart = clock.now

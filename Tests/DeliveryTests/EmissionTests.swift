@@ -105,6 +105,22 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         #expect(try Emitter(database: database, configuration: configuration).run(now: instant("2025-03-02T08:01:00Z")).queued == 2)
     }
 
+    @Test func aZoneTheSystemNoLongerKnowsDoesNotStopThePass() throws {
+        let database = try seededDatabase()
+        let created = instant("2025-02-01T00:00:00Z")
+        let lost = try database.addDevice(DeviceSettings(token: try apnsToken(30), timeZone: "UTC"), now: created)
+        _ = try database.addDevice(DeviceSettings(token: try apnsToken(31), timeZone: "UTC"), now: created)
+        // As if a time zone data update had dropped the device's zone.
+        try database.writer.write { db in try db.execute(sql: "UPDATE device SET timezone = 'Mars/Olympus' WHERE id = ?", arguments: [lost.id]) }
+        let emitter = Emitter(database: database, configuration: configuration)
+        #expect(try emitter.run(now: instant("2025-03-01T08:05:00Z")).queued == 1)
+        // It stays queued, to be tried again a day later.
+        let retry = try database.writer.read { db in
+            try Double.fetchOne(db, sql: "SELECT next_fire_at FROM schedule JOIN device ON seq = device_seq WHERE id = ?", arguments: [lost.id])
+        }
+        #expect(retry == instant("2025-03-02T08:05:00Z").timeIntervalSince1970)
+    }
+
     @Test func lateFiresAreSentWithinGraceAndMissedAfter() throws {
         let database = try seededDatabase()
         _ = try database.addDevice(DeviceSettings(token: try apnsToken(3), timeZone: "UTC"), now: instant("2025-02-01T00:00:00Z"))
