@@ -45,7 +45,7 @@ let package = Package(
         .target(
             name: "HTTPAPI",
             dependencies: [
-                "ContentStore", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "Accounts", "Onboarding",
+                "ContentStore", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "Accounts", "Onboarding", "Notifications", "Delivery",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),

@@ -45,6 +45,37 @@ extension AppDatabase {
         try writer.write { db in try Self.insertDevice(db, settings, id: id, now: now) }
     }
 
+    /// A user's device: a token seen before comes back to this user with the settings given (whoever had it: holding
+    /// a device's push token means holding the device); otherwise a new device. True when it is new.
+    public func registerDevice(_ settings: DeviceSettings, userID: String, now: Date) throws -> (device: Device, created: Bool) {
+        try writer.write { db in
+            guard let token = settings.token else { throw DeviceError.missing("token") }
+            let (endpoint, _, _) = Self.columns(token)
+            if let id = try String.fetchOne(
+                db, sql: "SELECT id FROM device WHERE platform = ? AND token = ?", arguments: [token.platform.rawValue, endpoint])
+            {
+                try db.execute(sql: "UPDATE device SET user_id = ? WHERE id = ?", arguments: [userID, id])
+                return (try Self.updateDevice(db, id: id, settings, now: now), false)
+            }
+            return (try Self.insertDevice(db, settings, id: UUID().uuidString.lowercased(), userID: userID, now: now), true)
+        }
+    }
+
+    /// A user's devices, oldest first.
+    public func devices(userID: String, now: Date) throws -> [DeviceState] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT \(Self.stateColumns) WHERE d.user_id = ? ORDER BY d.created_at, d.id", arguments: [userID])
+                .map { try Self.deviceState($0, now: now) }
+        }
+    }
+
+    /// Whether device `id` is this user's: any other answer is "no such device", so ids reveal nothing.
+    public func deviceBelongs(id: String, to userID: String) throws -> Bool {
+        try writer.read { db in
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM device WHERE id = ? AND user_id = ?", arguments: [id, userID]) == true
+        }
+    }
+
     /// Adds many devices in one transaction: all or none.
     public func addDevices(_ all: [(line: Int, settings: DeviceSettings)], now: Date, progress: ((Int, Int) -> Void)? = nil) throws -> [Device] {
         try writer.write { db in
@@ -59,7 +90,7 @@ extension AppDatabase {
         }
     }
 
-    static func insertDevice(_ db: Database, _ settings: DeviceSettings, id: String, now: Date) throws -> Device {
+    static func insertDevice(_ db: Database, _ settings: DeviceSettings, id: String, userID: String? = nil, now: Date) throws -> Device {
         guard let token = settings.token else { throw DeviceError.missing("token") }
         guard let timeZone = settings.timeZone else { throw DeviceError.missing("timezone") }
         let device = Device(
@@ -74,13 +105,13 @@ extension AppDatabase {
         try db.execute(
             sql: """
                 INSERT INTO device (id, platform, token, p256dh, auth, timezone, reminder_time, locale, calendar, adjustment,
-                    display_theme, enabled, created_at, updated_at, schedule_version)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
+                    display_theme, enabled, created_at, updated_at, schedule_version, user_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)
                 """,
             arguments: [
                 device.id, device.platform.rawValue, endpoint, p256dh, auth, device.timeZone, device.reminderTime.description,
                 device.locale.rawValue, device.calendar.rawValue, device.adjustment.days, device.displayTheme, device.enabled,
-                now.timeIntervalSince1970, now.timeIntervalSince1970,
+                now.timeIntervalSince1970, now.timeIntervalSince1970, userID,
             ])
         try enqueue(db, device, seq: db.lastInsertedRowID, version: 1, lastFired: nil, now: now)
         return device
@@ -88,43 +119,69 @@ extension AppDatabase {
 
     /// Changes a device. A new zone or time moves its next fire, never to a local date already fired.
     public func updateDevice(id: String, _ settings: DeviceSettings, now: Date) throws -> Device {
+        try writer.write { db in try Self.updateDevice(db, id: id, settings, now: now) }
+    }
+
+    /// Changes a user's device, with settings worked out from its platform; another user's device is not found.
+    public func updateDevice(
+        id: String, userID: String, now: Date, settings: (Platform) throws -> DeviceSettings
+    ) throws -> Device {
         try writer.write { db in
-            guard let state = try Self.deviceState(db, id: id, now: now) else { throw DeviceError.notFound(id) }
-            var device = state.device
-            if let token = settings.token {
-                guard token.platform == device.platform else { throw DeviceError.invalidPlatform(token.platform.rawValue) }
-                device.token = token
-            }
-            if let value = settings.timeZone { device.timeZone = value }
-            if let value = settings.reminderTime { device.reminderTime = value }
-            if let value = settings.locale { device.locale = value }
-            if let value = settings.calendar { device.calendar = value }
-            if let value = settings.adjustment { device.adjustment = value }
-            if let value = settings.displayTheme { device.displayTheme = value }
-            if let value = settings.enabled { device.enabled = value }
-            device.updatedAt = now
-            try Self.validate(db, device)
-            let (endpoint, p256dh, auth) = Self.columns(device.token)
-            try db.execute(
-                sql: """
-                    UPDATE device SET token = ?, p256dh = ?, auth = ?, timezone = ?, reminder_time = ?, locale = ?, calendar = ?,
-                        adjustment = ?, display_theme = ?, enabled = ?, updated_at = ?, schedule_version = schedule_version + 1
-                    WHERE id = ?
-                    """,
-                arguments: [
-                    endpoint, p256dh, auth, device.timeZone, device.reminderTime.description, device.locale.rawValue, device.calendar.rawValue,
-                    device.adjustment.days, device.displayTheme, device.enabled, now.timeIntervalSince1970, id,
-                ])
-            let row = try Row.fetchOne(db, sql: "SELECT seq, schedule_version FROM device WHERE id = ?", arguments: [id])!
-            try Self.enqueue(db, device, seq: row[0], version: row[1], lastFired: state.lastLocalDate, now: now)
-            return device
+            guard let name = try String.fetchOne(db, sql: "SELECT platform FROM device WHERE id = ? AND user_id = ?", arguments: [id, userID]),
+                let platform = Platform(rawValue: name)
+            else { throw DeviceError.notFound(id) }
+            return try Self.updateDevice(db, id: id, try settings(platform), now: now)
         }
     }
 
+    static func updateDevice(_ db: Database, id: String, _ settings: DeviceSettings, now: Date) throws -> Device {
+        guard let state = try Self.deviceState(db, id: id, now: now) else { throw DeviceError.notFound(id) }
+        var device = state.device
+        if let token = settings.token {
+            guard token.platform == device.platform else { throw DeviceError.invalidPlatform(token.platform.rawValue) }
+            let (endpoint, _, _) = Self.columns(token)
+            if try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM device WHERE platform = ? AND token = ? AND id != ?", arguments: [token.platform.rawValue, endpoint, id]) == true
+            {
+                throw DeviceError.duplicateToken(endpoint)
+            }
+            device.token = token
+        }
+        if let value = settings.timeZone { device.timeZone = value }
+        if let value = settings.reminderTime { device.reminderTime = value }
+        if let value = settings.locale { device.locale = value }
+        if let value = settings.calendar { device.calendar = value }
+        if let value = settings.adjustment { device.adjustment = value }
+        if let value = settings.displayTheme { device.displayTheme = value }
+        if let value = settings.enabled { device.enabled = value }
+        device.updatedAt = now
+        try Self.validate(db, device)
+        let (endpoint, p256dh, auth) = Self.columns(device.token)
+        try db.execute(
+            sql: """
+                UPDATE device SET token = ?, p256dh = ?, auth = ?, timezone = ?, reminder_time = ?, locale = ?, calendar = ?,
+                    adjustment = ?, display_theme = ?, enabled = ?, updated_at = ?, schedule_version = schedule_version + 1
+                WHERE id = ?
+                """,
+            arguments: [
+                endpoint, p256dh, auth, device.timeZone, device.reminderTime.description, device.locale.rawValue, device.calendar.rawValue,
+                device.adjustment.days, device.displayTheme, device.enabled, now.timeIntervalSince1970, id,
+            ])
+        if let row = try Row.fetchOne(db, sql: "SELECT seq, schedule_version FROM device WHERE id = ?", arguments: [id]) {
+            try Self.enqueue(db, device, seq: row[0], version: row[1], lastFired: state.lastLocalDate, now: now)
+        }
+        return device
+    }
+
+    /// Removes a device (only if it is `userID`'s, when given). Its queue entry is left for the next pass to drop.
     @discardableResult
-    public func removeDevice(id: String) throws -> Bool {
+    public func removeDevice(id: String, userID: String? = nil) throws -> Bool {
         try writer.write { db in
-            try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])
+            if let userID {
+                try db.execute(sql: "DELETE FROM device WHERE id = ? AND user_id = ?", arguments: [id, userID])
+            } else {
+                try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])
+            }
             return db.changesCount > 0
         }
     }
@@ -234,4 +291,14 @@ public struct DeviceImportError: Error, CustomStringConvertible, Equatable {
     public let line: Int
     public let reason: String
     public var description: String { "line \(line): \(reason)" }
+}
+
+extension AppDatabase {
+    /// A user's changed settings, carried into each of their devices as a change (so each is rescheduled, never firing
+    /// a local date twice). Runs inside the caller's transaction, with the change to the settings themselves.
+    public static func applyToUserDevices(_ db: Database, userID: String, _ settings: DeviceSettings, now: Date) throws {
+        for id in try String.fetchAll(db, sql: "SELECT id FROM device WHERE user_id = ? ORDER BY seq", arguments: [userID]) {
+            _ = try updateDevice(db, id: id, settings, now: now)
+        }
+    }
 }

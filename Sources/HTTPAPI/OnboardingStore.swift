@@ -1,5 +1,6 @@
 import Accounts
 import ContentStore
+import Delivery
 import Foundation
 import GRDB
 import Onboarding
@@ -36,8 +37,8 @@ extension AppDatabase {
                     settings.displayTheme = theme
                     settings.notifications = next.notificationPermission == .granted
                 }
-                try db.execute(
-                    sql: "UPDATE device SET display_theme = ?, updated_at = ? WHERE user_id = ?", arguments: [theme, now.timeIntervalSince1970, userID])
+                try Self.applyToUserDevices(
+                    db, userID: userID, DeviceSettings(displayTheme: theme, enabled: next.notificationPermission == .granted), now: now)
             }
             return next
         }

@@ -44,6 +44,7 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
     addAccountRoutes(router, environment)
     addFlowRoute(router, environment)
     addUserDataRoutes(router, environment)
+    addDeviceRoutes(router, environment)
 
     router.get("/health") { _, _ in json(["status": "ok"]) }
 

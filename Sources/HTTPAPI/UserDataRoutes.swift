@@ -1,5 +1,7 @@
 import Accounts
 import ContentStore
+import Delivery
+import Notifications
 import Foundation
 import HTTPTypes
 import HijriCalendar
@@ -44,8 +46,7 @@ struct SettingsPatch: Decodable {
 
     func apply(to settings: inout UserSettings, themes: Set<String>) throws {
         if let value = reminderTime {
-            let parts = value.split(separator: ":")
-            guard value.count == 5, parts.count == 2, let h = Int(parts[0]), let m = Int(parts[1]), (0...23).contains(h), (0...59).contains(m) else {
+            guard (try? ReminderTime(parsing: value)) != nil else {
                 throw APIError.badRequest("bad_time", "invalid reminder_time '\(value)': expected HH:MM")
             }
             settings.reminderTime = value
@@ -76,6 +77,16 @@ struct SettingsPatch: Decodable {
     }
 }
 
+extension SettingsPatch {
+    /// The fields a device also has (`notifications` turns them on or off); checked already by `apply`.
+    func deviceSettings() throws -> DeviceSettings {
+        DeviceSettings(
+            timeZone: timezone, reminderTime: try reminderTime.map { try ReminderTime(parsing: $0) }, locale: locale.flatMap(DeviceLocale.init),
+            calendar: calendar.flatMap(CalendarKind.init(rawValue:)), adjustment: try adjustment.map { try Adjustment($0) },
+            displayTheme: displayTheme, enabled: notifications)
+    }
+}
+
 func addUserDataRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) {
     let database = environment.accounts
 
@@ -83,7 +94,15 @@ func addUserDataRoutes(_ router: Router<APIContext>, _ environment: APIEnvironme
         let user = try context.requireIdentity()
         let patch = try await request.decode(as: SettingsPatch.self, context: context)
         let themes = Set(try database.displayThemes().map(\.id))
-        let settings = try database.updateSettings(userID: user.id, now: environment.clock()) { try patch.apply(to: &$0, themes: themes) }
+        let now = environment.clock()
+        // The settings and the user's devices change together.
+        let settings = try deviceInput {
+            try database.writer.write { db in
+                let settings = try AppDatabase.updateSettings(db, userID: user.id, now: now) { try patch.apply(to: &$0, themes: themes) }
+                try AppDatabase.applyToUserDevices(db, userID: user.id, try patch.deviceSettings(), now: now)
+                return settings
+            }
+        }
         return json(["settings": settings])
     }
 

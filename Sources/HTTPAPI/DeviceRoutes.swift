@@ -1,0 +1,85 @@
+import ContentStore
+import Delivery
+import Foundation
+import HijriCalendar
+import Hummingbird
+import Notifications
+
+/// The daemon's devices, each owned by the user who registered it. Another user's device is "not found", never
+/// "forbidden": ids reveal nothing.
+func addDeviceRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) {
+    let database = environment.accounts
+
+    router.get("/v1/devices") { _, context -> Response in
+        let user = try context.requireIdentity()
+        return json(["devices": try database.devices(userID: user.id, now: environment.clock()).map(DeviceRecord.init)])
+    }
+
+    // A token seen before (the app registers at every launch) updates that device and returns 200.
+    router.post("/v1/devices") { request, context -> Response in
+        let user = try context.requireIdentity()
+        let object = try await jsonObject(request, context)
+        let now = environment.clock()
+        let (device, created) = try deviceInput {
+            try database.registerDevice(try DeviceRecord.settings(from: object), userID: user.id, now: now)
+        }
+        return json(["device": try deviceRecord(database, device.id, now: now)], status: created ? .created : .ok)
+    }
+
+    router.patch("/v1/devices/:id") { request, context -> Response in
+        let user = try context.requireIdentity()
+        let id = context.parameters.get("id") ?? ""
+        let object = try await jsonObject(request, context)
+        let now = environment.clock()
+        try deviceInput {
+            _ = try database.updateDevice(id: id, userID: user.id, now: now) { platform in
+                try DeviceRecord.settings(from: object, existing: platform)
+            }
+        }
+        return json(["device": try deviceRecord(database, id, now: now)])
+    }
+
+    router.delete("/v1/devices/:id") { _, context -> Response in
+        let user = try context.requireIdentity()
+        let id = context.parameters.get("id") ?? ""
+        guard try database.removeDevice(id: id, userID: user.id) else { throw deviceNotFound(id) }
+        return Response(status: .noContent)
+    }
+}
+
+func deviceRecord(_ database: AppDatabase, _ id: String, now: Date) throws -> DeviceRecord {
+    guard let state = try database.deviceState(id: id, now: now) else { throw deviceNotFound(id) }
+    return DeviceRecord(state)
+}
+
+func deviceNotFound(_ id: String) -> APIError { APIError.notFound("device_not_found", "no device '\(id)'") }
+
+/// Device errors as 4xx, each with a code and the message naming the value.
+func deviceInput<T>(_ body: () throws -> T) throws -> T {
+    do { return try body() } catch let error as DeviceError {
+        switch error {
+        case .notFound(let id): throw deviceNotFound(id)
+        case .duplicateToken: throw APIError(.conflict, code: "token_taken", error.description)
+        case .invalidToken: throw APIError.badRequest("bad_token", error.description)
+        case .invalidTime: throw APIError.badRequest("bad_time", error.description)
+        case .invalidTimeZone: throw APIError.badRequest("bad_zone", error.description)
+        case .invalidPlatform: throw APIError.badRequest("bad_platform", error.description)
+        case .invalidLocale: throw APIError.badRequest("bad_locale", error.description)
+        case .invalidDisplayTheme: throw APIError.badRequest("bad_theme", error.description)
+        case .missing: throw APIError.badRequest("missing_field", error.description)
+        }
+    } catch let error as DeviceInputError {
+        throw APIError.badRequest("bad_device", error.description)
+    } catch let error as CalendarError {
+        throw APIError.badRequest("bad_calendar", error.description)
+    }
+}
+
+/// The body as a JSON object, within the size limit.
+func jsonObject(_ request: Request, _ context: APIContext) async throws -> [String: Any] {
+    let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+    guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any] else {
+        throw APIError.badRequest("bad_json", "the body must be a JSON object")
+    }
+    return object
+}
