@@ -34,7 +34,7 @@ extension AppDatabase {
         try writer.read { db in try Self.settings(db, userID: userID) }
     }
 
-    static func settings(_ db: Database, userID: String) throws -> UserSettings {
+    public static func settings(_ db: Database, userID: String) throws -> UserSettings {
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM settings WHERE user_id = ?", arguments: [userID]) else { return UserSettings() }
         var settings = UserSettings()
         settings.reminderTime = row["reminder_time"]

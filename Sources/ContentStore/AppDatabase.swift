@@ -249,6 +249,22 @@ public final class AppDatabase: Sendable {
                     CREATE TRIGGER device_epoch_on_delete AFTER DELETE ON device BEGIN UPDATE device_epoch SET value = value + 1; END;
                     """)
         }
+        migrator.registerMigration("v5-hints") { db in
+            // Contextual hints: each user's history with each hint, the app events their rules count, and tutorial
+            // mode, which belongs to one session (one signed-in app), not to the user.
+            try db.execute(
+                sql: """
+                    CREATE TABLE hint_state (
+                        user_id TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE, hint_id TEXT NOT NULL,
+                        shown_at REAL, dismissed_at REAL, shown_in_tutorial INTEGER NOT NULL DEFAULT 0,
+                        PRIMARY KEY (user_id, hint_id)) WITHOUT ROWID;
+                    CREATE TABLE app_event_count (
+                        user_id TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE, name TEXT NOT NULL,
+                        count INTEGER NOT NULL, last_at REAL NOT NULL,
+                        PRIMARY KEY (user_id, name)) WITHOUT ROWID;
+                    ALTER TABLE session ADD COLUMN tutorial INTEGER NOT NULL DEFAULT 0;
+                    """)
+        }
         return migrator
     }
 }

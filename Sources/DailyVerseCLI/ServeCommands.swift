@@ -93,7 +93,7 @@ struct Serve: AsyncParsableCommand {
             let (host, port) = try Self.hostAndPort(address)
             let environment = try APIEnvironment(
                 service: DailyVerseService(database: database), clock: clock, onboarding: try onboardingMachine(database),
-                copy: try OnboardingCopy.load(from: dataDirectory()))
+                copy: try OnboardingCopy.load(from: dataDirectory()), hints: try hintCatalog())
             services.append(
                 Application(
                     router: buildRouter(environment), configuration: .init(address: .hostname(host, port: port), serverName: "dailyverse"), logger: logger))
@@ -115,6 +115,12 @@ struct Serve: AsyncParsableCommand {
             throw StoreError.malformedData(file: "onboarding/flow.json", reason: "\(error)")
         }
         return OnboardingMachine(flow: flow, layers: Set(try database.layerIDs()), themes: Set(try database.displayThemes().map(\.id)))
+    }
+
+    func hintCatalog() throws -> HintCatalog {
+        do { return try HintCatalog.load(from: try dataDirectory()) } catch let error as StoreError { throw error } catch {
+            throw StoreError.malformedData(file: "hints/hints.json", reason: "\(error)")
+        }
     }
 
     static func hostAndPort(_ text: String) throws -> (String, Int) {

@@ -104,12 +104,10 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
     router.post("/v1/onboarding/events") { request, context -> Response in
         let user = try context.requireIdentity()
         let event = try OnboardingEventJSON.decode(try await request.decode(as: OnboardingEventJSON.self, context: context))
-        do {
-            let state = try accounts.applyOnboarding(event, userID: user.id, machine: environment.onboarding, now: environment.clock())
-            return json(OnboardingStateJSON(state), status: .ok)
-        } catch let error as OnboardingError {
-            throw APIError(.conflict, code: error.code, error.description)
+        let state = try onboardingInput {
+            try accounts.applyOnboarding(event, userID: user.id, machine: environment.onboarding, now: environment.clock())
         }
+        return json(OnboardingStateJSON(state), status: .ok)
     }
 }
 

@@ -25,6 +25,13 @@ public struct APIContext: RequestContext {
         guard let identity else { throw APIError(.unauthorized, code: "unauthorized", "a valid bearer token is required") }
         return identity
     }
+
+    /// The caller and the token it signed in with (tutorial mode belongs to the session), or 401.
+    public func requireSession() throws -> (User, String) {
+        let user = try requireIdentity()
+        guard let token else { throw APIError(.unauthorized, code: "unauthorized", "a valid bearer token is required") }
+        return (user, token)
+    }
 }
 
 /// Reads `Authorization: Bearer …`; an unknown or malformed token is a 401 rather than an anonymous request.

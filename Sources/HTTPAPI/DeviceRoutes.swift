@@ -3,6 +3,7 @@ import Delivery
 import Foundation
 import HijriCalendar
 import Hummingbird
+import NIOCore
 import Notifications
 
 /// The daemon's devices, each owned by the user who registered it. Another user's device is "not found", never
@@ -77,7 +78,10 @@ func deviceInput<T>(_ body: () throws -> T) throws -> T {
 
 /// The body as a JSON object, within the size limit.
 func jsonObject(_ request: Request, _ context: APIContext) async throws -> [String: Any] {
-    let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+    try jsonObject(try await request.body.collect(upTo: context.maxUploadSize))
+}
+
+func jsonObject(_ buffer: ByteBuffer) throws -> [String: Any] {
     guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any] else {
         throw APIError.badRequest("bad_json", "the body must be a JSON object")
     }

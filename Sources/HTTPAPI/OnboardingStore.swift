@@ -87,6 +87,7 @@ extension AppDatabase {
                         SELECT ?, reminder_time, timezone, calendar, adjustment, display_theme, notifications, locale, ? FROM settings WHERE user_id = ?
                         """, arguments: [accountID, now.timeIntervalSince1970, guestID])
             }
+            try Self.mergeHints(db, from: guestID, into: accountID)
             try Self.recordEvent(db, userID: accountID, name: "guest_merged", screen: nil, properties: ["guest": guestID], at: now)
             try db.execute(sql: "DELETE FROM user WHERE id = ?", arguments: [guestID])
         }

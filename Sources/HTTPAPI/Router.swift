@@ -17,6 +17,7 @@ public struct APIEnvironment: Sendable {
     public let onboarding: OnboardingMachine
     public let copy: OnboardingCopy
     public let throttles: Throttles
+    public let hints: HintCatalog
     /// Verified against when an email is unknown, so that both refusals take the same time.
     let decoyHash: String
 
@@ -24,8 +25,9 @@ public struct APIEnvironment: Sendable {
 
     public init(
         service: DailyVerseService, clock: @escaping @Sendable () -> Date, passwordHasher: PasswordHasher = PasswordHasher(),
-        onboarding: OnboardingMachine, copy: OnboardingCopy, throttles: Throttles = Throttles()
+        onboarding: OnboardingMachine, copy: OnboardingCopy, hints: HintCatalog, throttles: Throttles = Throttles()
     ) throws {
+        self.hints = hints
         self.throttles = throttles
         self.service = service
         self.clock = clock
@@ -45,6 +47,7 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
     addFlowRoute(router, environment)
     addUserDataRoutes(router, environment)
     addDeviceRoutes(router, environment)
+    addHintRoutes(router, environment)
 
     router.get("/health") { _, _ in json(["status": "ok"]) }
 

@@ -25,7 +25,7 @@ func makeApp(clock: @escaping @Sendable () -> Date) throws -> some ApplicationPr
         flow: flow, layers: Set(try database.layerIDs()), themes: Set(try database.displayThemes().map(\.id)))
     let environment = try APIEnvironment(
         service: DailyVerseService(database: database), clock: clock, passwordHasher: PasswordHasher(.scrypt(logN: 8, r: 8, p: 1)),
-        onboarding: machine, copy: try OnboardingCopy.load(from: dataDirectory))
+        onboarding: machine, copy: try OnboardingCopy.load(from: dataDirectory), hints: try HintCatalog.load(from: dataDirectory))
     return Application(router: buildRouter(environment))
 }
 

@@ -1,0 +1,131 @@
+import Accounts
+import ContentStore
+import Foundation
+import GRDB
+import Onboarding
+
+/// What the hint rules need to know about one user and session.
+struct HintContext {
+    var records: [String: HintRecord]
+    var eventCounts: [String: Int]
+    var tutorial: Bool
+    var zone: TimeZone
+
+    func eligible(_ catalog: HintCatalog, now: Date) -> [HintCatalog.Hint] {
+        HintRules.eligible(catalog: catalog, records: records, eventCounts: eventCounts, tutorial: tutorial, now: now, zone: zone)
+    }
+}
+
+enum HintChange {
+    case shown, dismissed
+}
+
+/// How many distinct event names one user may record: the rules need a handful, and a client cannot grow the table.
+let maximumEventNames = 100
+
+extension AppDatabase {
+    static func hintContext(_ db: Database, userID: String, token: String) throws -> HintContext {
+        var records: [String: HintRecord] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT * FROM hint_state WHERE user_id = ?", arguments: [userID]) {
+            records[row["hint_id"]] = HintRecord(
+                shownAt: (row["shown_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                dismissedAt: (row["dismissed_at"] as Double?).map(Date.init(timeIntervalSince1970:)), shownInTutorial: row["shown_in_tutorial"])
+        }
+        var counts: [String: Int] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT name, count FROM app_event_count WHERE user_id = ?", arguments: [userID]) {
+            counts[row["name"]] = row["count"]
+        }
+        let tutorial = try Bool.fetchOne(db, sql: "SELECT tutorial FROM session WHERE token_hash = ?", arguments: [SessionToken.hash(token)]) ?? false
+        let zone = TimeZone.iana(try settings(db, userID: userID).timezone) ?? TimeZone(identifier: "UTC")!
+        return HintContext(records: records, eventCounts: counts, tutorial: tutorial, zone: zone)
+    }
+
+    func hintContext(userID: String, token: String) throws -> HintContext {
+        try writer.read { db in try Self.hintContext(db, userID: userID, token: token) }
+    }
+
+    /// Records that a hint was shown or dismissed. Showing needs the hint to be eligible now (or shown already: the
+    /// app may say so twice); dismissing needs it shown. Each first time appends its analytics event.
+    func changeHint(_ hint: HintCatalog.Hint, _ change: HintChange, catalog: HintCatalog, userID: String, token: String, now: Date) throws -> HintRecord {
+        try writer.write { db in
+            let context = try Self.hintContext(db, userID: userID, token: token)
+            var record = context.records[hint.id] ?? HintRecord()
+            let at = now.timeIntervalSince1970
+            switch change {
+            case .shown:
+                let eligible = context.eligible(catalog, now: now).contains(hint)
+                if record.shownAt != nil && !context.tutorial { return record }
+                guard eligible else { throw OnboardingError.invalidTransition("hint '\(hint.id)' is not eligible now") }
+                if record.shownAt == nil {
+                    record.shownAt = now
+                    record.shownInTutorial = context.tutorial
+                }
+                try db.execute(
+                    sql: """
+                        INSERT INTO hint_state (user_id, hint_id, shown_at, shown_in_tutorial) VALUES (?, ?, ?, ?)
+                        ON CONFLICT (user_id, hint_id) DO NOTHING
+                        """, arguments: [userID, hint.id, at, context.tutorial])
+                try Self.recordEvent(db, userID: userID, name: "hint_shown", screen: hint.id, properties: ["tutorial": "\(context.tutorial)"], at: now)
+            case .dismissed:
+                guard record.shownAt != nil else { throw OnboardingError.invalidTransition("hint '\(hint.id)' has not been shown") }
+                if record.dismissedAt != nil && !context.tutorial { return record }
+                if record.dismissedAt == nil {
+                    record.dismissedAt = now
+                    try db.execute(sql: "UPDATE hint_state SET dismissed_at = ? WHERE user_id = ? AND hint_id = ?", arguments: [at, userID, hint.id])
+                }
+                try Self.recordEvent(db, userID: userID, name: "hint_dismissed", screen: hint.id, properties: ["tutorial": "\(context.tutorial)"], at: now)
+            }
+            return record
+        }
+    }
+
+    /// Counts one app event; the count after it.
+    func recordAppEvent(_ name: String, userID: String, now: Date) throws -> Int {
+        try writer.write { db in
+            let known = try Bool.fetchOne(db, sql: "SELECT 1 FROM app_event_count WHERE user_id = ? AND name = ?", arguments: [userID, name]) == true
+            if !known, try Int.fetchOne(db, sql: "SELECT count(*) FROM app_event_count WHERE user_id = ?", arguments: [userID]) ?? 0 >= maximumEventNames {
+                throw OnboardingError.invalidTransition("at most \(maximumEventNames) different event names per user")
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO app_event_count (user_id, name, count, last_at) VALUES (?, ?, 1, ?)
+                    ON CONFLICT (user_id, name) DO UPDATE SET count = count + 1, last_at = excluded.last_at
+                    """, arguments: [userID, name, now.timeIntervalSince1970])
+            return try Int.fetchOne(db, sql: "SELECT count FROM app_event_count WHERE user_id = ? AND name = ?", arguments: [userID, name]) ?? 1
+        }
+    }
+
+    func setTutorial(_ on: Bool, token: String) throws {
+        try writer.write { db in
+            try db.execute(sql: "UPDATE session SET tutorial = ? WHERE token_hash = ?", arguments: [on, SessionToken.hash(token)])
+        }
+    }
+
+    /// Forgets the user's hints and event counts, and ends tutorial mode in all their sessions.
+    func resetHints(userID: String) throws {
+        try writer.write { db in
+            try db.execute(sql: "DELETE FROM hint_state WHERE user_id = ?", arguments: [userID])
+            try db.execute(sql: "DELETE FROM app_event_count WHERE user_id = ?", arguments: [userID])
+            try db.execute(sql: "UPDATE session SET tutorial = 0 WHERE user_id = ?", arguments: [userID])
+        }
+    }
+
+    /// A guest's hints and counts, carried into an account: each hint shown or dismissed at the earliest of the two,
+    /// counts added.
+    static func mergeHints(_ db: Database, from guestID: String, into accountID: String) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO hint_state (user_id, hint_id, shown_at, dismissed_at, shown_in_tutorial)
+                SELECT ?, hint_id, shown_at, dismissed_at, shown_in_tutorial FROM hint_state WHERE user_id = ? AND true
+                ON CONFLICT (user_id, hint_id) DO UPDATE SET
+                    shown_at = coalesce(min(shown_at, excluded.shown_at), shown_at, excluded.shown_at),
+                    dismissed_at = coalesce(min(dismissed_at, excluded.dismissed_at), dismissed_at, excluded.dismissed_at)
+                """, arguments: [accountID, guestID])
+        try db.execute(
+            sql: """
+                INSERT INTO app_event_count (user_id, name, count, last_at)
+                SELECT ?, name, count, last_at FROM app_event_count WHERE user_id = ? AND true
+                ON CONFLICT (user_id, name) DO UPDATE SET count = count + excluded.count, last_at = max(last_at, excluded.last_at)
+                """, arguments: [accountID, guestID])
+    }
+}
