@@ -1,6 +1,7 @@
 import ArgumentParser
 import ContentStore
 import Foundation
+import Onboarding
 import Daemon
 import HijriCalendar
 
@@ -79,13 +80,36 @@ public struct GlobalOptions: ParsableArguments {
         try setting(flag: db, environment: "DAILYVERSE_DB", key: "database") ?? AppDatabase.defaultPath(environment: environment)
     }
 
+    /// The data/ folder in use.
+    func dataDirectory() throws -> URL {
+        try DataDirectory.locate(explicit: setting(flag: data, environment: "DAILYVERSE_DATA", key: "data"), environment: [:])
+    }
+
+    /// The onboarding flow from data/.
+    func onboardingFlow() throws -> OnboardingFlow {
+        let file = try dataDirectory().appendingPathComponent("onboarding/flow.json")
+        guard let data = FileManager.default.contents(atPath: file.path) else { throw StoreError.missingDataFile(file.path) }
+        do { return try JSONDecoder().decode(OnboardingFlow.self, from: data) } catch {
+            throw StoreError.malformedData(file: "onboarding/flow.json", reason: "\(error)")
+        }
+    }
+
+    /// The onboarding flow, with the layer and theme ids it may name.
+    func onboardingMachine(_ database: AppDatabase) throws -> OnboardingMachine {
+        OnboardingMachine(flow: try onboardingFlow(), layers: Set(try database.layerIDs()), themes: Set(try database.displayThemes().map(\.id)))
+    }
+
+    func hintCatalog() throws -> HintCatalog {
+        do { return try HintCatalog.load(from: try dataDirectory()) } catch let error as StoreError { throw error } catch {
+            throw StoreError.malformedData(file: "hints/hints.json", reason: "\(error)")
+        }
+    }
+
     /// Opens the database, creating, migrating and seeding it on first use.
     func openDatabase(pool: Bool = false) throws -> AppDatabase {
         let database = try AppDatabase.open(path: databasePath(), pool: pool)
         do {
-            let directory = try DataDirectory.locate(
-                explicit: setting(flag: data, environment: "DAILYVERSE_DATA", key: "data"), environment: [:])
-            try database.seedIfNeeded(from: directory)
+            try database.seedIfNeeded(from: try dataDirectory())
         } catch let error as StoreError {
             // A database seeded before can serve without its data folder; an empty one cannot.
             guard case .dataDirectoryNotFound = error, try database.seededFingerprint() != nil else { throw error }

@@ -92,8 +92,8 @@ struct Serve: AsyncParsableCommand {
         if address != "none" {
             let (host, port) = try Self.hostAndPort(address)
             let environment = try APIEnvironment(
-                service: DailyVerseService(database: database), clock: clock, onboarding: try onboardingMachine(database),
-                copy: try OnboardingCopy.load(from: dataDirectory()), hints: try hintCatalog())
+                service: DailyVerseService(database: database), clock: clock, onboarding: try global.onboardingMachine(database),
+                copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog())
             services.append(
                 Application(
                     router: buildRouter(environment), configuration: .init(address: .hostname(host, port: port), serverName: "dailyverse"), logger: logger))
@@ -102,26 +102,6 @@ struct Serve: AsyncParsableCommand {
         return DaemonBuilder.serviceGroup(database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, services: services)
     }
 
-    /// The onboarding flow from data/, with the layer and theme ids it may name.
-    func dataDirectory() throws -> URL {
-        try DataDirectory.locate(explicit: global.setting(flag: global.data, environment: "DAILYVERSE_DATA", key: "data"), environment: [:])
-    }
-
-    func onboardingMachine(_ database: AppDatabase) throws -> OnboardingMachine {
-        let file = try dataDirectory().appendingPathComponent("onboarding/flow.json")
-        guard let data = FileManager.default.contents(atPath: file.path) else { throw StoreError.missingDataFile(file.path) }
-        let flow: OnboardingFlow
-        do { flow = try JSONDecoder().decode(OnboardingFlow.self, from: data) } catch {
-            throw StoreError.malformedData(file: "onboarding/flow.json", reason: "\(error)")
-        }
-        return OnboardingMachine(flow: flow, layers: Set(try database.layerIDs()), themes: Set(try database.displayThemes().map(\.id)))
-    }
-
-    func hintCatalog() throws -> HintCatalog {
-        do { return try HintCatalog.load(from: try dataDirectory()) } catch let error as StoreError { throw error } catch {
-            throw StoreError.malformedData(file: "hints/hints.json", reason: "\(error)")
-        }
-    }
 
     static func hostAndPort(_ text: String) throws -> (String, Int) {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port),

@@ -1,0 +1,65 @@
+import ContentStore
+import Foundation
+import GRDB
+import Onboarding
+
+/// How users went through the onboarding between two instants, screen by screen, from the analytics events.
+public struct OnboardingFunnel: Encodable, Sendable {
+    public struct Step: Encodable, Sendable {
+        public let screen: String
+        /// Users who viewed the screen.
+        public let reached: Int
+        /// Users who skipped from it.
+        public let skipped: Int
+        /// Users who viewed it and then completed the onboarding.
+        public let completed: Int
+    }
+
+    public let from: String
+    public let to: String
+    public let started: Int
+    public let completed: Int
+    public let screens: [Step]
+}
+
+extension AppDatabase {
+    /// Counts distinct users among events at or after `from` and before `to`, in the flow's screen order.
+    public func onboardingFunnel(flow: OnboardingFlow, from: Date, to: Date) throws -> OnboardingFunnel {
+        try writer.read { db in
+            let range: StatementArguments = [from.timeIntervalSince1970, to.timeIntervalSince1970]
+            func perScreen(_ sql: String) throws -> [String: Int] {
+                var counts: [String: Int] = [:]
+                for row in try Row.fetchAll(db, sql: sql, arguments: range) { counts[row[0]] = row[1] }
+                return counts
+            }
+            func users(_ name: String) throws -> Int {
+                try Int.fetchOne(
+                    db, sql: "SELECT count(DISTINCT user_id) FROM analytics_event WHERE name = ? AND at >= ? AND at < ?",
+                    arguments: [name] + range) ?? 0
+            }
+            let reached = try perScreen(
+                """
+                SELECT screen, count(DISTINCT user_id) FROM analytics_event
+                WHERE name = 'onboarding_screen_viewed' AND at >= ? AND at < ? GROUP BY screen
+                """)
+            let skipped = try perScreen(
+                """
+                SELECT screen, count(DISTINCT user_id) FROM analytics_event
+                WHERE name = 'onboarding_skipped' AND at >= ? AND at < ? GROUP BY screen
+                """)
+            let completed = try perScreen(
+                """
+                SELECT v.screen, count(DISTINCT v.user_id) FROM analytics_event v
+                WHERE v.name = 'onboarding_screen_viewed' AND v.at >= ?1 AND v.at < ?2 AND EXISTS (
+                    SELECT 1 FROM analytics_event c
+                    WHERE c.user_id = v.user_id AND c.name = 'onboarding_completed' AND c.at >= v.at AND c.at < ?2)
+                GROUP BY v.screen
+                """)
+            return OnboardingFunnel(
+                from: from.iso8601UTC, to: to.iso8601UTC, started: try users("onboarding_started"), completed: try users("onboarding_completed"),
+                screens: flow.screens.map {
+                    .init(screen: $0.id, reached: reached[$0.id] ?? 0, skipped: skipped[$0.id] ?? 0, completed: completed[$0.id] ?? 0)
+                })
+        }
+    }
+}
