@@ -33,6 +33,16 @@ extension AppDatabase {
         User(id: row["id"], mode: User.Mode(rawValue: row["mode"]) ?? .guest, email: row["email"], displayName: row["display_name"])
     }
 
+    /// Removes the guests not seen since `cutoff`, with everything that is theirs (sessions, onboarding, hints,
+    /// bookmarks, settings, devices: the foreign keys cascade). Accounts are never purged. How many went.
+    @discardableResult
+    public func purgeGuests(inactiveBefore cutoff: Date) throws -> Int {
+        try writer.write { db in
+            try db.execute(sql: "DELETE FROM user WHERE mode = 'guest' AND last_active_at < ?", arguments: [cutoff.timeIntervalSince1970])
+            return db.changesCount
+        }
+    }
+
     /// A new guest and its first token.
     public func createGuest(now: Date) throws -> (User, token: String) {
         try writer.write { db in

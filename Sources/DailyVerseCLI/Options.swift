@@ -27,7 +27,7 @@ public struct GlobalOptions: ParsableArguments {
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
     static let defaultConfigPath = "/etc/dailyverse/config.toml"
-    static let configKeys: Set<String> = ["database", "data", "sink", "grace", "apns_topic", "log_level", "listen"]
+    static let configKeys: Set<String> = ["database", "data", "sink", "grace", "apns_topic", "log_level", "listen", "guest_retention"]
 
     /// The configuration file, if one is named or the default exists. Flags override the environment, which
     /// overrides the file, which overrides the defaults.
@@ -67,6 +67,11 @@ public struct GlobalOptions: ParsableArguments {
         if let flag { return flag }
         if let value = environment[name], !value.isEmpty { return value }
         return try file?.string(key)
+    }
+
+    /// How long a guest may be inactive before it is purged with its data.
+    func guestRetention(flag: String?) throws -> TimeInterval {
+        try EmitOptions.duration(try setting(flag: flag, environment: "DAILYVERSE_GUEST_RETENTION", key: "guest_retention") ?? "30d")
     }
 
     /// The pinned clock, or the wall clock.

@@ -38,9 +38,9 @@ struct EmitOptions: ParsableArguments {
         throw CLIError("invalid sink '\(spec)': expected jsonl:DIR, stdout or webhook:URL")
     }
 
-    /// `90`, `90s`, `15m`, `2h`.
+    /// `90`, `90s`, `15m`, `2h`, `30d`.
     static func duration(_ text: String) throws -> TimeInterval {
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
         var number = Substring(text)
         var scale = 1.0
         if let last = text.last, let unit = units[last] {
@@ -48,7 +48,7 @@ struct EmitOptions: ParsableArguments {
             scale = unit
         }
         guard let value = Double(number), value >= 0, value.isFinite, !number.isEmpty else {
-            throw CLIError("invalid duration '\(text)': expected a number with s, m or h, such as 2h")
+            throw CLIError("invalid duration '\(text)': expected a number with s, m, h or d, such as 2h")
         }
         return value * scale
     }
@@ -68,6 +68,10 @@ struct Serve: AsyncParsableCommand {
     var logLevel: String?
     @Option(help: ArgumentHelp("Where the HTTP API listens, HOST:PORT (default 127.0.0.1:8080), or none.", valueName: "address"))
     var listen: String?
+    @Option(
+        name: .customLong("guest-retention"),
+        help: ArgumentHelp("Purge guests inactive this long, with their data, checked hourly (default 30d).", valueName: "duration"))
+    var guestRetention: String?
 
     func run() async throws {
         if once { return try runOnce() }
@@ -87,7 +91,13 @@ struct Serve: AsyncParsableCommand {
         let deliverer = Deliverer(database: database, sink: try emit.makeSink(global))
         let path = try global.databasePath()
         let clock = try replayClock()
-        var services: [any Service] = []
+        let retention = try global.guestRetention(flag: guestRetention)
+        var services: [any Service] = [
+            MaintenanceService(name: "guest purge", interval: 3600, clock: clock, logger: logger) { now in
+                let purged = try database.purgeGuests(inactiveBefore: now.addingTimeInterval(-retention))
+                return purged > 0 ? "\(purged) inactive guests purged" : nil
+            }
+        ]
         let address = try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
         if address != "none" {
             let (host, port) = try Self.hostAndPort(address)
@@ -210,6 +220,28 @@ struct Status: ParsableCommand {
                 print("last errors:")
                 for error in report.lastErrors { print("  #\(error.outboxID): \(error.error)") }
             }
+        }
+    }
+}
+
+struct Guests: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Guest users.", subcommands: [GuestsPurge.self])
+}
+
+struct GuestsPurge: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "purge", abstract: "Remove guests inactive longer than the retention, with all their data.",
+        discussion: "`serve` does this every hour; this is for timer-driven setups and for trying a retention out.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp("Inactivity after which a guest goes (default: guest_retention, else 30d).", valueName: "duration"))
+    var retention: String?
+
+    func run() throws {
+        try reportingErrors {
+            let cutoff = try global.clock().addingTimeInterval(-(try global.guestRetention(flag: retention)))
+            let purged = try global.openDatabase().purgeGuests(inactiveBefore: cutoff)
+            if global.json { return try printJSON(["purged": purged]) }
+            print("purged \(purged) guests inactive since before \(cutoff.iso8601UTC)")
         }
     }
 }

@@ -44,8 +44,16 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         let body = try await request.decode(as: AccountRequest.self, context: context)
         let email: String
         do { email = try Email.normalize(body.email) } catch { throw APIError.badRequest("bad_email", "\(error)") }
+        // Each attempt costs a password hash: limited per client address.
+        let key = "account " + context.client
+        if let wait = environment.throttles.accounts.retryAfter(key, now: environment.clock()) {
+            throw APIError.tooManyRequests(wait, "too many new accounts from this address")
+        }
+        environment.throttles.accounts.record(key, now: environment.clock())
         let hash: String
-        do { hash = try environment.passwordHasher.hash(body.password) } catch let error as AccountError {
+        let hasher = environment.passwordHasher
+        let password = body.password
+        do { hash = try await hashing(environment) { try hasher.hash(password) } } catch let error as AccountError {
             throw APIError.badRequest("weak_password", error.description)
         }
         // Called by a guest, it upgrades that guest in place.
@@ -72,7 +80,9 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         let refused = APIError(.unauthorized, code: "invalid_credentials", "the email or the password is wrong")
         let stored = try accounts.passwordHash(email: email)
         // The same work and answer whether or not the email exists.
-        guard PasswordHasher.verify(body.password, against: stored?.hash ?? environment.decoyHash), let stored else {
+        let password = body.password
+        let encoded = stored?.hash ?? environment.decoyHash
+        guard try await hashing(environment, { PasswordHasher.verify(password, against: encoded) }), let stored else {
             for key in keys { environment.throttles.signIn.record(key, now: now) }
             throw refused
         }
@@ -170,5 +180,14 @@ struct OnboardingStateJSON: Encodable {
         try container.encode(state.startedAt?.iso8601UTC, forKey: .startedAt)
         try container.encode(state.completedAt?.iso8601UTC, forKey: .completedAt)
         try container.encode(state.flowVersion, forKey: .flowVersion)
+    }
+}
+
+/// Password work through the environment's gate: a few at a time, 503 with Retry-After when too many are queued.
+func hashing<T: Sendable>(_ environment: APIEnvironment, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+    do { return try await environment.hashing.run(work) } catch is HashingGate.Busy {
+        var error = APIError(.serviceUnavailable, code: "busy", "too many sign-ins and sign-ups at once; try again in a moment")
+        error.headers[.retryAfter] = "1"
+        throw error
     }
 }

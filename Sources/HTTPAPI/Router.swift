@@ -18,6 +18,8 @@ public struct APIEnvironment: Sendable {
     public let copy: OnboardingCopy
     public let throttles: Throttles
     public let hints: HintCatalog
+    /// Password hashing, a few at a time.
+    public let hashing: HashingGate
     /// Verified against when an email is unknown, so that both refusals take the same time.
     let decoyHash: String
 
@@ -25,9 +27,11 @@ public struct APIEnvironment: Sendable {
 
     public init(
         service: DailyVerseService, clock: @escaping @Sendable () -> Date, passwordHasher: PasswordHasher = PasswordHasher(),
-        onboarding: OnboardingMachine, copy: OnboardingCopy, hints: HintCatalog, throttles: Throttles = Throttles()
+        onboarding: OnboardingMachine, copy: OnboardingCopy, hints: HintCatalog, throttles: Throttles = Throttles(),
+        hashing: HashingGate = HashingGate()
     ) throws {
         self.hints = hints
+        self.hashing = hashing
         self.throttles = throttles
         self.service = service
         self.clock = clock

@@ -47,10 +47,16 @@ public struct Throttles: Sendable {
     public let signIn: Throttle
     /// New guests, per client address.
     public let guests: Throttle
+    /// New accounts (and attempts at one), per client address.
+    public let accounts: Throttle
 
-    public init(signIn: Throttle = Throttle(limit: 5, window: 900), guests: Throttle = Throttle(limit: 10, window: 3600)) {
+    public init(
+        signIn: Throttle = Throttle(limit: 5, window: 900), guests: Throttle = Throttle(limit: 10, window: 3600),
+        accounts: Throttle = Throttle(limit: 5, window: 3600)
+    ) {
         self.signIn = signIn
         self.guests = guests
+        self.accounts = accounts
     }
 }
 

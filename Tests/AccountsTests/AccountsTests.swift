@@ -102,4 +102,28 @@ import GRDB
         try database.closeSession(token: token)
         #expect(try database.authenticate(token: token, now: start) == nil)
     }
+
+    @Test func inactiveGuestsArePurgedWithTheirDataAndAccountsNever() throws {
+        let database = try AppDatabase.inMemory()
+        let start = Date(timeIntervalSince1970: 1_740_000_000)
+        let (idle, _) = try database.createGuest(now: start)
+        let (active, activeToken) = try database.createGuest(now: start)
+        let (account, _) = try database.createAccount(
+            email: "old@example.org", passwordHash: "x", displayName: nil, upgrading: nil, now: start)
+        _ = try database.addBookmark(userID: idle.id, verseKey: "2:255", now: start)
+        _ = try database.updateSettings(userID: idle.id, now: start) { $0.locale = "ar" }
+        // 29 days later the active guest comes back; 31 days after the start the idle one is past a 30-day retention.
+        _ = try database.authenticate(token: activeToken, now: start.addingTimeInterval(29 * 86_400))
+        let cutoff = start.addingTimeInterval(31 * 86_400 - 30 * 86_400)
+        #expect(try database.purgeGuests(inactiveBefore: cutoff.addingTimeInterval(1)) == 1)
+        let left = try database.writer.read { db in try String.fetchAll(db, sql: "SELECT id FROM user ORDER BY id") }
+        #expect(Set(left) == [active.id, account.id])
+        let orphans = try database.writer.read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT (SELECT count(*) FROM bookmark WHERE user_id = ?1) + (SELECT count(*) FROM settings WHERE user_id = ?1) + (SELECT count(*) FROM session WHERE user_id = ?1)",
+                arguments: [idle.id])
+        }
+        #expect(orphans == 0)
+        #expect(try database.purgeGuests(inactiveBefore: start.addingTimeInterval(1)) == 0)
+    }
 }

@@ -50,4 +50,26 @@ import Testing
         #expect(backwards.status != 0)
         #expect(backwards.stderr.contains("2025-03-02") && backwards.stderr.split(separator: "\n").count == 1)
     }
+
+    @Test func guestsArePurgedAfterTheRetention() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-purge-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("purge.sqlite").path
+        #expect(CLI.run(["today", "--date", "2025-03-01"], database: path).status == 0)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            for (id, mode, seen) in [("g-old", "guest", "2025-01-01"), ("g-new", "guest", "2025-02-20"), ("a-old", "account", "2025-01-01")] {
+                let at = ISO8601DateFormatter().date(from: seen + "T00:00:00Z")!.timeIntervalSince1970
+                try db.execute(
+                    sql: "INSERT INTO user (id, mode, email, created_at, last_active_at) VALUES (?, ?, ?, ?, ?)",
+                    arguments: [id, mode, mode == "account" ? "\(id)@example.org" : nil, at, at])
+            }
+        }
+        let purged = CLI.run(["guests", "purge", "--retention", "30d", "--now", "2025-03-01T00:00:00Z", "--json"], database: path)
+        #expect(purged.status == 0, "\(purged.stderr)")
+        #expect(purged.json["purged"] as? Int == 1)
+        #expect(try queue.read { db in try String.fetchAll(db, sql: "SELECT id FROM user ORDER BY id") } == ["a-old", "g-new"])
+        let bad = CLI.run(["guests", "purge", "--retention", "a month"], database: path)
+        #expect(bad.status != 0 && bad.stderr.contains("'a month'"))
+    }
 }

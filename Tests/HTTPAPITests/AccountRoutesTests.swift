@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -70,6 +71,43 @@ import Testing
 
     final class Clock: @unchecked Sendable {
         var now = AccountRoutesTests.now
+    }
+
+    @Test func newAccountsAreLimitedPerClient() async throws {
+        let clock = Clock()
+        try await makeApp(clock: { clock.now }).test(.router) { client in
+            for n in 0..<5 {
+                #expect(try await post(client, "/v1/accounts", ["email": "n\(n)@example.org", "password": "a long passphrase"]).0 == 201)
+            }
+            let refused = try await client.execute(
+                uri: "/v1/accounts", method: .post, headers: [.contentType: "application/json"],
+                body: try body(["email": "n5@example.org", "password": "a long passphrase"])
+            ) { ($0.status.code, $0.headers[.retryAfter]) }
+            #expect(refused.0 == 429)
+            #expect(refused.1 == "3600")
+            clock.now = clock.now.addingTimeInterval(3600)
+            #expect(try await post(client, "/v1/accounts", ["email": "n5@example.org", "password": "a long passphrase"]).0 == 201)
+        }
+    }
+
+    @Test func passwordHashingIsBoundedAndRefusesWhenTooManyWait() async throws {
+        let gate = HashingGate(limit: 1, waiting: 0)
+        let latch = HashingGateLatch()
+        // Another sign-up holds the only place.
+        let holder = Task { try await gate.run { latch.hold() } }
+        await latch.waitUntilStarted()
+        try await makeApp(clock: { AccountRoutesTests.now }, hashing: gate).test(.router) { client in
+            let refused = try await client.execute(
+                uri: "/v1/sessions", method: .post, headers: [.contentType: "application/json"],
+                body: try body(["email": "nobody@example.org", "password": "a long passphrase"])
+            ) { ($0.status.code, $0.headers[.retryAfter], try object($0.body)) }
+            #expect(refused.0 == 503)
+            #expect(refused.1 == "1")
+            #expect((refused.2["error"] as? [String: Any])?["code"] as? String == "busy")
+            latch.letGo()
+            try await holder.value
+            #expect(try await post(client, "/v1/sessions", ["email": "nobody@example.org", "password": "a long passphrase"]).0 == 401)
+        }
     }
 
     @Test func repeatedFailedSignInsAreThrottledThenForgiven() async throws {
@@ -185,4 +223,22 @@ import Testing
             #expect(try await helper.get(client, "/v1/me", token: guest).0 == 401)
         }
     }
+}
+
+/// Work that holds the gate's place until the test lets it go, without blocking the threads async code runs on.
+final class HashingGateLatch: @unchecked Sendable {
+    private let lock = NSLock()
+    private var started = false
+    private let release = DispatchSemaphore(value: 0)
+
+    func hold() {
+        lock.withLock { started = true }
+        release.wait()
+    }
+
+    func waitUntilStarted() async {
+        while !lock.withLock({ started }) { await Task.yield() }
+    }
+
+    func letGo() { release.signal() }
 }

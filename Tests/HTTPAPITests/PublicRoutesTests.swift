@@ -17,7 +17,7 @@ let bundledContent: BundledContent = try! BundledContent(directory: dataDirector
 /// The API as production builds it, on an in-memory database, with cheap password hashing and a fixed clock.
 func makeApp(now: Date) throws -> some ApplicationProtocol { try makeApp(clock: { now }) }
 
-func makeApp(clock: @escaping @Sendable () -> Date) throws -> some ApplicationProtocol {
+func makeApp(clock: @escaping @Sendable () -> Date, hashing: HashingGate = HashingGate()) throws -> some ApplicationProtocol {
     let database = try AppDatabase.inMemory()
     try database.seed(bundledContent)
     let flow = try JSONDecoder().decode(OnboardingFlow.self, from: Data(contentsOf: dataDirectory.appendingPathComponent("onboarding/flow.json")))
@@ -25,7 +25,7 @@ func makeApp(clock: @escaping @Sendable () -> Date) throws -> some ApplicationPr
         flow: flow, layers: Set(try database.layerIDs()), themes: Set(try database.displayThemes().map(\.id)))
     let environment = try APIEnvironment(
         service: DailyVerseService(database: database), clock: clock, passwordHasher: PasswordHasher(.scrypt(logN: 8, r: 8, p: 1)),
-        onboarding: machine, copy: try OnboardingCopy.load(from: dataDirectory), hints: try HintCatalog.load(from: dataDirectory))
+        onboarding: machine, copy: try OnboardingCopy.load(from: dataDirectory), hints: try HintCatalog.load(from: dataDirectory), hashing: hashing)
     return Application(router: buildRouter(environment))
 }
 

@@ -1,0 +1,39 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Housekeeping at a fixed interval beside the scheduler (the guest purge): its first run comes one interval after
+/// start, and a graceful shutdown ends the wait.
+public struct MaintenanceService: Service {
+    let name: String
+    let interval: TimeInterval
+    let clock: @Sendable () -> Date
+    let logger: Logger
+    /// Does the work at the given instant; what it did, to log, or nil for nothing worth a line.
+    let task: @Sendable (Date) throws -> String?
+
+    public init(
+        name: String, interval: TimeInterval, clock: @escaping @Sendable () -> Date, logger: Logger, task: @escaping @Sendable (Date) throws -> String?
+    ) {
+        self.name = name
+        self.interval = interval
+        self.clock = clock
+        self.logger = logger
+        self.task = task
+    }
+
+    public func run() async throws {
+        while !Task.isCancelledOrShuttingDown {
+            do { try await cancelWhenGracefulShutdown { try await Task.sleep(nanoseconds: UInt64(interval * 1e9)) } } catch { return }
+            do {
+                if let done = try task(clock()) { logger.info("\(name): \(done)") }
+            } catch {
+                logger.error("\(name) failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}
+
+extension Task where Success == Never, Failure == Never {
+    static var isCancelledOrShuttingDown: Bool { Task.isCancelled || Task.isShuttingDownGracefully }
+}
