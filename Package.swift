@@ -21,6 +21,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // Tests only: reading openapi.yaml for the contract test.
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // Pure: Gregorian <-> Hijri (Umm al-Qura table, tabular arithmetic, sighted overrides, adjustments).
@@ -47,7 +51,8 @@ let package = Package(
             dependencies: [
                 "ContentStore", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "Accounts", "Onboarding", "Notifications", "Delivery",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]),
         // Pure: the story onboarding's flow (from data/) and its state machine.
         .target(name: "Onboarding"),
@@ -58,7 +63,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "ContentStore", "Delivery", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Metrics", package: "swift-metrics"),
             ]),
         // Composes calendar, selection and store into the reports the CLI and the API print.
         .target(name: "VerseOfTheDay", dependencies: ["HijriCalendar", "VerseCalendar", "ContentStore"]),
@@ -71,6 +76,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         .executableTarget(name: "dailyverse", dependencies: ["DailyVerseCLI"]),
@@ -93,6 +99,7 @@ let package = Package(
             name: "HTTPAPITests",
             dependencies: [
                 "HTTPAPI", "ContentStore", "VerseOfTheDay", "Accounts", "Onboarding", .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Yams", package: "Yams"),
             ]),
         .testTarget(name: "CLITests", dependencies: ["dailyverse", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
     ]

@@ -3,6 +3,7 @@ import Delivery
 import Foundation
 import GRDB
 import Logging
+import Metrics
 import ServiceLifecycle
 
 /// A flag set once, read from any thread: how the blocking passes learn of a graceful shutdown.
@@ -82,6 +83,7 @@ public struct SchedulerService: Service {
             let now = clock()
             let result = try await pass(now: now, stop: stop)
             heartbeat.beat()
+            Self.count(result)
             if result.emitted.devices > 0 || result.delivered != DeliverySummary() {
                 logger.info(
                     "pass done",
@@ -100,6 +102,15 @@ public struct SchedulerService: Service {
             let wait = try nextWake(after: now)
             try? await cancelWhenGracefulShutdown { try await Task.sleep(nanoseconds: UInt64(wait * 1e9)) }
         }
+    }
+
+    /// Each pass's work, through swift-metrics (to Prometheus under `serve`; nowhere unless bootstrapped).
+    static func count(_ result: PassResult) {
+        Counter(label: "dailyverse_payloads_queued_total").increment(by: result.emitted.queued)
+        Counter(label: "dailyverse_fires_missed_total").increment(by: result.emitted.missed)
+        Counter(label: "dailyverse_payloads_delivered_total").increment(by: result.delivered.delivered)
+        Counter(label: "dailyverse_deliveries_failed_total").increment(by: result.delivered.failed)
+        Counter(label: "dailyverse_passes_total").increment()
     }
 
     /// Seconds until the next device fires or the next retry is due, at most `maximumSleep`. (The queue's first

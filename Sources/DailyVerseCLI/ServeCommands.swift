@@ -9,6 +9,7 @@ import Hummingbird
 import Onboarding
 import VerseOfTheDay
 import Logging
+import Metrics
 import Notifications
 import ServiceLifecycle
 
@@ -103,7 +104,10 @@ struct Serve: AsyncParsableCommand {
             let (host, port) = try Self.hostAndPort(address)
             let environment = try APIEnvironment(
                 service: DailyVerseService(database: database), clock: clock, onboarding: try global.onboardingMachine(database),
-                copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog())
+                copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(),
+                openAPI: try? String(contentsOf: global.dataDirectory().appendingPathComponent("openapi.yaml"), encoding: .utf8))
+            // The scheduler's counters go to the same registry as the API's.
+            MetricsSystem.bootstrap(environment.metricsFactory)
             services.append(
                 Application(
                     router: buildRouter(environment), configuration: .init(address: .hostname(host, port: port), serverName: "dailyverse"), logger: logger))

@@ -8,6 +8,7 @@ import HijriCalendar
 import Hummingbird
 import VerseCalendar
 import VerseOfTheDay
+import Prometheus
 
 /// What the routes need, passed in so tests build the same router as production.
 public struct APIEnvironment: Sendable {
@@ -20,6 +21,12 @@ public struct APIEnvironment: Sendable {
     public let hints: HintCatalog
     /// Password hashing, a few at a time.
     public let hashing: HashingGate
+    /// Where the API's metrics are kept (and `GET /metrics` reads them); bootstrap swift-metrics with
+    /// `metricsFactory` to have the rest of the process report there too.
+    public let metrics: PrometheusCollectorRegistry
+    public var metricsFactory: PrometheusMetricsFactory { PrometheusMetricsFactory(registry: metrics) }
+    /// `data/openapi.yaml`, served at `GET /openapi.yaml`.
+    public let openAPI: String?
     /// Verified against when an email is unknown, so that both refusals take the same time.
     let decoyHash: String
 
@@ -28,8 +35,10 @@ public struct APIEnvironment: Sendable {
     public init(
         service: DailyVerseService, clock: @escaping @Sendable () -> Date, passwordHasher: PasswordHasher = PasswordHasher(),
         onboarding: OnboardingMachine, copy: OnboardingCopy, hints: HintCatalog, throttles: Throttles = Throttles(),
-        hashing: HashingGate = HashingGate()
+        hashing: HashingGate = HashingGate(), metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), openAPI: String? = nil
     ) throws {
+        self.metrics = metrics
+        self.openAPI = openAPI
         self.hints = hints
         self.hashing = hashing
         self.throttles = throttles
@@ -45,6 +54,7 @@ public struct APIEnvironment: Sendable {
 /// All routes: public reads, accounts and sessions, onboarding.
 public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
     let router = Router(context: APIContext.self)
+    router.add(middleware: RequestMetricsMiddleware(factory: environment.metricsFactory))
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: AuthenticationMiddleware(environment: environment))
     addAccountRoutes(router, environment)
@@ -52,6 +62,7 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
     addUserDataRoutes(router, environment)
     addDeviceRoutes(router, environment)
     addHintRoutes(router, environment)
+    addMetaRoutes(router, environment)
 
     router.get("/health") { _, _ in json(["status": "ok"]) }
 

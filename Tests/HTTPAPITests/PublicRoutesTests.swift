@@ -18,15 +18,20 @@ let bundledContent: BundledContent = try! BundledContent(directory: dataDirector
 func makeApp(now: Date) throws -> some ApplicationProtocol { try makeApp(clock: { now }) }
 
 func makeApp(clock: @escaping @Sendable () -> Date, hashing: HashingGate = HashingGate()) throws -> some ApplicationProtocol {
+    Application(router: buildRouter(try makeEnvironment(clock: clock, hashing: hashing)))
+}
+
+/// The environment as `serve` builds it, on an in-memory database, with cheap password hashing.
+func makeEnvironment(clock: @escaping @Sendable () -> Date, hashing: HashingGate = HashingGate()) throws -> APIEnvironment {
     let database = try AppDatabase.inMemory()
     try database.seed(bundledContent)
     let flow = try JSONDecoder().decode(OnboardingFlow.self, from: Data(contentsOf: dataDirectory.appendingPathComponent("onboarding/flow.json")))
     let machine = OnboardingMachine(
         flow: flow, layers: Set(try database.layerIDs()), themes: Set(try database.displayThemes().map(\.id)))
-    let environment = try APIEnvironment(
+    return try APIEnvironment(
         service: DailyVerseService(database: database), clock: clock, passwordHasher: PasswordHasher(.scrypt(logN: 8, r: 8, p: 1)),
-        onboarding: machine, copy: try OnboardingCopy.load(from: dataDirectory), hints: try HintCatalog.load(from: dataDirectory), hashing: hashing)
-    return Application(router: buildRouter(environment))
+        onboarding: machine, copy: try OnboardingCopy.load(from: dataDirectory), hints: try HintCatalog.load(from: dataDirectory), hashing: hashing,
+        openAPI: try String(contentsOf: dataDirectory.appendingPathComponent("openapi.yaml"), encoding: .utf8))
 }
 
 @Suite struct PublicRoutesTests {
