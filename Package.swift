@@ -83,8 +83,9 @@ let package = Package(
         .executableTarget(
             name: "dailyverse-bench",
             dependencies: [
-                "HijriCalendar", "ContentStore", "Delivery", "Notifications", .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "HijriCalendar", "ContentStore", "Delivery", "Notifications", "HTTPAPI", "Accounts", "Onboarding", "VerseOfTheDay",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         .testTarget(name: "HijriCalendarTests", dependencies: ["HijriCalendar"]),

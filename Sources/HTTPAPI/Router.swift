@@ -27,6 +27,8 @@ public struct APIEnvironment: Sendable {
     public var metricsFactory: PrometheusMetricsFactory { PrometheusMetricsFactory(registry: metrics) }
     /// `data/openapi.yaml`, served at `GET /openapi.yaml`.
     public let openAPI: String?
+    /// Encoded public reads (today's verse per zone), kept for a minute.
+    public let responses = ResponseCache()
     /// Verified against when an email is unknown, so that both refusals take the same time.
     let decoyHash: String
 
@@ -70,7 +72,7 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
     router.get("/v1/today") { request, _ -> Response in
         let query = request.uri.queryParameters
         let zoneName = query["tz"].map(String.init) ?? "UTC"
-        guard let zone = TimeZone.iana(zoneName) else {
+        guard let zone = environment.responses.zone(zoneName) else {
             throw APIError.badRequest("bad_zone", "unknown time zone '\(zoneName)': expected an IANA name such as Asia/Baghdad")
         }
         let now = environment.clock()
@@ -80,14 +82,17 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
         }
         let (calendar, adjustment) = try calendarChoice(request)
         let translation = query["translation"].map(String.init) ?? BundledContent.pickthall.id
-        let report = try run {
-            try environment.service.today(
-                TodayRequest(date: date, timeZone: zone.identifier, calendar: calendar, adjustment: adjustment, translation: translation))
+        let key = "today \(zone.identifier) \(date) \(calendar.rawValue) \(adjustment.days) \(translation)"
+        let entry = try environment.responses.entry(key, now: now) {
+            let report = try run {
+                try environment.service.today(
+                    TodayRequest(date: date, timeZone: zone.identifier, calendar: calendar, adjustment: adjustment, translation: translation))
+            }
+            return (try JSONText.encoder.encode(report), Calendar.gregorianUTC.nextMidnight(after: now, in: zone))
         }
         // The verse is the same until the next local midnight in that zone: cache until then.
-        let midnight = Calendar.gregorianUTC.nextMidnight(after: now, in: zone)
-        let maxAge = query["date"] == nil ? max(0, Int(midnight.timeIntervalSince(now))) : 86_400
-        return try conditional(request, report, maxAge: maxAge)
+        let maxAge = query["date"] == nil ? max(0, Int(entry.midnight.timeIntervalSince(now))) : 86_400
+        return conditional(request, body: entry.body, tag: entry.tag, maxAge: maxAge)
     }
 
     router.get("/v1/verses/:key") { request, context -> Response in
@@ -157,12 +162,16 @@ func run<T>(_ body: () throws -> T) throws -> T {
 func conditional<T: Encodable>(_ request: Request, _ value: T, maxAge: Int) throws -> Response {
     let body = try JSONText.encoder.encode(value)
     let tag = "\"" + SHA256.hash(data: body).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+    return conditional(request, body: ByteBuffer(bytes: body), tag: tag, maxAge: maxAge)
+}
+
+func conditional(_ request: Request, body: ByteBuffer, tag: String, maxAge: Int) -> Response {
     var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "public, max-age=\(maxAge)", .eTag: tag]
     if request.headers[.ifNoneMatch]?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag }) == true {
         headers[.contentType] = nil
         return Response(status: .notModified, headers: headers)
     }
-    return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
 }
 
 func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) -> Response {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HijriCalendar
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -229,6 +230,35 @@ import Yams
             #expect(text.contains(#"http_requests_total{method="GET",route="/v1/verses/{key}",status="200"} 2"#) || text.contains(#"route="/v1/verses/:key",status="200"} 2"#))
             #expect(!text.contains("2:255"))
             #expect(text.contains("http_request_duration_seconds_bucket"))
+        }
+    }
+}
+
+@Suite struct TodayCacheTests {
+    @Test func todayIsWorkedOutOncePerZoneAndDayAndRefreshedAfterAMinute() async throws {
+        let clock = AccountRoutesTests.Clock()  // 2025-03-01T08:00Z
+        let environment = try makeEnvironment(clock: { clock.now })
+        try await Application(router: buildRouter(environment)).test(.router) { client in
+            func today() async throws -> (String?, String?, String) {
+                try await client.execute(uri: "/v1/today?tz=Asia/Baghdad&calendar=sighted", method: .get) {
+                    ($0.headers[.eTag], $0.headers[.cacheControl], String(buffer: $0.body))
+                }
+            }
+            let first = try await today()
+            clock.now = clock.now.addingTimeInterval(30)
+            let second = try await today()
+            #expect(first.0 == second.0)
+            // The body is kept; the time left until midnight in Baghdad (21:00Z) is not.
+            #expect(first.1 == "public, max-age=46800")
+            #expect(second.1 == "public, max-age=46770")
+            // A sighting published for Ramadan 1446 a day later moves the Hijri date; within a minute the new day shows.
+            try environment.accounts.publishMonthStart(
+                PublishedMonthStart(year: 1446, month: 9, firstDay: try CivilDate(parsing: "2025-03-02")), at: clock.now)
+            #expect(try await today().0 == first.0)
+            clock.now = clock.now.addingTimeInterval(31)
+            let refreshed = try await today()
+            #expect(refreshed.0 != first.0)
+            #expect(refreshed.2.contains("\"month\":8"))
         }
     }
 }

@@ -1,0 +1,50 @@
+import Crypto
+import Foundation
+import HijriCalendar
+import NIOCore
+
+/// Encoded bodies of public reads, kept for a short while: today's verse is the same for everyone in a zone until
+/// that zone's midnight, so it is worked out, encoded and hashed once rather than for every request. An entry lives
+/// at most `lifetime` (a sighting published meanwhile is served within that long) and never past its `until`.
+/// Bounded: when full, it starts afresh.
+public final class ResponseCache: @unchecked Sendable {
+    public struct Entry: Sendable {
+        public let body: ByteBuffer
+        public let tag: String
+        /// The zone's next midnight when the body was made (for Cache-Control).
+        public let midnight: Date
+        let expires: Date
+    }
+
+    public let lifetime: TimeInterval
+    public let capacity: Int
+    private let lock = NSLock()
+    private var entries: [String: Entry] = [:]
+    private var zones: [String: TimeZone] = [:]
+
+    public init(lifetime: TimeInterval = 60, capacity: Int = 10_000) {
+        self.lifetime = lifetime
+        self.capacity = capacity
+    }
+
+    /// The entry for `key`, made by `make` (the body and the zone's next midnight) when missing or stale.
+    func entry(_ key: String, now: Date, make: () throws -> (Data, Date)) throws -> Entry {
+        if let entry = lock.withLock({ entries[key] }), entry.expires > now { return entry }
+        let (body, midnight) = try make()
+        let tag = "\"" + SHA256.hash(data: body).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+        let entry = Entry(body: ByteBuffer(bytes: body), tag: tag, midnight: midnight, expires: min(now.addingTimeInterval(lifetime), midnight))
+        lock.withLock {
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[key] = entry
+        }
+        return entry
+    }
+
+    /// An IANA zone by its exact name, looked up once.
+    func zone(_ name: String) -> TimeZone? {
+        if let zone = lock.withLock({ zones[name] }) { return zone }
+        guard let zone = TimeZone.iana(name) else { return nil }
+        lock.withLock { if zones.count < 2_000 { zones[name] = zone } }
+        return zone
+    }
+}

@@ -1,0 +1,89 @@
+import ArgumentParser
+import Accounts
+import ContentStore
+import Foundation
+import HTTPAPI
+import Hummingbird
+import Onboarding
+import VerseOfTheDay
+
+/// The API under load: wrk (64 connections) against `GET /v1/today?tz=Asia/Baghdad` and against a trivial route of
+/// the same server (`GET /health`), in the same run.
+struct HTTPBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "http", abstract: "GET /v1/today vs a trivial route of the same server, with wrk (apt-get install wrk).")
+    @Option(help: "Seconds per measurement.") var duration = 10
+    @Option(help: "Open connections.") var connections = 64
+    @Option(help: "The data/ folder.") var data: String?
+
+    final class Port: @unchecked Sendable {
+        let ready = DispatchSemaphore(value: 0)
+        var value = 0
+    }
+
+    func run() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dailyverse-http-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let directory = try DataDirectory.locate(explicit: data)
+        let database = try AppDatabase.open(path: folder.appendingPathComponent("http.sqlite").path, pool: true)
+        try database.seedIfNeeded(from: directory)
+        let flow = try JSONDecoder().decode(OnboardingFlow.self, from: Data(contentsOf: directory.appendingPathComponent("onboarding/flow.json")))
+        let environment = try APIEnvironment(
+            service: DailyVerseService(database: database), clock: { Date() },
+            onboarding: OnboardingMachine(flow: flow, layers: Set(try database.layerIDs()), themes: Set(try database.displayThemes().map(\.id))),
+            copy: try OnboardingCopy.load(from: directory), hints: try HintCatalog.load(from: directory))
+        let port = Port()
+        let app = Application(
+            router: buildRouter(environment), configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "dailyverse-bench"),
+            onServerRunning: { channel in
+                port.value = channel.localAddress?.port ?? 0
+                port.ready.signal()
+            })
+        let server = Task { try await app.runService() }
+        port.ready.wait()
+        defer { server.cancel() }
+        let base = "http://127.0.0.1:\(port.value)"
+        print("server on \(base); wrk with \(connections) connections, \(duration) s per route")
+
+        func load(_ path: String, seconds: Int) throws -> (rps: Double, p99: Double) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["wrk", "-t2", "-c\(connections)", "-d\(seconds)s", "--latency", base + path]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.standardError
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            guard process.terminationStatus == 0, let rps = Self.requestsPerSecond(text), let p99 = Self.percentile99(text) else {
+                throw ValidationError("wrk failed or printed no figures (is it installed? apt-get install wrk):\n\(text)")
+            }
+            if let errors = text.split(separator: "\n").first(where: { $0.contains("Non-2xx") }) { throw ValidationError("wrk: \(errors)") }
+            return (rps, p99)
+        }
+        // Warm both routes up, then measure them one after the other.
+        _ = try load("/health", seconds: 2)
+        _ = try load("/v1/today?tz=Asia/Baghdad", seconds: 2)
+        let trivial = try load("/health", seconds: duration)
+        let today = try load("/v1/today?tz=Asia/Baghdad", seconds: duration)
+        print(String(format: "trivial: %.0f requests/s, p99 %.2f ms", trivial.rps, trivial.p99))
+        print(String(format: "today:   %.0f requests/s, p99 %.2f ms", today.rps, today.p99))
+        print(String(format: "http today_rps=%.0f ratio_to_trivial=%.2f p99_ms=%.2f", today.rps, today.rps / trivial.rps, today.p99))
+    }
+
+    /// "Requests/sec:  12345.67"
+    static func requestsPerSecond(_ text: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix("Requests/sec:") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+    }
+
+    /// The "99%" line of wrk's latency distribution, in milliseconds ("99%    3.21ms", "850.00us", "1.20s").
+    static func percentile99(_ text: String) -> Double? {
+        guard let line = text.split(separator: "\n").first(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix("99%") }),
+            let value = line.split(separator: " ").last
+        else { return nil }
+        for (unit, scale) in [("us", 0.001), ("ms", 1.0), ("s", 1000.0)] where value.hasSuffix(unit) {
+            return Double(value.dropLast(unit.count)).map { $0 * scale }
+        }
+        return nil
+    }
+}
