@@ -14,6 +14,7 @@ struct HTTPBench: ParsableCommand {
         commandName: "http", abstract: "GET /v1/today vs a trivial route of the same server, with wrk (apt-get install wrk).")
     @Option(help: "Seconds per measurement.") var duration = 10
     @Option(help: "Open connections.") var connections = 64
+    @Option(help: "wrk threads.") var threads = 2
     @Option(help: "The data/ folder.") var data: String?
 
     final class Port: @unchecked Sendable {
@@ -48,7 +49,7 @@ struct HTTPBench: ParsableCommand {
         func load(_ path: String, seconds: Int) throws -> (rps: Double, p99: Double) {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["wrk", "-t2", "-c\(connections)", "-d\(seconds)s", "--latency", base + path]
+            process.arguments = ["wrk", "-t\(threads)", "-c\(connections)", "-d\(seconds)s", "--latency", base + path]
             let output = Pipe()
             process.standardOutput = output
             process.standardError = FileHandle.standardError
