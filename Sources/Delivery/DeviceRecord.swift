@@ -163,7 +163,8 @@ public struct DeviceRecord: Encodable, Sendable {
         if zone == nil, existing == nil { throw DeviceInputError("missing key 'timezone'") }
         var adjust: Int? = nil
         if let value = object["adjustment"], !(value is NSNull) {
-            guard let number = value as? NSNumber, !(value is Bool), let days = Int(exactly: number.doubleValue) else {
+            // JSONSerialization gives true/false as numbers too; their type code is "c".
+            guard let number = value as? NSNumber, String(cString: number.objCType) != "c", let days = Int(exactly: number.doubleValue) else {
                 throw DeviceInputError("'adjustment' must be a whole number")
             }
             adjust = days

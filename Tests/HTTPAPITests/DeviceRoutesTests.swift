@@ -16,12 +16,14 @@ import Testing
         try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let (created, body) = try await data.send(
-                client, .post, "/v1/devices", ["platform": "apns", "token": apns(1), "timezone": "Asia/Baghdad", "reminder_time": "06:30"], token: a)
+                client, .post, "/v1/devices",
+                ["platform": "apns", "token": apns(1), "timezone": "Asia/Baghdad", "reminder_time": "06:30", "adjustment": 1, "enabled": true], token: a)
             #expect(created == 201)
             let device = try #require(body["device"] as? [String: Any])
             let id = try #require(device["id"] as? String)
             #expect(device["timezone"] as? String == "Asia/Baghdad")
             #expect(device["reminder_time"] as? String == "06:30")
+            #expect(device["adjustment"] as? Int == 1)
             #expect(device["next_fire_at"] as? String == "2025-03-02T03:30:00Z")
             // The app registers at every launch: the same token is the same device.
             let (again, second) = try await data.send(
@@ -72,6 +74,8 @@ import Testing
                 (["platform": "apns", "token": apns(2), "timezone": "UTC", "calendar": "lunar"], 400, "bad_calendar"),
                 (["platform": "apns", "token": apns(2), "timezone": "UTC", "adjustment": 9], 400, "bad_calendar"),
                 (["platform": "apns", "token": apns(2), "timezone": "UTC", "adjustment": "one"], 400, "bad_device"),
+                (["platform": "apns", "token": apns(2), "timezone": "UTC", "adjustment": true], 400, "bad_device"),
+                (["platform": "apns", "token": apns(2), "timezone": "UTC", "adjustment": 1.5], 400, "bad_device"),
                 (["platform": "apns", "token": apns(2), "timezone": "UTC", "colour": "red"], 400, "bad_device"),
                 (["platform": "apns", "token": apns(2)], 400, "bad_device"),
                 (["platform": "webpush", "token": "https://push.example.org/x", "timezone": "UTC"], 400, "bad_device"),
