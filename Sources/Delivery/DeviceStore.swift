@@ -69,13 +69,6 @@ extension AppDatabase {
         }
     }
 
-    /// Whether device `id` is this user's: any other answer is "no such device", so ids reveal nothing.
-    public func deviceBelongs(id: String, to userID: String) throws -> Bool {
-        try writer.read { db in
-            try Bool.fetchOne(db, sql: "SELECT 1 FROM device WHERE id = ? AND user_id = ?", arguments: [id, userID]) == true
-        }
-    }
-
     /// Adds many devices in one transaction: all or none.
     public func addDevices(_ all: [(line: Int, settings: DeviceSettings)], now: Date, progress: ((Int, Int) -> Void)? = nil) throws -> [Device] {
         try writer.write { db in
