@@ -34,7 +34,10 @@ let package = Package(
         // SQLite through GRDB: schema, migrations, seeding from data/, importers, queries.
         .target(
             name: "ContentStore",
-            dependencies: ["HijriCalendar", "VerseCalendar", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "HijriCalendar", "VerseCalendar", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
         ),
         // Pure: devices, when they fire (DST rules, grace), and the APNs, FCM and Web Push payloads.
         .target(name: "Notifications", dependencies: ["HijriCalendar", "VerseCalendar"]),

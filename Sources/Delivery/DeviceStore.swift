@@ -226,20 +226,20 @@ extension AppDatabase {
 
     /// Decodes `deviceColumns` from `offset` on, by position: a pass decodes a million rows a day, and lookups by
     /// name cost more than the rest of the decoding.
-    static func device(_ row: Row, from offset: Int = 0) throws -> Device {
-        let platform = Platform(rawValue: row[offset + 1]) ?? .apns
-        let tokenValue: String = row[offset + 2]
+    static func device(_ row: some ColumnReader, from offset: Int32 = 0) throws -> Device {
+        let platform = Platform(rawValue: row.text(offset + 1)) ?? .apns
+        let tokenValue = row.text(offset + 2)
         let token: PushToken =
             switch platform {
             case .apns: .apns(tokenValue)
             case .fcm: .fcm(tokenValue)
-            case .webpush: .webpush(endpoint: tokenValue, p256dh: row[offset + 3] ?? "", auth: row[offset + 4] ?? "")
+            case .webpush: .webpush(endpoint: tokenValue, p256dh: row.optionalText(offset + 3) ?? "", auth: row.optionalText(offset + 4) ?? "")
             }
         return Device(
-            id: row[offset], token: token, timeZone: row[offset + 5], reminderTime: try ReminderTime(parsing: row[offset + 6]),
-            locale: DeviceLocale(rawValue: row[offset + 7]) ?? .en, calendar: CalendarKind(rawValue: row[offset + 8]) ?? .ummAlQura,
-            adjustment: try Adjustment(row[offset + 9]), displayTheme: row[offset + 10], enabled: row[offset + 11],
-            createdAt: Date(timeIntervalSince1970: row[offset + 12]), updatedAt: Date(timeIntervalSince1970: row[offset + 13]))
+            id: row.text(offset), token: token, timeZone: row.text(offset + 5), reminderTime: try ReminderTime(parsing: row.text(offset + 6)),
+            locale: DeviceLocale(rawValue: row.text(offset + 7)) ?? .en, calendar: CalendarKind(rawValue: row.text(offset + 8)) ?? .ummAlQura,
+            adjustment: try Adjustment(row.integer(offset + 9)), displayTheme: row.text(offset + 10), enabled: row.integer(offset + 11) != 0,
+            createdAt: Date(timeIntervalSince1970: row.real(offset + 12)), updatedAt: Date(timeIntervalSince1970: row.real(offset + 13)))
     }
 
     static func deviceState(_ row: Row, now: Date) throws -> DeviceState {
@@ -295,3 +295,20 @@ extension AppDatabase {
         }
     }
 }
+
+/// Reading a result row's columns by position, through GRDB's `Row` or the C API's `DirectRow`.
+protocol ColumnReader {
+    func text(_ column: Int32) -> String
+    func optionalText(_ column: Int32) -> String?
+    func integer(_ column: Int32) -> Int
+    func real(_ column: Int32) -> Double
+}
+
+extension Row: ColumnReader {
+    func text(_ column: Int32) -> String { self[Int(column)] }
+    func optionalText(_ column: Int32) -> String? { self[Int(column)] }
+    func integer(_ column: Int32) -> Int { self[Int(column)] }
+    func real(_ column: Int32) -> Double { self[Int(column)] }
+}
+
+extension DirectRow: ColumnReader {}

@@ -74,25 +74,26 @@ public struct Emitter: Sendable {
             let (entries, epoch) = try database.writer.read { db in
                 let epoch = try Int.fetchOne(db, sql: "SELECT value FROM device_epoch") ?? 0
                 var entries: [Entry] = []
-                let rows = try Row.fetchCursor(
+                entries.reserveCapacity(configuration.batchSize)
+                // Through the C API: a million rows a day come through here.
+                let due = try DirectStatement(
                     db,
                     sql: """
                         SELECT s.next_fire_at, s.device_seq, s.version, s.last_local_day, d.schedule_version, \(AppDatabase.deviceColumns)
                         FROM schedule s LEFT JOIN device d ON d.seq = s.device_seq
                         WHERE s.next_fire_at <= ? AND (s.next_fire_at, s.device_seq) > (?, ?)
                         ORDER BY s.next_fire_at, s.device_seq LIMIT ?
-                        """, arguments: [now.timeIntervalSince1970, cursor.0, cursor.1, configuration.batchSize])
-                while let row = try rows.next() {
-                    let version: Int = row[2]
-                    let current: Int? = row[4]
-                    let enabled: Bool? = row[16]
+                        """)
+                try due.forEachRow(
+                    db, .real(now.timeIntervalSince1970), .real(cursor.0), .integer(cursor.1), .integer(Int64(configuration.batchSize))
+                ) { row in
+                    let version = row.integer(2)
                     // Left behind by a change, by a disabled or by a removed device: dropped.
-                    let live = current == version && enabled == true
-                    let lastDay: Int? = row[3]
+                    let live = row.optionalInteger(4) == version && row.optionalInteger(16) == 1
                     entries.append(
                         Entry(
-                            fireAt: row[0], deviceSeq: row[1], device: live ? try AppDatabase.device(row, from: 5) : nil, version: version,
-                            lastFired: lastDay.map(CivilDate.init(dayNumber:))))
+                            fireAt: row.real(0), deviceSeq: Int64(row.integer(1)), device: live ? try AppDatabase.device(row, from: 5) : nil,
+                            version: version, lastFired: row.optionalInteger(3).map(CivilDate.init(dayNumber:))))
                 }
                 return (entries, epoch)
             }
@@ -150,9 +151,11 @@ public struct Emitter: Sendable {
                 let devicesChanged = try Int.fetchOne(db, sql: "SELECT value FROM device_epoch") != epoch
                 let current = try db.cachedStatement(sql: "SELECT schedule_version, enabled FROM device WHERE seq = ?")
                 let dequeue = try db.cachedStatement(sql: "DELETE FROM schedule WHERE next_fire_at = ? AND device_seq = ?")
-                let enqueue = try db.cachedStatement(
-                    sql: "INSERT OR REPLACE INTO schedule (next_fire_at, device_seq, version, last_local_day) VALUES (?, ?, ?, ?)")
-                let insert = try db.cachedStatement(
+                // The two statements run for every device, through the C API.
+                let enqueue = try DirectStatement(
+                    db, sql: "INSERT OR REPLACE INTO schedule (next_fire_at, device_seq, version, last_local_day) VALUES (?, ?, ?, ?)")
+                let insert = try DirectStatement(
+                    db,
                     sql: """
                         INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
@@ -166,6 +169,7 @@ public struct Emitter: Sendable {
                         arguments: [first.fireAt, first.deviceSeq, last.fireAt, last.deviceSeq])
                     guard db.changesCount == plans.count else { throw EmitError.queueChanged(expected: plans.count, found: db.changesCount) }
                 }
+                let createdAt = DirectValue.real(now.timeIntervalSince1970)
                 for plan in plans {
                     let entry = plan.entry
                     if devicesChanged {
@@ -180,16 +184,16 @@ public struct Emitter: Sendable {
                     guard let device = entry.device else { continue }
                     summary.devices += 1
                     for (fire, message) in plan.rows {
-                        try insert.execute(arguments: [
-                            entry.deviceSeq, device.id, device.platform.rawValue,
-                            fire.localDate.description, fire.fireAt.timeIntervalSince1970,
-                            message?.headersJSON ?? "{}", message?.payload ?? "{}",
-                            message == nil ? "missed" : "pending", now.timeIntervalSince1970,
-                        ])
-                        if db.changesCount > 0 { if message == nil { summary.missed += 1 } else { summary.queued += 1 } }
+                        let inserted = try insert.execute(
+                            db, .integer(entry.deviceSeq), .text(device.id), .text(device.platform.rawValue),
+                            .text(fire.localDate.description), .real(fire.fireAt.timeIntervalSince1970),
+                            .text(message?.headersJSON ?? "{}"), .text(message?.payload ?? "{}"),
+                            .text(message == nil ? "missed" : "pending"), createdAt)
+                        if inserted > 0 { if message == nil { summary.missed += 1 } else { summary.queued += 1 } }
                     }
                     if let nextFire = plan.nextFire {
-                        try enqueue.execute(arguments: [nextFire, entry.deviceSeq, entry.version, plan.lastFired?.dayNumber])
+                        try enqueue.execute(
+                            db, .real(nextFire), .integer(entry.deviceSeq), .integer(Int64(entry.version)), .optional(plan.lastFired?.dayNumber))
                     }
                 }
             }

@@ -37,9 +37,11 @@ public struct PushMessage: Hashable, Sendable {
     /// The headers as one JSON object, names in order.
     public let headersJSON: String
 
+    /// `headerFields` come in name order (the builders write them so, rather than sorting a million arrays a day).
     init(platform: Platform, headerFields: [HeaderField], payload: String) {
+        assert(zip(headerFields, headerFields.dropFirst()).allSatisfy { $0.name < $1.name }, "headers out of order")
         self.platform = platform
-        self.headerFields = headerFields.sorted { $0.name < $1.name }
+        self.headerFields = headerFields
         self.payload = payload
         self.headersJSON = JSON.object(self.headerFields)
     }
@@ -92,6 +94,8 @@ public struct PayloadTemplate: Sendable {
     let apsJSON: String
     let customTailWithNull: String
     let customTailWithoutNull: String
+    /// The deep link up to its theme, escaped for inside a JSON string.
+    let deepLinkPrefixJSON: String
 
     public init(content: DailyContent, locale: DeviceLocale, configuration: PushConfiguration) {
         self.content = content
@@ -104,6 +108,9 @@ public struct PayloadTemplate: Sendable {
         localDate = content.localDate.description
         topic = "dv" + localDate.replacingOccurrences(of: "-", with: "")
         categoryJSON = JSON.quoted(configuration.category)
+        var prefix = ""
+        JSON.appendEscaped("\(configuration.deepLinkScheme)://verse/\(content.verseKey)?date=\(localDate)&theme=", to: &prefix)
+        deepLinkPrefixJSON = prefix
         apsJSON = Self.aps(body: bodyJSON, subtitle: subtitleJSON, title: titleJSON, category: categoryJSON, isOccasion: isOccasion)
         func tail(nullOccasion: Bool, content: DailyContent, localDate: String) -> String {
             var fields = ",\"hijri_date\":\"\(content.hijri.description)\",\"local_date\":\"\(localDate)\","
@@ -157,10 +164,11 @@ public struct PayloadTemplate: Sendable {
         // The app's keys, in sorted order: deep_link, display_theme, hijri_date, local_date, occasion, theme, verse_key.
         // FCM's data holds strings only, so an absent occasion is left out there, and null elsewhere.
         func appendCustom(_ out: inout String, nullOccasion: Bool) {
-            out += "\"deep_link\":"
-            out += JSON.quoted("\(configuration.deepLinkScheme)://verse/\(content.verseKey)?date=\(localDate)&theme=\(device.displayTheme)")
-            out += ",\"display_theme\":"
-            out += JSON.quoted(device.displayTheme)
+            out += "\"deep_link\":\""
+            out += deepLinkPrefixJSON
+            JSON.appendEscaped(device.displayTheme, to: &out)
+            out += "\",\"display_theme\":"
+            JSON.appendQuoted(device.displayTheme, to: &out)
             out += customTail(nullOccasion: nullOccasion)
         }
         var out = ""
@@ -178,7 +186,7 @@ public struct PayloadTemplate: Sendable {
             out += "{\"message\":{\"android\":{\"collapse_key\":\"\(PayloadBuilder.threadID)\",\"notification\":{\"channel_id\":"
             out += JSON.quoted(configuration.androidChannel)
             out += ",\"tag\":"
-            out += JSON.quoted(collapseID)
+            JSON.appendQuoted(collapseID, to: &out)
             out += "},\"priority\":\"\(isOccasion ? "high" : "normal")\",\"ttl\":\"\(ttl)s\"},\"apns\":{\"headers\":"
             out += JSON.object(apnsHeaders)
             out += ",\"payload\":{\"aps\":"
@@ -190,7 +198,7 @@ public struct PayloadTemplate: Sendable {
             out += ",\"title\":"
             out += titleJSON
             out += "},\"token\":"
-            out += JSON.quoted(token)
+            JSON.appendQuoted(token, to: &out)
             out += "}}"
             return PushMessage(platform: .fcm, headerFields: [], payload: out)
         case .webpush(let endpoint, let p256dh, let auth):
@@ -207,7 +215,7 @@ public struct PayloadTemplate: Sendable {
             out += "},\"dir\":\"\(locale == .ar ? "rtl" : "ltr")\",\"lang\":\"\(locale.rawValue)\",\"subtitle\":"
             out += subtitleJSON
             out += ",\"tag\":"
-            out += JSON.quoted(collapseID)
+            JSON.appendQuoted(collapseID, to: &out)
             out += ",\"title\":"
             out += titleJSON
             out += "}"
@@ -229,29 +237,46 @@ public struct PayloadTemplate: Sendable {
 /// slashes and non-ASCII left as they are).
 public enum JSON {
     public static func quoted(_ text: String) -> String {
+        var result = ""
+        result.reserveCapacity(text.utf8.count + 2)
+        appendQuoted(text, to: &result)
+        return result
+    }
+
+    /// Appends `text` as a JSON string, in quotes.
+    public static func appendQuoted(_ text: String, to out: inout String) {
+        out += "\""
+        appendEscaped(text, to: &out)
+        out += "\""
+    }
+
+    /// Appends `text` escaped for the inside of a JSON string (escaping works character by character, so the
+    /// pieces of one string may be appended one after another).
+    public static func appendEscaped(_ text: String, to out: inout String) {
         var needsEscaping = false
         for byte in text.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C {
             needsEscaping = true
             break
         }
-        guard needsEscaping else { return "\"" + text + "\"" }
-        var result = "\""
+        guard needsEscaping else {
+            out += text
+            return
+        }
         for scalar in text.unicodeScalars {
             switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case "\u{08}": result += "\\b"
-            case "\u{0C}": result += "\\f"
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\u{08}": out += "\\b"
+            case "\u{0C}": out += "\\f"
             case _ where scalar.value < 0x20:
                 let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
             }
         }
-        return result + "\""
     }
 
     /// A flat object of strings, keys sorted.
@@ -264,9 +289,9 @@ public enum JSON {
         var out = "{"
         for (index, field) in fields.enumerated() {
             if index > 0 { out += "," }
-            out += quoted(field.name)
+            appendQuoted(field.name, to: &out)
             out += ":"
-            out += quoted(field.value)
+            appendQuoted(field.value, to: &out)
         }
         return out + "}"
     }

@@ -61,10 +61,13 @@ struct EmitBench: ParsableCommand {
         let payload: String = sample?["payload"] ?? String(repeating: "p", count: max(0, averageBytes - 300))
         let rawStart = clock.now
         try raw.write { db in
-            let statement = try db.makeStatement(sql: "INSERT INTO raw (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            // Through SQLite's C API, as the emitter's own inserts are.
+            let statement = try DirectStatement(db, sql: "INSERT INTO raw (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
             let deviceID = "00000000-0000-4000-8000-000000000000"
             for n in 0..<queued {
-                try statement.execute(arguments: [n + 1, deviceID, "apns", "2025-03-10", 1_741_593_600.0, headers, payload, "pending", 1_741_593_600.0])
+                try statement.execute(
+                    db, .integer(Int64(n + 1)), .text(deviceID), .text("apns"), .text("2025-03-10"), .real(1_741_593_600.0), .text(headers), .text(payload),
+                    .text("pending"), .real(1_741_593_600.0))
             }
         }
         let rawSeconds = (clock.now - rawStart).seconds
