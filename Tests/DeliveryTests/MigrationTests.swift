@@ -58,5 +58,34 @@ import Testing
         #expect(try queue.read { db in try Int64.fetchOne(db, sql: "SELECT seq FROM device WHERE id = ?", arguments: [added.id]) } == 3)
         #expect(seqs.count == 2)
     }
-}
 
+    /// v6 rebuilds the outbox around a smaller unique key: rows kept as they were, the key as strict as before.
+    @Test func v6KeepsOutboxRowsAndStillRefusesASecondRowForADeviceAndDate() throws {
+        let queue = try DatabaseQueue()
+        try AppDatabase.migrator.migrate(queue, upTo: "v5-hints")
+        let insert = """
+            INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
+            VALUES (?, ?, 'apns', ?, 0, '{}', '{}', ?, 0)
+            """
+        try queue.write { db in
+            for (seq, date, status) in [(1, "2025-03-01", "delivered"), (1, "2025-03-02", "pending"), (2, "2025-03-01", "missed")] {
+                try db.execute(sql: insert, arguments: [seq, "d-\(seq)", date, status])
+            }
+        }
+        try AppDatabase.migrator.migrate(queue)
+        try queue.write { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT id, device_seq, local_date, status FROM outbox ORDER BY id")
+            #expect(rows.map { "\($0["id"] as Int) \($0["device_seq"] as Int) \($0["local_date"] as String) \($0["status"] as String)" }
+                == ["1 1 2025-03-01 delivered", "2 1 2025-03-02 pending", "3 2 2025-03-01 missed"])
+            #expect(throws: DatabaseError.self) { try db.execute(sql: insert, arguments: [1, "d-1", "2025-03-02", "pending"]) }
+            // The emitter's form: a second row for the same device and date is silently not written.
+            try db.execute(sql: insert + " ON CONFLICT DO NOTHING", arguments: [2, "d-2", "2025-03-01", "pending"])
+            #expect(db.changesCount == 0)
+            // Another date, or another device, is a new row; a date that is not one is refused.
+            try db.execute(sql: insert, arguments: [2, "d-2", "2025-03-02", "pending"])
+            try db.execute(sql: insert, arguments: [3, "d-3", "2025-03-01", "pending"])
+            #expect(throws: DatabaseError.self) { try db.execute(sql: insert, arguments: [4, "d-4", "someday", "pending"]) }
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") == 5)
+        }
+    }
+}
