@@ -27,7 +27,7 @@ public struct GlobalOptions: ParsableArguments {
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
     static let defaultConfigPath = "/etc/dailyverse/config.toml"
-    static let configKeys: Set<String> = ["database", "data", "sink", "grace", "apns_topic", "log_level", "listen", "guest_retention"]
+    static let configKeys: Set<String> = ["database", "data", "sink", "grace", "apns_topic", "log_level", "listen", "guest_retention", "outbox_retention"]
 
     /// The configuration file, if one is named or the default exists. Flags override the environment, which
     /// overrides the file, which overrides the defaults.
@@ -72,6 +72,14 @@ public struct GlobalOptions: ParsableArguments {
     /// How long a guest may be inactive before it is purged with its data.
     func guestRetention(flag: String?) throws -> TimeInterval {
         try EmitOptions.duration(try setting(flag: flag, environment: "DAILYVERSE_GUEST_RETENTION", key: "guest_retention") ?? "30d")
+    }
+
+    /// How long settled outbox rows (delivered, failed, missed) are kept.
+    func outboxRetention(flag: String?) throws -> TimeInterval {
+        let text = try setting(flag: flag, environment: "DAILYVERSE_OUTBOX_RETENTION", key: "outbox_retention") ?? "30d"
+        let retention = try EmitOptions.duration(text)
+        guard retention >= 86_400 else { throw CLIError("invalid outbox retention '\(text)': keep settled rows at least 1d") }
+        return retention
     }
 
     /// The pinned clock, or the wall clock.

@@ -73,6 +73,10 @@ struct Serve: AsyncParsableCommand {
         name: .customLong("guest-retention"),
         help: ArgumentHelp("Purge guests inactive this long, with their data, checked hourly (default 30d).", valueName: "duration"))
     var guestRetention: String?
+    @Option(
+        name: .customLong("outbox-retention"),
+        help: ArgumentHelp("Remove delivered, failed and missed outbox rows older than this, hourly (default 30d).", valueName: "duration"))
+    var outboxRetention: String?
 
     func run() async throws {
         if once { return try runOnce() }
@@ -93,11 +97,16 @@ struct Serve: AsyncParsableCommand {
         let path = try global.databasePath()
         let clock = try replayClock()
         let retention = try global.guestRetention(flag: guestRetention)
+        let outboxKept = try global.outboxRetention(flag: outboxRetention)
         var services: [any Service] = [
             MaintenanceService(name: "guest purge", interval: 3600, clock: clock, logger: logger) { now in
                 let purged = try database.purgeGuests(inactiveBefore: now.addingTimeInterval(-retention))
                 return purged > 0 ? "\(purged) inactive guests purged" : nil
-            }
+            },
+            MaintenanceService(name: "outbox prune", interval: 3600, clock: clock, logger: logger) { now in
+                let pruned = try database.pruneOutbox(settledBefore: now.addingTimeInterval(-outboxKept))
+                return pruned > 0 ? "\(pruned) settled outbox rows removed" : nil
+            },
         ]
         let address = try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
         if address != "none" {
@@ -157,7 +166,25 @@ struct Serve: AsyncParsableCommand {
 
 struct OutboxCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "outbox", abstract: "Inspect the outbox.", subcommands: [OutboxList.self])
+        commandName: "outbox", abstract: "Inspect and prune the outbox.", subcommands: [OutboxList.self, OutboxPrune.self])
+}
+
+struct OutboxPrune: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prune", abstract: "Remove delivered, failed and missed rows older than the retention; pending rows stay.",
+        discussion: "`serve` does this every hour; this is for timer-driven setups and for trying a retention out.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp("Age after which a settled row goes (default: outbox_retention, else 30d; at least 1d).", valueName: "duration"))
+    var retention: String?
+
+    func run() throws {
+        try reportingErrors {
+            let cutoff = try global.clock().addingTimeInterval(-(try global.outboxRetention(flag: retention)))
+            let pruned = try global.openDatabase().pruneOutbox(settledBefore: cutoff)
+            if global.json { return try printJSON(["pruned": pruned]) }
+            print("removed \(pruned) settled outbox rows created before \(cutoff.iso8601UTC)")
+        }
+    }
 }
 
 struct OutboxList: ParsableCommand {

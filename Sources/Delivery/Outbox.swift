@@ -71,6 +71,33 @@ extension AppDatabase {
         }
     }
 
+    /// Removes rows settled (delivered, failed or missed) and created before `cutoff`, oldest first, `chunk` rows per
+    /// transaction so that a large prune never holds the scheduler up for long. Pending rows always stay. How many
+    /// went.
+    ///
+    /// Exactly-once does not rest on old rows: a device's queue entry remembers the last date it fired, and dates
+    /// only move forward; the outbox's unique key guards the days the retention keeps.
+    public func pruneOutbox(settledBefore cutoff: Date, chunk: Int = 10_000) throws -> Int {
+        // Ids grow with time: the first row created at or after the cutoff bounds the rows to look at.
+        let bound = try writer.read { db in
+            try Int64.fetchOne(db, sql: "SELECT min(id) FROM outbox WHERE created_at >= ?", arguments: [cutoff.timeIntervalSince1970])
+                ?? (try Int64.fetchOne(db, sql: "SELECT max(id) + 1 FROM outbox") ?? 0)
+        }
+        var removed = 0
+        while true {
+            let count = try writer.write { db in
+                try db.execute(
+                    sql: """
+                        DELETE FROM outbox WHERE id IN (
+                            SELECT id FROM outbox WHERE id < ? AND status <> 'pending' AND created_at < ? ORDER BY id LIMIT ?)
+                        """, arguments: [bound, cutoff.timeIntervalSince1970, chunk])
+                return db.changesCount
+            }
+            removed += count
+            if count < chunk { return removed }
+        }
+    }
+
     /// Rows waiting for delivery whose retry time has come.
     func deliverable(now: Date, limit: Int) throws -> [OutboxRecord] {
         try writer.read { db in

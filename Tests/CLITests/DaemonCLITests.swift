@@ -51,6 +51,7 @@ import Testing
         (["devices", "add", "--platform", "pigeon", "--token", "x", "--tz", "UTC"], "pigeon"),
         (["devices", "add", "--platform", "fcm", "--token", "bad token!", "--tz", "UTC"], "bad token!"),
         (["outbox", "list", "--status", "lost"], "lost"),
+        (["outbox", "prune", "--retention", "2h"], "2h"),
         (["serve", "--once", "--sink", "carrier-pigeon"], "carrier-pigeon"),
         (["serve", "--once", "--grace", "soon"], "soon"),
     ])
@@ -103,6 +104,15 @@ import Testing
         let status = CLI.run(["status", "--json"], database: db).json
         #expect((status["outbox"] as? [String: Int])?["delivered"] == 3)
         #expect(status["devices"] as? Int == 3)
+        // Settled rows go once older than the retention, not before.
+        let early = CLI.run(["outbox", "prune", "--now", "2025-03-20T00:00:00Z", "--json"], database: db)
+        #expect(early.status == 0 && early.json["pruned"] as? Int == 0, "\(early.stderr)")
+        // (Besides the three delivered rows, the earlier dates the devices missed since they were added.)
+        let settled = try #require(try JSONSerialization.jsonObject(with: Data(CLI.run(["outbox", "list", "--json"], database: db).stdout.utf8)) as? [[String: Any]])
+        #expect(settled.count > 3 && settled.allSatisfy { $0["status"] as? String != "pending" })
+        let late = CLI.run(["outbox", "prune", "--now", "2025-04-15T00:00:00Z", "--retention", "30d", "--json"], database: db)
+        #expect(late.json["pruned"] as? Int == settled.count)
+        #expect(CLI.run(["outbox", "list", "--json"], database: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
     }
 
     @Test func configurationComesFromFlagsThenEnvironmentThenFile() throws {
