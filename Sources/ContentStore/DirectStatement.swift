@@ -33,7 +33,7 @@ public struct DirectStatement {
         return Int(sqlite3_changes(db.sqliteConnection))
     }
 
-    /// Binds `values`, then calls `row` for each result row until it returns false or the rows end.
+    /// Binds `values`, then calls `row` for each result row; an error thrown by `row` ends the rows early.
     public func forEachRow(_ db: Database, _ values: DirectValue..., row: (DirectRow) throws -> Void) throws {
         defer { sqlite3_reset(handle) }
         for (index, value) in values.enumerated() {
