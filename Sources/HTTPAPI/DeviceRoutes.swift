@@ -72,6 +72,7 @@ func deviceInput<T>(_ body: () throws -> T) throws -> T {
     } catch let error as DeviceInputError {
         throw APIError.badRequest("bad_device", error.description)
     } catch let error as CalendarError {
+        if case .invalidAdjustment = error { throw APIError.badRequest("bad_adjustment", error.description) }
         throw APIError.badRequest("bad_calendar", error.description)
     }
 }

@@ -44,46 +44,32 @@ struct SettingsPatch: Decodable {
         init?(intValue: Int) { nil }
     }
 
-    func apply(to settings: inout UserSettings, themes: Set<String>) throws {
-        if let value = reminderTime {
-            guard (try? ReminderTime(parsing: value)) != nil else {
-                throw APIError.badRequest("bad_time", "invalid reminder_time '\(value)': expected HH:MM")
-            }
-            settings.reminderTime = value
+    /// The patch checked once, by the rules (and with the error codes) of the device routes, since the fields a
+    /// device also has go to the user's devices too; `notifications` turns them on or off.
+    func checked(themes: Set<String>) throws -> DeviceSettings {
+        if let displayTheme, !themes.contains(displayTheme) {
+            throw APIError.badRequest("bad_theme", "unknown display theme '\(displayTheme)'")
         }
-        if let value = timezone {
-            guard TimeZone.iana(value) != nil else {
-                throw APIError.badRequest("bad_zone", "unknown time zone '\(value)'")
-            }
-            settings.timezone = value
+        var settings = DeviceSettings()
+        try deviceInput {
+            try settings.check(
+                timeZone: timezone, time: reminderTime, locale: locale, calendar: calendar, adjust: adjustment, displayTheme: displayTheme,
+                enabled: notifications)
         }
-        if let value = calendar {
-            guard CalendarKind(rawValue: value) != nil else { throw APIError.badRequest("bad_calendar", "unknown calendar '\(value)'") }
-            settings.calendar = value
-        }
-        if let value = adjustment {
-            guard Adjustment.range.contains(value) else { throw APIError.badRequest("bad_adjustment", "invalid adjustment \(value): expected -2 to 2") }
-            settings.adjustment = value
-        }
-        if let value = displayTheme {
-            guard themes.contains(value) else { throw APIError.badRequest("bad_theme", "unknown display theme '\(value)'") }
-            settings.displayTheme = value
-        }
-        if let value = notifications { settings.notifications = value }
-        if let value = locale {
-            guard ["en", "ar"].contains(value) else { throw APIError.badRequest("bad_locale", "unknown locale '\(value)': expected en or ar") }
-            settings.locale = value
-        }
+        return settings
     }
 }
 
-extension SettingsPatch {
-    /// The fields a device also has (`notifications` turns them on or off); checked already by `apply`.
-    func deviceSettings() throws -> DeviceSettings {
-        DeviceSettings(
-            timeZone: timezone, reminderTime: try reminderTime.map { try ReminderTime(parsing: $0) }, locale: locale.flatMap(DeviceLocale.init),
-            calendar: calendar.flatMap(CalendarKind.init(rawValue:)), adjustment: try adjustment.map { try Adjustment($0) },
-            displayTheme: displayTheme, enabled: notifications)
+extension UserSettings {
+    /// Takes the fields a checked patch sets.
+    mutating func apply(_ patch: DeviceSettings) {
+        if let value = patch.reminderTime { reminderTime = value.description }
+        if let value = patch.timeZone { timezone = value }
+        if let value = patch.calendar { calendar = value.rawValue }
+        if let value = patch.adjustment { adjustment = value.days }
+        if let value = patch.displayTheme { displayTheme = value }
+        if let value = patch.enabled { notifications = value }
+        if let value = patch.locale { locale = value.rawValue }
     }
 }
 
@@ -93,13 +79,13 @@ func addUserDataRoutes(_ router: Router<APIContext>, _ environment: APIEnvironme
     router.patch("/v1/me/settings") { request, context -> Response in
         let user = try context.requireIdentity()
         let patch = try await request.decode(as: SettingsPatch.self, context: context)
-        let themes = Set(try database.displayThemes().map(\.id))
+        let checked = try patch.checked(themes: Set(try database.displayThemes().map(\.id)))
         let now = environment.clock()
         // The settings and the user's devices change together.
         let settings = try deviceInput {
             try database.writer.write { db in
-                let settings = try AppDatabase.updateSettings(db, userID: user.id, now: now) { try patch.apply(to: &$0, themes: themes) }
-                try AppDatabase.applyToUserDevices(db, userID: user.id, try patch.deviceSettings(), now: now)
+                let settings = try AppDatabase.updateSettings(db, userID: user.id, now: now) { $0.apply(checked) }
+                try AppDatabase.applyToUserDevices(db, userID: user.id, checked, now: now)
                 return settings
             }
         }

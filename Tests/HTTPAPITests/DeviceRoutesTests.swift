@@ -72,7 +72,7 @@ import Testing
                 (["platform": "apns", "token": apns(2), "timezone": "UTC", "locale": "fr"], 400, "bad_locale"),
                 (["platform": "apns", "token": apns(2), "timezone": "UTC", "display_theme": "neon"], 400, "bad_theme"),
                 (["platform": "apns", "token": apns(2), "timezone": "UTC", "calendar": "lunar"], 400, "bad_calendar"),
-                (["platform": "apns", "token": apns(2), "timezone": "UTC", "adjustment": 9], 400, "bad_calendar"),
+                (["platform": "apns", "token": apns(2), "timezone": "UTC", "adjustment": 9], 400, "bad_adjustment"),
                 (["platform": "apns", "token": apns(2), "timezone": "UTC", "adjustment": "one"], 400, "bad_device"),
                 (["platform": "apns", "token": apns(2), "timezone": "UTC", "adjustment": true], 400, "bad_device"),
                 (["platform": "apns", "token": apns(2), "timezone": "UTC", "adjustment": 1.5], 400, "bad_device"),
