@@ -77,7 +77,7 @@ struct EmitBench: ParsableCommand {
         let rawWrites = writtenBytes() - rawWritesBefore
         print(String(format: "raw inserts: %d rows in %.2f s", queued, rawSeconds))
         // What each wrote to its files (WAL, then checkpoints into the database): the emission's extra is mostly the
-        // outbox's unique index and the queue, whose pages every pass dirties again.
+        // outbox's unique index, most of whose pages every pass dirties again.
         print(String(format: "bytes written: emission %.0f MB, raw inserts %.0f MB (%.2f×)", Double(emitWrites) / 1e6, Double(rawWrites) / 1e6,
             rawWrites > 0 ? Double(emitWrites) / Double(rawWrites) : 0))
         let emitRate = Double(queued) / emitSeconds
