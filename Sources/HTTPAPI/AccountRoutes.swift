@@ -34,8 +34,7 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
     router.post("/v1/guests") { _, context -> Response in
         let now = environment.clock()
         let key = "guest " + context.client
-        if let wait = environment.throttles.guests.retryAfter(key, now: now) { throw APIError.tooManyRequests(wait, "too many new guests from this address") }
-        environment.throttles.guests.record(key, now: now)
+        if let wait = environment.throttles.guests.admit(key, now: now) { throw APIError.tooManyRequests(wait, "too many new guests from this address") }
         let (user, token) = try accounts.createGuest(now: now)
         return json(SignedIn(user: user, token: token), status: .created)
     }
@@ -46,10 +45,9 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         do { email = try Email.normalize(body.email) } catch { throw APIError.badRequest("bad_email", "\(error)") }
         // Each attempt costs a password hash: limited per client address.
         let key = "account " + context.client
-        if let wait = environment.throttles.accounts.retryAfter(key, now: environment.clock()) {
+        if let wait = environment.throttles.accounts.admit(key, now: environment.clock()) {
             throw APIError.tooManyRequests(wait, "too many new accounts from this address")
         }
-        environment.throttles.accounts.record(key, now: environment.clock())
         let hash: String
         let hasher = environment.passwordHasher
         let password = body.password

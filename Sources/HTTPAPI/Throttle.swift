@@ -17,25 +17,39 @@ public final class Throttle: @unchecked Sendable {
 
     /// Seconds to wait if `key` is over its limit at `now`, else nil.
     public func retryAfter(_ key: String, now: Date) -> Int? {
-        lock.withLock {
-            let recent = (events[key] ?? []).filter { now.timeIntervalSince($0) < window }
-            events[key] = recent.isEmpty ? nil : recent
-            guard recent.count >= limit, let oldest = recent.first else { return nil }
-            return max(1, Int((window - now.timeIntervalSince(oldest)).rounded(.up)))
-        }
+        lock.withLock { unlockedRetryAfter(key, now: now) }
     }
 
     public func record(_ key: String, now: Date) {
+        lock.withLock { unlockedRecord(key, now: now) }
+    }
+
+    /// Counts an attempt at `now` if `key` is within its limit (returning nil), else returns the seconds to wait and
+    /// counts nothing: the check and the count under one lock, so concurrent requests cannot all slip through.
+    public func admit(_ key: String, now: Date) -> Int? {
         lock.withLock {
-            if events.count >= maximumKeys, events[key] == nil {
-                // Forget the keys with nothing in the window; if all are busy, the oldest one.
-                events = events.filter { $0.value.contains { now.timeIntervalSince($0) < window } }
-                if events.count >= maximumKeys, let victim = events.min(by: { ($0.value.last ?? now) < ($1.value.last ?? now) })?.key {
-                    events[victim] = nil
-                }
-            }
-            events[key, default: []].append(now)
+            if let wait = unlockedRetryAfter(key, now: now) { return wait }
+            unlockedRecord(key, now: now)
+            return nil
         }
+    }
+
+    private func unlockedRetryAfter(_ key: String, now: Date) -> Int? {
+        let recent = (events[key] ?? []).filter { now.timeIntervalSince($0) < window }
+        events[key] = recent.isEmpty ? nil : recent
+        guard recent.count >= limit, let oldest = recent.first else { return nil }
+        return max(1, Int((window - now.timeIntervalSince(oldest)).rounded(.up)))
+    }
+
+    private func unlockedRecord(_ key: String, now: Date) {
+        if events.count >= maximumKeys, events[key] == nil {
+            // Forget the keys with nothing in the window; if all are busy, the oldest one.
+            events = events.filter { $0.value.contains { now.timeIntervalSince($0) < window } }
+            if events.count >= maximumKeys, let victim = events.min(by: { ($0.value.last ?? now) < ($1.value.last ?? now) })?.key {
+                events[victim] = nil
+            }
+        }
+        events[key, default: []].append(now)
     }
 
     public func reset(_ key: String) { lock.withLock { events[key] = nil } }
