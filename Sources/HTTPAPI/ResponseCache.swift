@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import HijriCalendar
 import NIOCore
@@ -31,8 +30,7 @@ public final class ResponseCache: @unchecked Sendable {
     func entry(_ key: String, now: Date, make: () throws -> (Data, Date)) throws -> Entry {
         if let entry = lock.withLock({ entries[key] }), entry.expires > now { return entry }
         let (body, midnight) = try make()
-        let tag = "\"" + SHA256.hash(data: body).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
-        let entry = Entry(body: ByteBuffer(bytes: body), tag: tag, midnight: midnight, expires: min(now.addingTimeInterval(lifetime), midnight))
+        let entry = Entry(body: ByteBuffer(bytes: body), tag: entityTag(body), midnight: midnight, expires: min(now.addingTimeInterval(lifetime), midnight))
         lock.withLock {
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[key] = entry

@@ -161,8 +161,12 @@ func run<T>(_ body: () throws -> T) throws -> T {
 /// A JSON response with Cache-Control and an ETag; 304 when the client already has it.
 func conditional<T: Encodable>(_ request: Request, _ value: T, maxAge: Int) throws -> Response {
     let body = try JSONText.encoder.encode(value)
-    let tag = "\"" + SHA256.hash(data: body).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
-    return conditional(request, body: ByteBuffer(bytes: body), tag: tag, maxAge: maxAge)
+    return conditional(request, body: ByteBuffer(bytes: body), tag: entityTag(body), maxAge: maxAge)
+}
+
+/// A strong ETag for a body: the first 128 bits of its SHA-256, in hex and quotes.
+func entityTag(_ body: Data) -> String {
+    "\"" + SHA256.hash(data: body).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
 }
 
 func conditional(_ request: Request, body: ByteBuffer, tag: String, maxAge: Int) -> Response {
