@@ -2,8 +2,8 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// Housekeeping at a fixed interval beside the scheduler (the guest purge): its first run comes one interval after
-/// start, and a graceful shutdown ends the wait.
+/// Housekeeping at a fixed interval beside the scheduler (the guest purge, the outbox prune): its first run comes
+/// one interval after start, and a graceful shutdown ends the wait.
 public struct MaintenanceService: Service {
     let name: String
     let interval: TimeInterval

@@ -27,26 +27,24 @@ extension AppDatabase {
     public func onboardingFunnel(flow: OnboardingFlow, from: Date, to: Date) throws -> OnboardingFunnel {
         try writer.read { db in
             let range: StatementArguments = [from.timeIntervalSince1970, to.timeIntervalSince1970]
-            func perScreen(_ sql: String) throws -> [String: Int] {
+            func perScreen(_ sql: String, _ arguments: StatementArguments) throws -> [String: Int] {
                 var counts: [String: Int] = [:]
-                for row in try Row.fetchAll(db, sql: sql, arguments: range) { counts[row[0]] = row[1] }
+                for row in try Row.fetchAll(db, sql: sql, arguments: arguments) { counts[row[0]] = row[1] }
                 return counts
+            }
+            /// Distinct users with `event` on each screen.
+            func usersPerScreen(_ event: String) throws -> [String: Int] {
+                try perScreen(
+                    "SELECT screen, count(DISTINCT user_id) FROM analytics_event WHERE name = ? AND at >= ? AND at < ? GROUP BY screen",
+                    [event] + range)
             }
             func users(_ name: String) throws -> Int {
                 try Int.fetchOne(
                     db, sql: "SELECT count(DISTINCT user_id) FROM analytics_event WHERE name = ? AND at >= ? AND at < ?",
                     arguments: [name] + range) ?? 0
             }
-            let reached = try perScreen(
-                """
-                SELECT screen, count(DISTINCT user_id) FROM analytics_event
-                WHERE name = 'onboarding_screen_viewed' AND at >= ? AND at < ? GROUP BY screen
-                """)
-            let skipped = try perScreen(
-                """
-                SELECT screen, count(DISTINCT user_id) FROM analytics_event
-                WHERE name = 'onboarding_skipped' AND at >= ? AND at < ? GROUP BY screen
-                """)
+            let reached = try usersPerScreen("onboarding_screen_viewed")
+            let skipped = try usersPerScreen("onboarding_skipped")
             let completed = try perScreen(
                 """
                 SELECT v.screen, count(DISTINCT v.user_id) FROM analytics_event v
@@ -54,7 +52,7 @@ extension AppDatabase {
                     SELECT 1 FROM analytics_event c
                     WHERE c.user_id = v.user_id AND c.name = 'onboarding_completed' AND c.at >= v.at AND c.at < ?2)
                 GROUP BY v.screen
-                """)
+                """, range)
             return OnboardingFunnel(
                 from: from.iso8601UTC, to: to.iso8601UTC, started: try users("onboarding_started"), completed: try users("onboarding_completed"),
                 screens: flow.screens.map {
