@@ -4,6 +4,7 @@ import Foundation
 import Onboarding
 import Daemon
 import HijriCalendar
+import HTTPAPI
 
 /// Options every command shares.
 public struct GlobalOptions: ParsableArguments {
@@ -99,17 +100,11 @@ public struct GlobalOptions: ParsableArguments {
     }
 
     /// The onboarding flow from data/.
-    func onboardingFlow() throws -> OnboardingFlow {
-        let file = try dataDirectory().appendingPathComponent("onboarding/flow.json")
-        guard let data = FileManager.default.contents(atPath: file.path) else { throw StoreError.missingDataFile(file.path) }
-        do { return try JSONDecoder().decode(OnboardingFlow.self, from: data) } catch {
-            throw StoreError.malformedData(file: "onboarding/flow.json", reason: "\(error)")
-        }
-    }
+    func onboardingFlow() throws -> OnboardingFlow { try OnboardingFlow.load(from: dataDirectory()) }
 
     /// The onboarding flow, with the layer and theme ids it may name.
     func onboardingMachine(_ database: AppDatabase) throws -> OnboardingMachine {
-        OnboardingMachine(flow: try onboardingFlow(), layers: Set(try database.layerIDs()), themes: Set(try database.displayThemes().map(\.id)))
+        try OnboardingMachine(flow: onboardingFlow(), database: database)
     }
 
     func hintCatalog() throws -> HintCatalog {

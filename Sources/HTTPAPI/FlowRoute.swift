@@ -37,11 +37,30 @@ public struct OnboardingCopy: Decodable, Sendable {
     public let screens: [String: [String: JSONValue]]
 
     public static func load(from directory: URL) throws -> OnboardingCopy {
-        let file = directory.appendingPathComponent("onboarding/copy.json")
-        guard let data = FileManager.default.contents(atPath: file.path) else { throw StoreError.missingDataFile(file.path) }
-        do { return try JSONDecoder().decode(OnboardingCopy.self, from: data) } catch {
-            throw StoreError.malformedData(file: "onboarding/copy.json", reason: "\(error)")
-        }
+        try decodeDataFile("onboarding/copy.json", in: directory)
+    }
+}
+
+extension OnboardingFlow {
+    /// `data/onboarding/flow.json`.
+    public static func load(from directory: URL) throws -> OnboardingFlow {
+        try decodeDataFile("onboarding/flow.json", in: directory)
+    }
+}
+
+extension OnboardingMachine {
+    /// The flow, with the layer and theme ids the database holds.
+    public init(flow: OnboardingFlow, database: AppDatabase) throws {
+        self.init(flow: flow, layers: Set(try database.layerIDs()), themes: Set(try database.displayThemes().map(\.id)))
+    }
+}
+
+/// A JSON file of data/, decoded; a missing or malformed file is an error naming it.
+func decodeDataFile<T: Decodable>(_ path: String, in directory: URL) throws -> T {
+    let file = directory.appendingPathComponent(path)
+    guard let data = FileManager.default.contents(atPath: file.path) else { throw StoreError.missingDataFile(file.path) }
+    do { return try JSONDecoder().decode(T.self, from: data) } catch {
+        throw StoreError.malformedData(file: path, reason: "\(error)")
     }
 }
 

@@ -28,10 +28,9 @@ struct HTTPBench: ParsableCommand {
         let directory = try DataDirectory.locate(explicit: data)
         let database = try AppDatabase.open(path: folder.appendingPathComponent("http.sqlite").path, pool: true)
         try database.seedIfNeeded(from: directory)
-        let flow = try JSONDecoder().decode(OnboardingFlow.self, from: Data(contentsOf: directory.appendingPathComponent("onboarding/flow.json")))
         let environment = try APIEnvironment(
             service: DailyVerseService(database: database), clock: { Date() },
-            onboarding: OnboardingMachine(flow: flow, layers: Set(try database.layerIDs()), themes: Set(try database.displayThemes().map(\.id))),
+            onboarding: try OnboardingMachine(flow: OnboardingFlow.load(from: directory), database: database),
             copy: try OnboardingCopy.load(from: directory), hints: try HintCatalog.load(from: directory))
         let port = Port()
         let app = Application(

@@ -25,9 +25,7 @@ func makeApp(clock: @escaping @Sendable () -> Date, hashing: HashingGate = Hashi
 func makeEnvironment(clock: @escaping @Sendable () -> Date, hashing: HashingGate = HashingGate()) throws -> APIEnvironment {
     let database = try AppDatabase.inMemory()
     try database.seed(bundledContent)
-    let flow = try JSONDecoder().decode(OnboardingFlow.self, from: Data(contentsOf: dataDirectory.appendingPathComponent("onboarding/flow.json")))
-    let machine = OnboardingMachine(
-        flow: flow, layers: Set(try database.layerIDs()), themes: Set(try database.displayThemes().map(\.id)))
+    let machine = try OnboardingMachine(flow: OnboardingFlow.load(from: dataDirectory), database: database)
     return try APIEnvironment(
         service: DailyVerseService(database: database), clock: clock, passwordHasher: PasswordHasher(.scrypt(logN: 8, r: 8, p: 1)),
         onboarding: machine, copy: try OnboardingCopy.load(from: dataDirectory), hints: try HintCatalog.load(from: dataDirectory), hashing: hashing,
