@@ -89,3 +89,64 @@ import Testing
         }
     }
 }
+
+@Suite struct OutboxStatusCheckMigrationTests {
+    static let insert = """
+        INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
+        VALUES (?, ?, 'apns', ?, 0, '{}', '{}', ?, 0)
+        """
+
+    /// v7 rewrites the status rule in place: the rows stay, the rule is as strict, and an insert no longer builds a
+    /// temporary table for it.
+    @Test func v7KeepsRowsAndTheRuleAndDropsTheTemporaryTable() throws {
+        let queue = try DatabaseQueue()
+        try AppDatabase.migrator.migrate(queue, upTo: "v6-outbox-key")
+        try queue.write { db in
+            for (seq, status) in [(1, "delivered"), (2, "pending"), (3, "missed"), (4, "failed")] {
+                try db.execute(sql: Self.insert, arguments: [seq, "d-\(seq)", "2025-03-01", status])
+            }
+        }
+        try AppDatabase.migrator.migrate(queue)
+        try queue.write { db in
+            #expect(!(try Self.insertOpcodes(db).contains("OpenEphemeral")))
+            #expect(try String.fetchAll(db, sql: "SELECT status FROM outbox ORDER BY id") == ["delivered", "pending", "missed", "failed"])
+            #expect(try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok")
+            // Still only the four statuses, on insert and on update; the other constraints are untouched.
+            #expect(throws: DatabaseError.self) { try db.execute(sql: Self.insert, arguments: [5, "d-5", "2025-03-01", "sent"]) }
+            #expect(throws: DatabaseError.self) { try db.execute(sql: "UPDATE outbox SET status = 'Pending' WHERE id = 1") }
+            #expect(throws: DatabaseError.self) { try db.execute(sql: Self.insert, arguments: [5, "d-5", "someday", "pending"]) }
+            #expect(throws: DatabaseError.self) { try db.execute(sql: Self.insert, arguments: [1, "d-1", "2025-03-01", "pending"]) }
+            try db.execute(sql: "UPDATE outbox SET status = 'delivered' WHERE id = 2")
+            try db.execute(sql: Self.insert, arguments: [5, "d-5", "2025-03-01", "pending"])
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE status = 'delivered'") == 2)
+        }
+        // A new database gets the same definition as a migrated one.
+        let fresh = try AppDatabase.inMemory()
+        let definitions = try [queue, fresh.writer].map { writer in
+            try writer.read { db in try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'outbox'") }
+        }
+        #expect(definitions[0] == definitions[1])
+        #expect(definitions[0]?.contains(AppDatabase.outboxStatusCheck) == true)
+    }
+
+    /// A database whose outbox is not as v6 left it is refused, and left as it was.
+    @Test func v7RefusesAnOutboxItDoesNotKnow() throws {
+        let queue = try DatabaseQueue()
+        try AppDatabase.migrator.migrate(queue, upTo: "v6-outbox-key")
+        let before = try queue.write { db in
+            try db.execute(sql: "DROP INDEX outbox_pending; DROP INDEX outbox_once; ALTER TABLE outbox RENAME TO outbox_old")
+            try db.execute(sql: "CREATE TABLE outbox (id INTEGER PRIMARY KEY, status TEXT NOT NULL CHECK (status <> ''))")
+            return try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'outbox'")
+        }
+        #expect(throws: DatabaseError.self) { try AppDatabase.migrator.migrate(queue) }
+        let (after, applied) = try queue.read { db in
+            (try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'outbox'"), try AppDatabase.migrator.appliedIdentifiers(db))
+        }
+        #expect(after == before)
+        #expect(!applied.contains("v7-outbox-status-check"))
+    }
+
+    static func insertOpcodes(_ db: Database) throws -> [String] {
+        try Row.fetchAll(db, sql: "EXPLAIN " + insert, arguments: [0, "", "2025-03-01", "pending"]).map { $0["opcode"] as String }
+    }
+}
