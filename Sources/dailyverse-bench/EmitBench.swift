@@ -33,6 +33,7 @@ struct EmitBench: ParsableCommand {
         let clock = ContinuousClock()
         let emitStart = clock.now
         let emitWritesBefore = writtenBytes()
+        let emitCPUBefore = cpuSeconds()
         var now = dayStart
         while now < dayStart.addingTimeInterval(86_400) {
             now = now.addingTimeInterval(Double(step * 60))
@@ -40,6 +41,7 @@ struct EmitBench: ParsableCommand {
         }
         let emitSeconds = (clock.now - emitStart).seconds
         let emitWrites = writtenBytes() - emitWritesBefore
+        let emitCPU = cpuSeconds() - emitCPUBefore
         let (rows, bytes) = try database.writer.read { db in
             (try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0,
              try Int.fetchOne(db, sql: "SELECT sum(length(headers) + length(payload)) FROM outbox") ?? 0)
@@ -63,6 +65,7 @@ struct EmitBench: ParsableCommand {
         let payload: String = sample?["payload"] ?? String(repeating: "p", count: max(0, averageBytes - 300))
         let rawStart = clock.now
         let rawWritesBefore = writtenBytes()
+        let rawCPUBefore = cpuSeconds()
         try raw.write { db in
             // Through SQLite's C API, as the emitter's own inserts are.
             let statement = try DirectStatement(db, sql: "INSERT INTO raw (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
@@ -75,11 +78,14 @@ struct EmitBench: ParsableCommand {
         }
         let rawSeconds = (clock.now - rawStart).seconds
         let rawWrites = writtenBytes() - rawWritesBefore
+        let rawCPU = cpuSeconds() - rawCPUBefore
         print(String(format: "raw inserts: %d rows in %.2f s", queued, rawSeconds))
         // What each wrote to its files (WAL, then checkpoints into the database): the emission's extra is mostly the
         // outbox's unique index, most of whose pages every pass dirties again.
         print(String(format: "bytes written: emission %.0f MB, raw inserts %.0f MB (%.2f×)", Double(emitWrites) / 1e6, Double(rawWrites) / 1e6,
             rawWrites > 0 ? Double(emitWrites) / Double(rawWrites) : 0))
+        // Processor time (user and system) is steadier than the clock on a shared machine: a second view of the ratio.
+        print(String(format: "processor time: emission %.2f s, raw inserts %.2f s (ratio %.2f)", emitCPU, rawCPU, emitCPU > 0 ? rawCPU / emitCPU : 0))
         let emitRate = Double(queued) / emitSeconds
         let rawRate = Double(queued) / rawSeconds
         print(String(format: "emit payloads_per_s=%.0f ratio_to_raw_insert=%.2f peak_rss_mb=%.0f", emitRate, emitRate / rawRate, peakRSSMegabytes()))
@@ -142,6 +148,14 @@ struct EmitBench: ParsableCommand {
             let bytes = Int(line.split(separator: " ").last ?? "")
         else { return 0 }
         return bytes
+    }
+
+    /// User and system time this process has used so far, in seconds.
+    func cpuSeconds() -> Double {
+        var usage = rusage()
+        guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     func peakRSSMegabytes() -> Double {
