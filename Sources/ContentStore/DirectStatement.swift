@@ -11,6 +11,8 @@ public struct DirectStatement {
 
     /// SQLite copies the bytes of text bound with this destructor before `bind` returns.
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    /// SQLite reads text bound with this one in place, for as long as it stays bound.
+    private static let isStatic = unsafeBitCast(0, to: sqlite3_destructor_type.self)
 
     public init(_ db: Database, sql: String) throws {
         let statement = try db.cachedStatement(sql: sql)
@@ -23,8 +25,14 @@ public struct DirectStatement {
     /// of rows it changed.
     @discardableResult
     public func execute(_ db: Database, _ values: DirectValue...) throws -> Int {
-        defer { sqlite3_reset(handle) }
+        var borrowed = false
+        defer {
+            sqlite3_reset(handle)
+            // No binding may outlive the bytes it points to.
+            if borrowed { sqlite3_clear_bindings(handle) }
+        }
         for (index, value) in values.enumerated() {
+            if case .borrowedText = value { borrowed = true }
             try bind(db, value, at: Int32(index + 1))
         }
         var code = sqlite3_step(handle)
@@ -35,8 +43,13 @@ public struct DirectStatement {
 
     /// Binds `values`, then calls `row` for each result row; an error thrown by `row` ends the rows early.
     public func forEachRow(_ db: Database, _ values: DirectValue..., row: (DirectRow) throws -> Void) throws {
-        defer { sqlite3_reset(handle) }
+        var borrowed = false
+        defer {
+            sqlite3_reset(handle)
+            if borrowed { sqlite3_clear_bindings(handle) }
+        }
         for (index, value) in values.enumerated() {
+            if case .borrowedText = value { borrowed = true }
             try bind(db, value, at: Int32(index + 1))
         }
         while true {
@@ -61,6 +74,12 @@ public struct DirectStatement {
                     return sqlite3_bind_text(handle, index, start, Int32(chars.count), Self.transient)
                 }
             }
+        case .borrowedText(let bytes):
+            if let start = bytes.baseAddress?.assumingMemoryBound(to: CChar.self) {
+                code = sqlite3_bind_text(handle, index, start, Int32(bytes.count), Self.isStatic)
+            } else {
+                code = sqlite3_bind_text(handle, index, "", 0, Self.transient)
+            }
         }
         guard code == SQLITE_OK else { throw error(db, code) }
     }
@@ -78,6 +97,9 @@ public enum DirectValue {
     case integer(Int64)
     case real(Double)
     case text(String)
+    /// UTF-8 text read in place, without a copy: the caller keeps the bytes alive and unchanged until the call that
+    /// binds them returns (the binding is cleared before it does).
+    case borrowedText(UnsafeRawBufferPointer)
 
     public static func optional(_ text: String?) -> DirectValue { text.map(DirectValue.text) ?? .null }
     public static func optional(_ number: Int?) -> DirectValue { number.map { .integer(Int64($0)) } ?? .null }

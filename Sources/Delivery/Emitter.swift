@@ -57,7 +57,8 @@ public struct Emitter: Sendable {
     /// What one entry's fires will write, worked out before the write transaction.
     struct Plan {
         let entry: Entry
-        let rows: [(fire: Scheduler.Fire, message: PushMessage?)]
+        /// Each fire and, when it is sent, where its headers and payload are in the batch's buffer.
+        let rows: [(fire: Scheduler.Fire, payload: EncodedPayload?)]
         let lastFired: CivilDate?
         let nextFire: Double?
     }
@@ -68,6 +69,8 @@ public struct Emitter: Sendable {
         var contents = ContentCache(service: DailyVerseService(database: database))
         var zones: [String: ZoneWindow] = [:]
         var templates: [TemplateKey: PayloadTemplate] = [:]
+        // A batch's headers and payloads, one after another: one buffer rather than two strings a device.
+        var payloads = JSONBytes()
         // Keyset pagination over the queue's key: each due entry is visited once per pass, even one left in place.
         var cursor: (Double, Int64) = (-Double.greatestFiniteMagnitude, 0)
         while true {
@@ -103,6 +106,7 @@ public struct Emitter: Sendable {
             // through the store) and the payloads (pure).
             var plans: [Plan] = []
             plans.reserveCapacity(entries.count)
+            payloads.bytes.removeAll(keepingCapacity: true)
             for entry in entries {
                 guard let device = entry.device else {
                     plans.append(Plan(entry: entry, rows: [], lastFired: nil, nextFire: nil))
@@ -123,7 +127,7 @@ public struct Emitter: Sendable {
                 let fires = Scheduler.due(
                     lastFired: entry.lastFired, time: device.reminderTime, zone: zone, now: now, grace: configuration.grace,
                     eligibleFrom: device.createdAt)
-                var rows: [(fire: Scheduler.Fire, message: PushMessage?)] = []
+                var rows: [(fire: Scheduler.Fire, payload: EncodedPayload?)] = []
                 for fire in fires {
                     guard fire.action == .send else {
                         rows.append((fire, nil))
@@ -138,7 +142,7 @@ public struct Emitter: Sendable {
                             content: try contents.content(for: fire.localDate, device: device), locale: device.locale, configuration: configuration.push)
                         templates[key] = template
                     }
-                    rows.append((fire, template.message(for: device, fireAt: fire.fireAt, zone: zone)))
+                    rows.append((fire, template.write(for: device, fireAt: fire.fireAt, zone: zone, into: &payloads)))
                 }
                 let lastFired = fires.last?.localDate ?? entry.lastFired
                 let next = Scheduler.next(lastFired: lastFired, time: device.reminderTime, zone: zone, now: now, eligibleFrom: device.createdAt)
@@ -170,30 +174,34 @@ public struct Emitter: Sendable {
                     guard db.changesCount == plans.count else { throw EmitError.queueChanged(expected: plans.count, found: db.changesCount) }
                 }
                 let createdAt = DirectValue.real(now.timeIntervalSince1970)
-                for plan in plans {
-                    let entry = plan.entry
-                    if devicesChanged {
-                        if entry.device != nil {
-                            let row = try Row.fetchOne(current, arguments: [entry.deviceSeq])
-                            // Changed meanwhile: its new entry (or its removal) is the next pass's business.
-                            guard let row, row[0] as Int == entry.version, row[1] as Bool == true else { continue }
+                try payloads.bytes.withUnsafeBytes { buffer in
+                    for plan in plans {
+                        let entry = plan.entry
+                        if devicesChanged {
+                            if entry.device != nil {
+                                let row = try Row.fetchOne(current, arguments: [entry.deviceSeq])
+                                // Changed meanwhile: its new entry (or its removal) is the next pass's business.
+                                guard let row, row[0] as Int == entry.version, row[1] as Bool == true else { continue }
+                            }
+                            try dequeue.execute(arguments: [entry.fireAt, entry.deviceSeq])
+                            guard db.changesCount == 1 else { continue }
                         }
-                        try dequeue.execute(arguments: [entry.fireAt, entry.deviceSeq])
-                        guard db.changesCount == 1 else { continue }
-                    }
-                    guard let device = entry.device else { continue }
-                    summary.devices += 1
-                    for (fire, message) in plan.rows {
-                        let inserted = try insert.execute(
-                            db, .integer(entry.deviceSeq), .text(device.id), .text(device.platform.rawValue),
-                            .text(fire.localDate.description), .real(fire.fireAt.timeIntervalSince1970),
-                            .text(message?.headersJSON ?? "{}"), .text(message?.payload ?? "{}"),
-                            .text(message == nil ? "missed" : "pending"), createdAt)
-                        if inserted > 0 { if message == nil { summary.missed += 1 } else { summary.queued += 1 } }
-                    }
-                    if let nextFire = plan.nextFire {
-                        try enqueue.execute(
-                            db, .real(nextFire), .integer(entry.deviceSeq), .integer(Int64(entry.version)), .optional(plan.lastFired?.dayNumber))
+                        guard let device = entry.device else { continue }
+                        summary.devices += 1
+                        for (fire, payload) in plan.rows {
+                            // The buffer is read in place: it stays as it is until the transaction ends.
+                            let inserted = try insert.execute(
+                                db, .integer(entry.deviceSeq), .text(device.id), .text(device.platform.rawValue),
+                                .text(fire.localDate.description), .real(fire.fireAt.timeIntervalSince1970),
+                                payload.map { .borrowedText(UnsafeRawBufferPointer(rebasing: buffer[$0.headers])) } ?? .text("{}"),
+                                payload.map { .borrowedText(UnsafeRawBufferPointer(rebasing: buffer[$0.payload])) } ?? .text("{}"),
+                                .text(payload == nil ? "missed" : "pending"), createdAt)
+                            if inserted > 0 { if payload == nil { summary.missed += 1 } else { summary.queued += 1 } }
+                        }
+                        if let nextFire = plan.nextFire {
+                            try enqueue.execute(
+                                db, .real(nextFire), .integer(entry.deviceSeq), .integer(Int64(entry.version)), .optional(plan.lastFired?.dayNumber))
+                        }
                     }
                 }
             }

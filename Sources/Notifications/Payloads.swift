@@ -29,44 +29,32 @@ public struct PushConfiguration: Hashable, Sendable {
 /// A payload ready for a gateway: its headers and its JSON body.
 public struct PushMessage: Hashable, Sendable {
     public let platform: Platform
-    /// The request headers, in name order.
-    public let headerFields: [HeaderField]
+    /// The request headers as one flat JSON object of strings, names in order.
+    public let headersJSON: String
     /// The JSON body.
     public let payload: String
 
-    /// The headers as one JSON object, names in order.
-    public let headersJSON: String
-
-    /// `headerFields` come in name order (the builders write them so, rather than sorting a million arrays a day).
-    init(platform: Platform, headerFields: [HeaderField], payload: String) {
-        assert(zip(headerFields, headerFields.dropFirst()).allSatisfy { $0.name < $1.name }, "headers out of order")
+    public init(platform: Platform, headersJSON: String, payload: String) {
         self.platform = platform
-        self.headerFields = headerFields
+        self.headersJSON = headersJSON
         self.payload = payload
-        self.headersJSON = JSON.object(self.headerFields)
     }
 
-    public var headers: [String: String] { Dictionary(uniqueKeysWithValues: headerFields.map { ($0.name, $0.value) }) }
+    /// The request headers by name.
+    public var headers: [String: String] {
+        (try? JSONSerialization.jsonObject(with: Data(headersJSON.utf8)) as? [String: String]) ?? [:]
+    }
 
     /// Its size as sent, in bytes.
     public var byteCount: Int { payload.utf8.count }
 }
 
-public struct HeaderField: Hashable, Sendable {
-    public let name: String
-    public let value: String
-
-    public init(_ name: String, _ value: String) {
-        self.name = name
-        self.value = value
-    }
-}
-
 /// Builds each platform's payload in its own format. Pure: the device, the day's content, the fire instant and the
 /// configuration come in as values.
 ///
-/// The JSON is written directly, keys in sorted order, rather than through `JSONEncoder`: the structures are fixed,
-/// and a scheduler emitting a million payloads a day spends its time here. The golden-file tests pin the output.
+/// The JSON is written directly as bytes, keys in sorted order, rather than through `JSONEncoder`: the structures
+/// are fixed, and a scheduler emitting a million payloads a day spends its time here. The golden-file tests pin the
+/// output.
 public enum PayloadBuilder {
     static let threadID = "daily-verse"
 
@@ -76,224 +64,322 @@ public enum PayloadBuilder {
     }
 }
 
+/// Where a payload's headers and body were written in a `JSONBytes` buffer.
+public struct EncodedPayload: Sendable {
+    public let headers: Range<Int>
+    public let payload: Range<Int>
+}
+
 /// Everything about a payload that is the same for every device sharing a day's content and a locale, rendered
-/// once; `message(for:)` adds what belongs to one device.
+/// once as JSON bytes; `write(for:…)` adds what belongs to one device.
 public struct PayloadTemplate: Sendable {
     let content: DailyContent
     let configuration: PushConfiguration
     let text: NotificationText
     let isOccasion: Bool
-    // Pre-escaped JSON fragments.
-    let titleJSON: String
-    let subtitleJSON: String
-    let bodyJSON: String
-    let localDate: String
-    let topic: String
-    let categoryJSON: String
+    // Pre-rendered JSON fragments.
+    let titleJSON: [UInt8]
+    let subtitleJSON: [UInt8]
+    let bodyJSON: [UInt8]
     /// `aps` with the whole body.
-    let apsJSON: String
-    let customTailWithNull: String
-    let customTailWithoutNull: String
+    let apsJSON: [UInt8]
+    let localDate: [UInt8]
+    /// Web Push's `Topic`: the date, at most 32 URL-safe characters.
+    let topic: [UInt8]
+    /// The APNs headers from `apns-expiration`'s end on, after the collapse id and expiration, which vary.
+    let apnsTopicJSON: [UInt8]
+    let androidChannelJSON: [UInt8]
+    /// The custom keys after `display_theme`, with `occasion` null when there is none, and (for FCM) without it.
+    let customTailWithNull: [UInt8]
+    let customTailWithoutNull: [UInt8]
     /// The deep link up to its theme, escaped for inside a JSON string.
-    let deepLinkPrefixJSON: String
+    let deepLinkPrefixJSON: [UInt8]
 
     public init(content: DailyContent, locale: DeviceLocale, configuration: PushConfiguration) {
         self.content = content
         self.configuration = configuration
         self.text = NotificationText(content, locale: locale)
         self.isOccasion = content.occasion != nil
-        titleJSON = JSON.quoted(text.title)
-        subtitleJSON = JSON.quoted(text.subtitle)
-        bodyJSON = JSON.quoted(text.body)
-        localDate = content.localDate.description
-        topic = "dv" + localDate.replacingOccurrences(of: "-", with: "")
-        categoryJSON = JSON.quoted(configuration.category)
-        var prefix = ""
-        JSON.appendEscaped("\(configuration.deepLinkScheme)://verse/\(content.verseKey)?date=\(localDate)&theme=", to: &prefix)
-        deepLinkPrefixJSON = prefix
-        apsJSON = Self.aps(body: bodyJSON, subtitle: subtitleJSON, title: titleJSON, category: categoryJSON, isOccasion: isOccasion)
-        func tail(nullOccasion: Bool, content: DailyContent, localDate: String) -> String {
-            var fields = ",\"hijri_date\":\"\(content.hijri.description)\",\"local_date\":\"\(localDate)\","
-            if let occasion = content.occasion {
-                fields += "\"occasion\":\(JSON.quoted(occasion.id)),"
-            } else if nullOccasion {
-                fields += "\"occasion\":null,"
-            }
-            return fields + "\"theme\":\(JSON.quoted(content.themeID)),\"verse_key\":\(JSON.quoted(content.verseKey))"
+        func json(_ build: (inout JSONBytes) -> Void) -> [UInt8] {
+            var out = JSONBytes()
+            build(&out)
+            return out.bytes
         }
-        customTailWithNull = tail(nullOccasion: true, content: content, localDate: localDate)
-        customTailWithoutNull = tail(nullOccasion: false, content: content, localDate: localDate)
+        let text = self.text
+        titleJSON = json { $0.appendQuoted(text.title) }
+        subtitleJSON = json { $0.appendQuoted(text.subtitle) }
+        bodyJSON = json { $0.appendQuoted(text.body) }
+        let date = content.localDate.description
+        localDate = Array(date.utf8)
+        topic = Array(("dv" + date.replacingOccurrences(of: "-", with: "")).utf8)
+        apnsTopicJSON = json { $0.appendQuoted(configuration.apnsTopic) }
+        androidChannelJSON = json { $0.appendQuoted(configuration.androidChannel) }
+        deepLinkPrefixJSON = json { $0.appendEscaped("\(configuration.deepLinkScheme)://verse/\(content.verseKey)?date=\(date)&theme=") }
+        let isOccasion = self.isOccasion
+        let (titleJSON, subtitleJSON, bodyJSON) = (self.titleJSON, self.subtitleJSON, self.bodyJSON)
+        apsJSON = json { Self.appendAPS(&$0, body: bodyJSON, subtitle: subtitleJSON, title: titleJSON, category: configuration.category, isOccasion: isOccasion) }
+        func tail(nullOccasion: Bool) -> [UInt8] {
+            json { out in
+                out.append(",\"hijri_date\":\"")
+                out.appendEscaped(content.hijri.description)
+                out.append("\",\"local_date\":\"")
+                out.appendEscaped(date)
+                out.append("\",")
+                if let occasion = content.occasion {
+                    out.append("\"occasion\":")
+                    out.appendQuoted(occasion.id)
+                    out.append(",")
+                } else if nullOccasion {
+                    out.append("\"occasion\":null,")
+                }
+                out.append("\"theme\":")
+                out.appendQuoted(content.themeID)
+                out.append(",\"verse_key\":")
+                out.appendQuoted(content.verseKey)
+            }
+        }
+        customTailWithNull = tail(nullOccasion: true)
+        customTailWithoutNull = tail(nullOccasion: false)
     }
 
     /// The payload for one device, its body shortened at a word if the platform's limit needs it.
     public func message(for device: Device, fireAt: Date, zone: some UTCOffsets) -> PushMessage {
+        var out = JSONBytes()
+        let written = write(for: device, fireAt: fireAt, zone: zone, into: &out)
+        return PushMessage(
+            platform: device.platform, headersJSON: String(decoding: out.bytes[written.headers], as: UTF8.self),
+            payload: String(decoding: out.bytes[written.payload], as: UTF8.self))
+    }
+
+    /// Appends the headers and then the payload for one device to `out` (a scheduler pass writes a whole batch into
+    /// one buffer), the body shortened at a word if the platform's limit needs it.
+    public func write(for device: Device, fireAt: Date, zone: some UTCOffsets, into out: inout JSONBytes) -> EncodedPayload {
         // The verse is for one local day: it expires at the next local midnight.
         let endOfDay = Scheduler.fireInstant(date: content.localDate.adding(days: 1), time: .midnight, zone: zone)
-        let full = render(device, fireAt: fireAt, endOfDay: endOfDay, body: bodyJSON)
-        guard full.byteCount > configuration.maximumPayloadBytes else { return full }
+        let start = out.bytes.count
+        let full = render(device, fireAt: fireAt, endOfDay: endOfDay, body: nil, into: &out)
+        guard full.payload.count > configuration.maximumPayloadBytes else { return full }
+        out.bytes.removeSubrange(start...)
         // A body may appear more than once (FCM repeats it for iOS), so search for the longest body that fits
         // rather than subtracting the excess.
+        var scratch = JSONBytes()
+        func fits(_ bytes: Int) -> Bool {
+            scratch.bytes.removeAll(keepingCapacity: true)
+            let body = JSONBytes.quoted(TextShortening.shorten(text.body, toAtMostBytes: bytes))
+            return render(device, fireAt: fireAt, endOfDay: endOfDay, body: body, into: &scratch).payload.count <= configuration.maximumPayloadBytes
+        }
+        var best = 0
         var low = 0
         var high = text.body.utf8.count - 1
-        func shortened(_ bytes: Int) -> PushMessage {
-            render(device, fireAt: fireAt, endOfDay: endOfDay, body: JSON.quoted(TextShortening.shorten(text.body, toAtMostBytes: bytes)))
-        }
-        var best = shortened(0)
         while low <= high {
             let middle = (low + high) / 2
-            let candidate = shortened(middle)
-            if candidate.byteCount <= configuration.maximumPayloadBytes {
-                best = candidate
+            if fits(middle) {
+                best = middle
                 low = middle + 1
             } else {
                 high = middle - 1
             }
         }
-        return best
+        return render(device, fireAt: fireAt, endOfDay: endOfDay, body: JSONBytes.quoted(TextShortening.shorten(text.body, toAtMostBytes: best)), into: &out)
     }
 
-    func render(_ device: Device, fireAt: Date, endOfDay: Date, body: String) -> PushMessage {
-        let collapseID = "dv-\(device.id.prefix(40))-\(localDate)"
-        let expiration = String(Int(endOfDay.timeIntervalSince1970))
-        let priority = isOccasion ? "10" : "5"
-        let aps = body == bodyJSON ? apsJSON : Self.aps(body: body, subtitle: subtitleJSON, title: titleJSON, category: categoryJSON, isOccasion: isOccasion)
-        let apnsHeaders = [
-            HeaderField("apns-collapse-id", collapseID), HeaderField("apns-expiration", expiration), HeaderField("apns-priority", priority),
-            HeaderField("apns-push-type", "alert"), HeaderField("apns-topic", configuration.apnsTopic),
-        ]
+    /// Writes the headers, then the payload; `body` replaces the whole body when it is shortened.
+    func render(_ device: Device, fireAt: Date, endOfDay: Date, body shortened: [UInt8]?, into out: inout JSONBytes) -> EncodedPayload {
+        let body = shortened ?? bodyJSON
+        let expiration = Int(endOfDay.timeIntervalSince1970)
+        let ttl = max(0, Int(endOfDay.timeIntervalSince(fireAt)))
+        func appendCollapseID() {
+            out.append("dv-")
+            out.appendEscaped(device.id.prefix(40))
+            out.append("-")
+            out.append(localDate)
+        }
+        // apns-collapse-id through apns-topic, in name order.
+        func appendAPNsHeaders() {
+            out.append("\"apns-collapse-id\":\"")
+            appendCollapseID()
+            out.append("\",\"apns-expiration\":\"")
+            out.append(expiration)
+            out.append(isOccasion ? "\",\"apns-priority\":\"10\"" : "\",\"apns-priority\":\"5\"")
+            out.append(",\"apns-push-type\":\"alert\",\"apns-topic\":")
+            out.append(apnsTopicJSON)
+        }
+        func appendAPS() {
+            if shortened == nil {
+                out.append(apsJSON)
+            } else {
+                Self.appendAPS(&out, body: body, subtitle: subtitleJSON, title: titleJSON, category: configuration.category, isOccasion: isOccasion)
+            }
+        }
         // The app's keys, in sorted order: deep_link, display_theme, hijri_date, local_date, occasion, theme, verse_key.
         // FCM's data holds strings only, so an absent occasion is left out there, and null elsewhere.
-        func appendCustom(_ out: inout String, nullOccasion: Bool) {
-            out += "\"deep_link\":\""
-            out += deepLinkPrefixJSON
-            JSON.appendEscaped(device.displayTheme, to: &out)
-            out += "\",\"display_theme\":"
-            JSON.appendQuoted(device.displayTheme, to: &out)
-            out += customTail(nullOccasion: nullOccasion)
+        func appendCustom(nullOccasion: Bool) {
+            out.append("\"deep_link\":\"")
+            out.append(deepLinkPrefixJSON)
+            out.appendEscaped(device.displayTheme)
+            out.append("\",\"display_theme\":")
+            out.appendQuoted(device.displayTheme)
+            out.append(nullOccasion ? customTailWithNull : customTailWithoutNull)
         }
-        var out = ""
-        out.reserveCapacity(aps.utf8.count * 2 + 600)
+        let headersStart = out.bytes.count
         switch device.token {
         case .apns(let token):
-            out += "{\"aps\":"
-            out += aps
-            out += ","
-            appendCustom(&out, nullOccasion: true)
-            out += "}"
-            return PushMessage(platform: .apns, headerFields: [HeaderField(":path", "/3/device/\(token)")] + apnsHeaders, payload: out)
+            out.append("{\":path\":\"/3/device/")
+            out.appendEscaped(token)
+            out.append("\",")
+            appendAPNsHeaders()
+            out.append("}")
+            let payloadStart = out.bytes.count
+            out.append("{\"aps\":")
+            appendAPS()
+            out.append(",")
+            appendCustom(nullOccasion: true)
+            out.append("}")
+            return EncodedPayload(headers: headersStart..<payloadStart, payload: payloadStart..<out.bytes.count)
         case .fcm(let token):
-            let ttl = max(0, Int(endOfDay.timeIntervalSince(fireAt)))
-            out += "{\"message\":{\"android\":{\"collapse_key\":\"\(PayloadBuilder.threadID)\",\"notification\":{\"channel_id\":"
-            out += JSON.quoted(configuration.androidChannel)
-            out += ",\"tag\":"
-            JSON.appendQuoted(collapseID, to: &out)
-            out += "},\"priority\":\"\(isOccasion ? "high" : "normal")\",\"ttl\":\"\(ttl)s\"},\"apns\":{\"headers\":"
-            out += JSON.object(apnsHeaders)
-            out += ",\"payload\":{\"aps\":"
-            out += aps
-            out += "}},\"data\":{"
-            appendCustom(&out, nullOccasion: false)
-            out += "},\"notification\":{\"body\":"
-            out += body
-            out += ",\"title\":"
-            out += titleJSON
-            out += "},\"token\":"
-            JSON.appendQuoted(token, to: &out)
-            out += "}}"
-            return PushMessage(platform: .fcm, headerFields: [], payload: out)
+            out.append("{}")
+            let payloadStart = out.bytes.count
+            out.append("{\"message\":{\"android\":{\"collapse_key\":\"daily-verse\",\"notification\":{\"channel_id\":")
+            out.append(androidChannelJSON)
+            out.append(",\"tag\":\"")
+            appendCollapseID()
+            out.append(isOccasion ? "\"},\"priority\":\"high\",\"ttl\":\"" : "\"},\"priority\":\"normal\",\"ttl\":\"")
+            out.append(ttl)
+            out.append("s\"},\"apns\":{\"headers\":{")
+            appendAPNsHeaders()
+            out.append("},\"payload\":{\"aps\":")
+            appendAPS()
+            out.append("}},\"data\":{")
+            appendCustom(nullOccasion: false)
+            out.append("},\"notification\":{\"body\":")
+            out.append(body)
+            out.append(",\"title\":")
+            out.append(titleJSON)
+            out.append("},\"token\":")
+            out.appendQuoted(token)
+            out.append("}}")
+            return EncodedPayload(headers: headersStart..<payloadStart, payload: payloadStart..<out.bytes.count)
         case .webpush(let endpoint, let p256dh, let auth):
-            let ttl = max(0, Int(endOfDay.timeIntervalSince(fireAt)))
-            let headers = [
-                HeaderField(":url", endpoint), HeaderField("TTL", String(ttl)), HeaderField("Topic", topic),
-                HeaderField("Urgency", isOccasion ? "high" : "normal"), HeaderField("x-webpush-auth", auth), HeaderField("x-webpush-p256dh", p256dh),
-            ]
-            let locale = device.locale
-            out += "{\"body\":"
-            out += body
-            out += ",\"data\":{"
-            appendCustom(&out, nullOccasion: true)
-            out += "},\"dir\":\"\(locale == .ar ? "rtl" : "ltr")\",\"lang\":\"\(locale.rawValue)\",\"subtitle\":"
-            out += subtitleJSON
-            out += ",\"tag\":"
-            JSON.appendQuoted(collapseID, to: &out)
-            out += ",\"title\":"
-            out += titleJSON
-            out += "}"
-            return PushMessage(platform: .webpush, headerFields: headers, payload: out)
+            // Header names in order: ":url", "TTL", "Topic", "Urgency", "x-webpush-auth", "x-webpush-p256dh".
+            out.append("{\":url\":")
+            out.appendQuoted(endpoint)
+            out.append(",\"TTL\":\"")
+            out.append(ttl)
+            out.append("\",\"Topic\":\"")
+            out.append(topic)
+            out.append(isOccasion ? "\",\"Urgency\":\"high\",\"x-webpush-auth\":" : "\",\"Urgency\":\"normal\",\"x-webpush-auth\":")
+            out.appendQuoted(auth)
+            out.append(",\"x-webpush-p256dh\":")
+            out.appendQuoted(p256dh)
+            out.append("}")
+            let payloadStart = out.bytes.count
+            out.append("{\"body\":")
+            out.append(body)
+            out.append(",\"data\":{")
+            appendCustom(nullOccasion: true)
+            out.append(device.locale == .ar ? "},\"dir\":\"rtl\",\"lang\":\"ar\",\"subtitle\":" : "},\"dir\":\"ltr\",\"lang\":\"en\",\"subtitle\":")
+            out.append(subtitleJSON)
+            out.append(",\"tag\":\"")
+            appendCollapseID()
+            out.append("\",\"title\":")
+            out.append(titleJSON)
+            out.append("}")
+            return EncodedPayload(headers: headersStart..<payloadStart, payload: payloadStart..<out.bytes.count)
         }
     }
 
-    /// The custom keys after `display_theme`, the same for every device.
-    func customTail(nullOccasion: Bool) -> String { nullOccasion ? customTailWithNull : customTailWithoutNull }
-
-    static func aps(body: String, subtitle: String, title: String, category: String, isOccasion: Bool) -> String {
-        "{\"alert\":{\"body\":\(body),\"subtitle\":\(subtitle),\"title\":\(title)},\"category\":\(category),"
-            + "\"interruption-level\":\"active\",\"mutable-content\":1,\"relevance-score\":\(isOccasion ? "1" : "0.5"),"
-            + "\"thread-id\":\"\(PayloadBuilder.threadID)\"}"
+    static func appendAPS(_ out: inout JSONBytes, body: [UInt8], subtitle: [UInt8], title: [UInt8], category: String, isOccasion: Bool) {
+        out.append("{\"alert\":{\"body\":")
+        out.append(body)
+        out.append(",\"subtitle\":")
+        out.append(subtitle)
+        out.append(",\"title\":")
+        out.append(title)
+        out.append("},\"category\":")
+        out.appendQuoted(category)
+        out.append(",\"interruption-level\":\"active\",\"mutable-content\":1,\"relevance-score\":")
+        out.append(isOccasion ? "1" : "0.5")
+        out.append(",\"thread-id\":\"daily-verse\"}")
     }
 }
 
-/// JSON text written by hand: strings escaped as JSONEncoder does (quotes, backslashes and control characters;
-/// slashes and non-ASCII left as they are).
-public enum JSON {
-    public static func quoted(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count + 2)
-        appendQuoted(text, to: &result)
-        return result
+/// JSON text written by hand into a byte buffer: strings escaped as JSONEncoder does (quotes, backslashes and
+/// control characters; slashes and non-ASCII left as they are).
+public struct JSONBytes: Sendable {
+    public var bytes: [UInt8] = []
+
+    public init() {}
+
+    public mutating func append(_ literal: StaticString) {
+        literal.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    public mutating func append(_ fragment: [UInt8]) { bytes.append(contentsOf: fragment) }
+
+    /// A whole number in decimal.
+    public mutating func append(_ number: Int) {
+        if number < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = number.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var index = buffer.count
+            repeat {
+                index -= 1
+                buffer[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: buffer[index...])
+        }
     }
 
     /// Appends `text` as a JSON string, in quotes.
-    public static func appendQuoted(_ text: String, to out: inout String) {
-        out += "\""
-        appendEscaped(text, to: &out)
-        out += "\""
+    public mutating func appendQuoted(_ text: some StringProtocol) {
+        bytes.append(UInt8(ascii: "\""))
+        appendEscaped(text)
+        bytes.append(UInt8(ascii: "\""))
     }
 
-    /// Appends `text` escaped for the inside of a JSON string (escaping works character by character, so the
-    /// pieces of one string may be appended one after another).
-    public static func appendEscaped(_ text: String, to out: inout String) {
-        var needsEscaping = false
-        for byte in text.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-            needsEscaping = true
-            break
-        }
-        guard needsEscaping else {
-            out += text
+    /// Appends `text` escaped for the inside of a JSON string (escaping works byte by byte, since no byte of a
+    /// multi-byte UTF-8 sequence is below 0x80, so the pieces of one string may be appended one after another).
+    public mutating func appendEscaped(_ text: some StringProtocol) {
+        let utf8 = text.utf8
+        guard utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else {
+            bytes.append(contentsOf: utf8)
             return
         }
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
+        for byte in utf8 {
+            switch byte {
+            case 0x22: append("\\\"")
+            case 0x5C: append("\\\\")
+            case 0x0A: append("\\n")
+            case 0x0D: append("\\r")
+            case 0x09: append("\\t")
+            case 0x08: append("\\b")
+            case 0x0C: append("\\f")
+            case ..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                append("\\u00")
+                bytes.append(hex[Int(byte >> 4)])
+                bytes.append(hex[Int(byte & 0xF)])
+            default: bytes.append(byte)
             }
         }
     }
 
-    /// A flat object of strings, keys sorted.
-    public static func object(_ pairs: [String: String]) -> String {
-        object(pairs.map { HeaderField($0.key, $0.value) }.sorted { $0.name < $1.name })
+    static func quoted(_ text: String) -> [UInt8] {
+        var out = JSONBytes()
+        out.appendQuoted(text)
+        return out.bytes
     }
+}
 
-    /// A flat object of strings, in the fields' order.
-    public static func object(_ fields: [HeaderField]) -> String {
-        var out = "{"
-        for (index, field) in fields.enumerated() {
-            if index > 0 { out += "," }
-            appendQuoted(field.name, to: &out)
-            out += ":"
-            appendQuoted(field.value, to: &out)
-        }
-        return out + "}"
+/// JSON strings for text output.
+public enum JSON {
+    public static func quoted(_ text: String) -> String {
+        var out = JSONBytes()
+        out.appendQuoted(text)
+        return String(decoding: out.bytes, as: UTF8.self)
     }
 }
 

@@ -1,5 +1,6 @@
 import ContentStore
 import GRDB
+import GRDBSQLite
 import Testing
 
 @Suite struct DirectStatementTests {
@@ -42,5 +43,29 @@ import Testing
             #expect(try insert.execute(db, .text("other")) == 1)
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM t") == 2)
         }
+    }
+
+    /// Borrowed text is stored as its bytes, and the statement keeps no pointer to them once the call returns: stepped
+    /// again without a value for that parameter, it stores NULL, not the old (since overwritten) bytes.
+    @Test func borrowedTextIsStoredAndNotKeptBound() throws {
+        let queue = try database()
+        let notes: [String?] = try queue.write { db in
+            let sql = "INSERT INTO t (n, label, note) VALUES (?, ?, 'n' || ?)"
+            let insert = try DirectStatement(db, sql: sql)
+            var buffer = Array("{\"a\":\"سلام\"}xyz".utf8)
+            try buffer.withUnsafeBytes { bytes in
+                try insert.execute(db, .integer(1), .borrowedText(UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count - 3)])), .integer(1))
+                try insert.execute(db, .integer(2), .borrowedText(UnsafeRawBufferPointer(start: nil, count: 0)), .integer(2))
+            }
+            buffer.replaceSubrange(0..., with: repeatElement(UInt8(ascii: "!"), count: buffer.count))
+            // The same prepared statement, stepped with only the other two parameters bound.
+            let handle = try db.cachedStatement(sql: sql).sqliteStatement
+            sqlite3_bind_int64(handle, 1, 3)
+            sqlite3_bind_int64(handle, 3, 3)
+            #expect(sqlite3_step(handle) == SQLITE_DONE)
+            sqlite3_reset(handle)
+            return try String?.fetchAll(db, sql: "SELECT label FROM t ORDER BY n")
+        }
+        #expect(notes == ["{\"a\":\"سلام\"}", "", nil])
     }
 }

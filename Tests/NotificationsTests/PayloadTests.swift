@@ -164,6 +164,11 @@ import Testing
             let decoded = try JSONDecoder().decode(String.self, from: Data(JSON.quoted(sample).utf8))
             #expect(decoded == sample)
         }
-        #expect(JSON.object(["b": "2", "a": "1"]) == #"{"a":"1","b":"2"}"#)
+        // Numbers, as headers carry them.
+        for number in [0, 7, 10, 57_600, 1_740_862_800, -86_400, Int.max, Int.min] {
+            var out = JSONBytes()
+            out.append(number)
+            #expect(String(decoding: out.bytes, as: UTF8.self) == String(number))
+        }
     }
 }
