@@ -77,6 +77,24 @@ public struct CivilDate: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// `YYYY-MM-DD`, written without `String(format:)`, which is slow and called for every key and SQL argument.
     public var description: String {
+        // YYYY-MM-DD written straight into a small string: the scheduler writes one for every outbox row.
+        if (0...9999).contains(year) {
+            return String(unsafeUninitializedCapacity: 10) { buffer in
+                func put(_ value: Int, at start: Int, width: Int) {
+                    var rest = value
+                    for index in (start..<(start + width)).reversed() {
+                        buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                        rest /= 10
+                    }
+                }
+                put(year, at: 0, width: 4)
+                buffer[4] = UInt8(ascii: "-")
+                put(month, at: 5, width: 2)
+                buffer[7] = UInt8(ascii: "-")
+                put(day, at: 8, width: 2)
+                return 10
+            }
+        }
         func pad(_ value: Int, _ width: Int) -> String {
             let digits = String(value)
             return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits

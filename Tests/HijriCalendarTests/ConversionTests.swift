@@ -89,6 +89,18 @@ import Testing
         #expect(error?.description.contains("2174-11-25") == true)
     }
 
+    @Test func datesAreWrittenAsISO8601AndReadBack() throws {
+        // Every 397th day from year 1 to 9999 (a step that visits every month and day of the month), and beyond.
+        for dayNumber in stride(from: -719_162, through: 2_932_896, by: 397) {
+            let date = CivilDate(dayNumber: dayNumber)
+            #expect(date.description == String(format: "%04d-%02d-%02d", date.year, date.month, date.day))
+            #expect(try CivilDate(parsing: date.description) == date)
+        }
+        #expect(CivilDate(dayNumber: -719_163).description == "0000-12-31")
+        #expect(CivilDate(dayNumber: 2_932_897).description == "10000-01-01")
+        #expect(CivilDate(dayNumber: -719_528).description == "0000-01-01")
+    }
+
     @Test func todayDependsOnTheUsersZone() throws {
         // 2025-02-28T20:00Z: already 1 March in Tokyo (1 Ramadan), still 28 February in Los Angeles (29 Sha'ban).
         let instant = ISO8601DateFormatter().date(from: "2025-02-28T20:00:00Z")!
