@@ -114,7 +114,7 @@ struct Serve: AsyncParsableCommand {
             let environment = try APIEnvironment(
                 service: DailyVerseService(database: database), clock: clock, onboarding: try global.onboardingMachine(database),
                 copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(),
-                openAPI: try? String(contentsOf: global.dataDirectory().appendingPathComponent("openapi.yaml"), encoding: .utf8))
+                openAPI: try OpenAPIDocument.load(from: global.dataDirectory()))
             // The scheduler's counters go to the same registry as the API's.
             MetricsSystem.bootstrap(environment.metricsFactory)
             services.append(

@@ -1,3 +1,4 @@
+import ContentStore
 import Foundation
 import Hummingbird
 import Metrics
@@ -41,5 +42,16 @@ func addMetaRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) 
     router.get("/openapi.yaml") { _, _ -> Response in
         guard let document = environment.openAPI else { throw APIError.notFound("not_found", "no OpenAPI document was loaded") }
         return Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: document)))
+    }
+}
+
+/// `data/openapi.yaml`, the API's contract, served as it is.
+public enum OpenAPIDocument {
+    /// The document's text; a missing or unreadable file is an error naming it.
+    public static func load(from directory: URL) throws -> String {
+        let file = directory.appendingPathComponent("openapi.yaml")
+        guard let data = FileManager.default.contents(atPath: file.path) else { throw StoreError.missingDataFile(file.path) }
+        guard let text = String(data: data, encoding: .utf8) else { throw StoreError.malformedData(file: "openapi.yaml", reason: "not UTF-8 text") }
+        return text
     }
 }

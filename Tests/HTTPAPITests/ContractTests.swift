@@ -15,7 +15,7 @@ import Yams
     let spec: [String: Any]
 
     init() throws {
-        let text = try String(contentsOf: dataDirectory.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+        let text = try OpenAPIDocument.load(from: dataDirectory)
         spec = try #require(try Yams.load(yaml: text) as? [String: Any])
     }
 
@@ -146,6 +146,16 @@ import Yams
             }
         }
         #expect(operations.subtracting(exercised).isEmpty, "not exercised: \(operations.subtracting(exercised).sorted())")
+    }
+
+    /// `serve` refuses to start without the document, rather than answering 404 for it.
+    @Test func aMissingDocumentIsAnErrorNamingTheFile() throws {
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("dailyverse-no-openapi-\(getpid())")
+        #expect {
+            try OpenAPIDocument.load(from: empty)
+        } throws: { error in
+            "\(error)" == "missing data file '\(empty.appendingPathComponent("openapi.yaml").path)'"
+        }
     }
 
     @Test func theValidatorRefusesWhatTheSchemasDoNotAllow() {

@@ -29,7 +29,7 @@ func makeEnvironment(clock: @escaping @Sendable () -> Date, hashing: HashingGate
     return try APIEnvironment(
         service: DailyVerseService(database: database), clock: clock, passwordHasher: PasswordHasher(.scrypt(logN: 8, r: 8, p: 1)),
         onboarding: machine, copy: try OnboardingCopy.load(from: dataDirectory), hints: try HintCatalog.load(from: dataDirectory), hashing: hashing,
-        openAPI: try String(contentsOf: dataDirectory.appendingPathComponent("openapi.yaml"), encoding: .utf8))
+        openAPI: try OpenAPIDocument.load(from: dataDirectory))
 }
 
 @Suite struct PublicRoutesTests {
