@@ -189,7 +189,7 @@ public struct Emitter: Sendable {
                         guard let device = entry.device else { continue }
                         summary.devices += 1
                         for (fire, payload) in plan.rows {
-                            // The buffer is read in place: it stays as it is until the transaction ends.
+                            // Headers and payload are read in place from the batch's buffer, which stays as it is meanwhile.
                             let inserted = try insert.execute(
                                 db, .integer(entry.deviceSeq), .text(device.id), .text(device.platform.rawValue),
                                 .text(fire.localDate.description), .real(fire.fireAt.timeIntervalSince1970),

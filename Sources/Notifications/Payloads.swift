@@ -86,7 +86,7 @@ public struct PayloadTemplate: Sendable {
     let localDate: [UInt8]
     /// Web Push's `Topic`: the date, at most 32 URL-safe characters.
     let topic: [UInt8]
-    /// The APNs headers from `apns-expiration`'s end on, after the collapse id and expiration, which vary.
+    /// `apns-topic`'s value and the Android channel, quoted.
     let apnsTopicJSON: [UInt8]
     let androidChannelJSON: [UInt8]
     /// The custom keys after `display_theme`, with `occasion` null when there is none, and (for FCM) without it.
