@@ -88,7 +88,8 @@ let package = Package(
             dependencies: [
                 "HijriCalendar", "ContentStore", "Delivery", "Notifications", "HTTPAPI", "Accounts", "Onboarding", "VerseOfTheDay",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(name: "HijriCalendarTests", dependencies: ["HijriCalendar"]),

@@ -4,7 +4,9 @@ import ContentStore
 import Foundation
 import HTTPAPI
 import Hummingbird
+import Logging
 import Onboarding
+import ServiceLifecycle
 import VerseOfTheDay
 
 /// The API under load: wrk (64 connections) against `GET /v1/today?tz=Asia/Baghdad` and against a trivial route of
@@ -39,9 +41,19 @@ struct HTTPBench: ParsableCommand {
                 port.value = channel.localAddress?.port ?? 0
                 port.ready.signal()
             })
-        let server = Task { try await app.runService() }
+        // Run under a service group of its own, so that the end of the bench is a graceful shutdown, not a cancellation.
+        let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "dailyverse-bench")))
+        let server = Task { try await group.run() }
         port.ready.wait()
-        defer { server.cancel() }
+        defer {
+            let stopped = DispatchSemaphore(value: 0)
+            Task {
+                await group.triggerGracefulShutdown()
+                _ = await server.result
+                stopped.signal()
+            }
+            stopped.wait()
+        }
         let base = "http://127.0.0.1:\(port.value)"
         print("server on \(base); wrk with \(connections) connections, \(duration) s per route")
 
