@@ -188,15 +188,17 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do { return try await next(request, context) } catch let error as HTTPResponseError {
             if let api = error as? APIError { throw api }
-            // Hummingbird's own errors (404 for an unknown route, 400 for a malformed request) get the same JSON shape.
-            let code =
-                switch error.status {
-                case .notFound: "not_found"
-                case .contentTooLarge: "body_too_large"
-                case .badRequest: "bad_request"
-                default: "http_\(error.status.code)"
-                }
-            throw APIError(error.status, code: code, error.status.reasonPhrase)
+            // Hummingbird's own errors get the same JSON shape, and say what was wrong: 404 for an unknown route, 413
+            // for a body over the limit, 400 for a body that does not decode (its message names the key at fault).
+            let detail = (error as? HTTPError)?.body
+            switch error.status {
+            case .notFound: throw APIError(.notFound, code: "not_found", "no route \(request.method) \(request.uri.path)")
+            case .contentTooLarge:
+                throw APIError(.contentTooLarge, code: "body_too_large", "the body is over the limit of \(context.maxUploadSize) bytes")
+            case .badRequest:
+                throw APIError(.badRequest, code: "bad_json", "the body is not the JSON this route takes" + (detail.map { ": \($0)" } ?? ""))
+            default: throw APIError(error.status, code: "http_\(error.status.code)", detail ?? error.status.reasonPhrase)
+            }
         } catch {
             context.logger.error("unexpected error", metadata: ["error": "\(error)"])
             throw APIError(.internalServerError, code: "internal", "internal error")

@@ -181,13 +181,24 @@ import Testing
             #expect(try await post(client, "/v1/onboarding/events", ["type": "dance"], token: b).0 == 400)
             #expect(try await post(client, "/v1/onboarding/events", ["type": "preview_layer"], token: b).0 == 400)
             #expect(try await post(client, "/v1/onboarding/events", ["type": "view"], token: nil).0 == 401)
-            let malformed = try await client.execute(uri: "/v1/onboarding/events", method: .post, headers: bearer(b), body: ByteBuffer(string: "{not json")) { $0.status.code }
-            #expect(malformed == 400)
-            let huge = try await client.execute(
-                uri: "/v1/onboarding/events", method: .post, headers: bearer(b),
-                body: ByteBuffer(string: #"{"type":"view","layer":""# + String(repeating: "x", count: 40_000) + "\"}")
-            ) { $0.status.code }
-            #expect(huge == 413)
+            // Each says what was wrong, with the code the device routes use for a body that is not JSON.
+            func refusal(_ body: String) async throws -> (Int, String?, String) {
+                try await client.execute(uri: "/v1/onboarding/events", method: .post, headers: bearer(b), body: ByteBuffer(string: body)) { response in
+                    let error = (try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])?["error"] as? [String: Any]
+                    return (Int(response.status.code), error?["code"] as? String, error?["message"] as? String ?? "")
+                }
+            }
+            let malformed = try await refusal("{not json")
+            #expect(malformed.0 == 400 && malformed.1 == "bad_json")
+            #expect(malformed.2.hasPrefix("the body is not the JSON this route takes: "), "\(malformed.2)")
+            let mistyped = try await refusal(#"{"type":7}"#)
+            #expect(mistyped.0 == 400 && mistyped.1 == "bad_json" && mistyped.2.contains("`type`"), "\(mistyped.2)")
+            let huge = try await refusal(#"{"type":"view","layer":""# + String(repeating: "x", count: 40_000) + "\"}")
+            #expect(huge.0 == 413 && huge.1 == "body_too_large" && huge.2 == "the body is over the limit of 16384 bytes")
+            let nowhere = try await client.execute(uri: "/v1/nowhere", method: .get) { response in
+                (try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])?["error"] as? [String: String]
+            }
+            #expect(nowhere == ["code": "not_found", "message": "no route GET /v1/nowhere"])
         }
     }
 }
