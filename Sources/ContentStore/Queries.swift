@@ -11,7 +11,7 @@ extension AppDatabase {
     }
 
     static func surah(_ db: Database, _ number: Int) throws -> Surah? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM surah WHERE number = ?", arguments: [number]) else { return nil }
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM surah WHERE number = ?"), arguments: [number]) else { return nil }
         return Surah(
             number: row["number"], transliteration: row["transliteration"], arabic: row["arabic"], english: row["english"],
             revelation: row["revelation"], ayahCount: row["ayah_count"])
@@ -28,11 +28,11 @@ extension AppDatabase {
         try writer.read { db in
             guard let surah = try Self.surah(db, range.surah) else { throw StoreError.notSeeded("suras") }
             guard range.end <= surah.ayahCount else { throw StoreError.verseNotFound(range.key) }
-            guard let edition = try Row.fetchOne(db, sql: "SELECT * FROM edition WHERE id = ? AND kind = 'translation'", arguments: [translation])
+            guard let edition = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM edition WHERE id = ? AND kind = 'translation'"), arguments: [translation])
             else { throw StoreError.unknownTranslation(translation) }
             func text(_ editionID: String) throws -> VerseText {
                 let rows = try Row.fetchAll(
-                    db, sql: "SELECT ayah, text FROM ayah_text WHERE edition_id = ? AND surah = ? AND ayah BETWEEN ? AND ? ORDER BY ayah",
+                    db.cachedStatement(sql: "SELECT ayah, text FROM ayah_text WHERE edition_id = ? AND surah = ? AND ayah BETWEEN ? AND ? ORDER BY ayah"),
                     arguments: [editionID, range.surah, range.start, range.end])
                 guard rows.count == range.ayahCount else { throw StoreError.notSeeded("text for \(range.key) in \(editionID)") }
                 return VerseText(edition: editionID, ayat: rows.map { (number: $0["ayah"], text: $0["text"]) })
@@ -55,7 +55,7 @@ extension AppDatabase {
     }
 
     static func layers(_ db: Database) throws -> [Layer] {
-        try Row.fetchAll(db, sql: "SELECT * FROM layer ORDER BY position").map {
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM layer ORDER BY position")).map {
             Layer(id: $0["id"], position: $0["position"], icon: $0["icon"], title: $0["title"], description: $0["description"])
         }
     }
@@ -64,11 +64,11 @@ extension AppDatabase {
     /// whose passage contains it; nil where there is none.
     static func layerTexts(_ db: Database, for range: VerseRange) throws -> [LayerText] {
         let rows = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT * FROM commentary WHERE surah = ? AND ayah_start <= ? AND ayah_end >= ?
-                ORDER BY (ayah_end - ayah_start), ayah_start
-                """, arguments: [range.surah, range.start, range.end])
+            db.cachedStatement(
+                sql: """
+                    SELECT * FROM commentary WHERE surah = ? AND ayah_start <= ? AND ayah_end >= ?
+                    ORDER BY (ayah_end - ayah_start), ayah_start
+                    """), arguments: [range.surah, range.start, range.end])
         return try layers(db).map { layer in
             let row = rows.first { ($0["layer_id"] as String) == layer.id }
             let entry = row.map {
@@ -179,11 +179,11 @@ struct StoreCalendarSource: VerseCalendarSource {
         try database.writer.read { db in
             guard
                 let row = try Row.fetchOne(
-                    db,
-                    sql: """
-                        SELECT o.*, t.name AS theme_name, t.relevance FROM occasion o JOIN verse_theme t ON t.id = o.theme_id
-                        WHERE o.month = ? AND o.day = ?
-                        """, arguments: [month, day])
+                    db.cachedStatement(
+                        sql: """
+                            SELECT o.*, t.name AS theme_name, t.relevance FROM occasion o JOIN verse_theme t ON t.id = o.theme_id
+                            WHERE o.month = ? AND o.day = ?
+                            """), arguments: [month, day])
             else { return nil }
             return Occasion(
                 id: row["id"], name: row["name"], nameArabic: row["name_arabic"], description: row["description"], month: row["month"],
@@ -197,14 +197,14 @@ struct StoreCalendarSource: VerseCalendarSource {
         try database.writer.read { db in
             guard
                 let row = try Row.fetchOne(
-                    db, sql: "SELECT t.* FROM month_theme m JOIN verse_theme t ON t.id = m.theme_id WHERE m.month = ?", arguments: [month])
+                    db.cachedStatement(sql: "SELECT t.* FROM month_theme m JOIN verse_theme t ON t.id = m.theme_id WHERE m.month = ?"), arguments: [month])
             else { throw StoreError.notSeeded("verse calendar") }
             return Theme(id: row["id"], name: row["name"], relevance: row["relevance"])
         }
     }
 
     func poolSize(month: Int) throws -> Int {
-        let size = try database.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM month_pool WHERE month = ?", arguments: [month]) } ?? 0
+        let size = try database.writer.read { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM month_pool WHERE month = ?"), arguments: [month]) } ?? 0
         guard size > 0 else { throw StoreError.notSeeded("verse calendar") }
         return size
     }
@@ -213,7 +213,7 @@ struct StoreCalendarSource: VerseCalendarSource {
         try database.writer.read { db in
             guard
                 let row = try Row.fetchOne(
-                    db, sql: "SELECT surah, ayah_start, ayah_end FROM month_pool WHERE month = ? ORDER BY position LIMIT 1 OFFSET ?",
+                    db.cachedStatement(sql: "SELECT surah, ayah_start, ayah_end FROM month_pool WHERE month = ? ORDER BY position LIMIT 1 OFFSET ?"),
                     arguments: [month, index])
             else { throw StoreError.notSeeded("verse calendar") }
             return VerseRange(surah: row["surah"], start: row["ayah_start"], end: row["ayah_end"])
