@@ -77,7 +77,7 @@ public struct CivilDate: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// `YYYY-MM-DD`, written without `String(format:)`, which is slow and called for every key and SQL argument.
     public var description: String {
-        // YYYY-MM-DD written straight into a small string: the scheduler writes one for every outbox row.
+        // Straight into a small string, with no allocation: the scheduler formats one for every outbox row.
         if (0...9999).contains(year) {
             return String(unsafeUninitializedCapacity: 10) { buffer in
                 func put(_ value: Int, at start: Int, width: Int) {
