@@ -25,39 +25,38 @@ public struct DirectStatement {
     /// of rows it changed.
     @discardableResult
     public func execute(_ db: Database, _ values: DirectValue...) throws -> Int {
-        var borrowed = false
+        try bound(db, values) {
+            var code = sqlite3_step(handle)
+            while code == SQLITE_ROW { code = sqlite3_step(handle) }
+            guard code == SQLITE_DONE else { throw error(db, code) }
+            return Int(sqlite3_changes(db.sqliteConnection))
+        }
+    }
+
+    /// Binds `values`, then calls `row` for each result row; an error thrown by `row` ends the rows early.
+    public func forEachRow(_ db: Database, _ values: DirectValue..., row: (DirectRow) throws -> Void) throws {
+        try bound(db, values) {
+            while true {
+                let code = sqlite3_step(handle)
+                if code == SQLITE_DONE { return }
+                guard code == SQLITE_ROW else { throw error(db, code) }
+                try row(DirectRow(handle: handle))
+            }
+        }
+    }
+
+    /// Runs `body` with `values` bound to the parameters from 1 on, then resets the statement.
+    private func bound<T>(_ db: Database, _ values: [DirectValue], _ body: () throws -> T) throws -> T {
+        let borrowed = values.contains { if case .borrowedText = $0 { true } else { false } }
         defer {
             sqlite3_reset(handle)
             // No binding may outlive the bytes it points to.
             if borrowed { sqlite3_clear_bindings(handle) }
         }
         for (index, value) in values.enumerated() {
-            if case .borrowedText = value { borrowed = true }
             try bind(db, value, at: Int32(index + 1))
         }
-        var code = sqlite3_step(handle)
-        while code == SQLITE_ROW { code = sqlite3_step(handle) }
-        guard code == SQLITE_DONE else { throw error(db, code) }
-        return Int(sqlite3_changes(db.sqliteConnection))
-    }
-
-    /// Binds `values`, then calls `row` for each result row; an error thrown by `row` ends the rows early.
-    public func forEachRow(_ db: Database, _ values: DirectValue..., row: (DirectRow) throws -> Void) throws {
-        var borrowed = false
-        defer {
-            sqlite3_reset(handle)
-            if borrowed { sqlite3_clear_bindings(handle) }
-        }
-        for (index, value) in values.enumerated() {
-            if case .borrowedText = value { borrowed = true }
-            try bind(db, value, at: Int32(index + 1))
-        }
-        while true {
-            let code = sqlite3_step(handle)
-            if code == SQLITE_DONE { return }
-            guard code == SQLITE_ROW else { throw error(db, code) }
-            try row(DirectRow(handle: handle))
-        }
+        return try body()
     }
 
     private func bind(_ db: Database, _ value: DirectValue, at index: Int32) throws {
