@@ -162,11 +162,11 @@ public struct PayloadTemplate: Sendable {
         out.bytes.removeSubrange(start...)
         // A body may appear more than once (FCM repeats it for iOS), so search for the longest body that fits
         // rather than subtracting the excess.
+        func body(_ bytes: Int) -> [UInt8] { JSONBytes.quoted(TextShortening.shorten(text.body, toAtMostBytes: bytes)) }
         var scratch = JSONBytes()
         func fits(_ bytes: Int) -> Bool {
             scratch.bytes.removeAll(keepingCapacity: true)
-            let body = JSONBytes.quoted(TextShortening.shorten(text.body, toAtMostBytes: bytes))
-            return render(device, fireAt: fireAt, endOfDay: endOfDay, body: body, into: &scratch).payload.count <= configuration.maximumPayloadBytes
+            return render(device, fireAt: fireAt, endOfDay: endOfDay, body: body(bytes), into: &scratch).payload.count <= configuration.maximumPayloadBytes
         }
         var best = 0
         var low = 0
@@ -180,7 +180,7 @@ public struct PayloadTemplate: Sendable {
                 high = middle - 1
             }
         }
-        return render(device, fireAt: fireAt, endOfDay: endOfDay, body: JSONBytes.quoted(TextShortening.shorten(text.body, toAtMostBytes: best)), into: &out)
+        return render(device, fireAt: fireAt, endOfDay: endOfDay, body: body(best), into: &out)
     }
 
     /// Writes the headers, then the payload; `body` replaces the whole body when it is shortened.
@@ -239,7 +239,9 @@ public struct PayloadTemplate: Sendable {
         case .fcm(let token):
             out.append("{}")
             let payloadStart = out.bytes.count
-            out.append("{\"message\":{\"android\":{\"collapse_key\":\"daily-verse\",\"notification\":{\"channel_id\":")
+            out.append("{\"message\":{\"android\":{\"collapse_key\":")
+            out.appendQuoted(PayloadBuilder.threadID)
+            out.append(",\"notification\":{\"channel_id\":")
             out.append(androidChannelJSON)
             out.append(",\"tag\":\"")
             appendCollapseID()
@@ -299,7 +301,9 @@ public struct PayloadTemplate: Sendable {
         out.appendQuoted(category)
         out.append(",\"interruption-level\":\"active\",\"mutable-content\":1,\"relevance-score\":")
         out.append(isOccasion ? "1" : "0.5")
-        out.append(",\"thread-id\":\"daily-verse\"}")
+        out.append(",\"thread-id\":")
+        out.appendQuoted(PayloadBuilder.threadID)
+        out.append("}")
     }
 }
 
