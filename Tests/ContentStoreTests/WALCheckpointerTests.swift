@@ -1,0 +1,76 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import ContentStore
+
+@Suite struct WALCheckpointerTests {
+    /// A folder of its own, removed when `body` returns.
+    func withFolder(_ body: (URL) throws -> Void) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-wal-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try body(folder)
+    }
+
+    /// Commits about `pages` pages of 4 KiB into table `t`.
+    func write(pages: Int, into writer: any DatabaseWriter) throws {
+        try writer.write { db in
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS t (n INTEGER PRIMARY KEY, body BLOB NOT NULL)")
+            let insert = try db.makeStatement(sql: "INSERT INTO t (body) VALUES (zeroblob(3900))")
+            for _ in 0..<pages { try insert.execute() }
+        }
+    }
+
+    /// The log's frames and how many of them are already copied into the database, as a passive checkpoint run
+    /// now finds them (it copies what is left, so it is asked last).
+    func logState(_ writer: any DatabaseWriter) throws -> (frames: Int, copied: Int) {
+        try writer.writeWithoutTransaction { db in
+            let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")!
+            return (row[1], row[2])
+        }
+    }
+
+    @Test func aPoolsLogIsCheckpointedOnItsOwnThreadAndRestarts() throws {
+        try withFolder { folder in
+            let database = try AppDatabase.open(path: folder.appendingPathComponent("db.sqlite").path, pool: true)
+            let checkpointer = try #require(database.checkpointer)
+            try write(pages: 1_500, into: database.writer)
+            database.waitForCheckpoints()
+            #expect(checkpointer.completedCount >= 1)
+            // The next transaction starts the log over, since everything in it was copied: it does not keep growing.
+            try write(pages: 10, into: database.writer)
+            let state = try logState(database.writer)
+            #expect(state.frames < 100)
+            let rows = try database.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") }
+            #expect(rows == 1_510)
+        }
+    }
+
+    @Test func smallCommitsLeaveTheLogToLaterCheckpoints() throws {
+        try withFolder { folder in
+            let path = folder.appendingPathComponent("db.sqlite").path
+            let pool = try DatabasePool(path: path)
+            let checkpointer = try WALCheckpointer(path: path, pool: pool, limits: .init(requestPages: 1_000, inlinePages: 16_384))
+            try write(pages: 50, into: pool)
+            checkpointer.waitUntilIdle()
+            #expect(checkpointer.completedCount == 0)
+            let state = try logState(pool)
+            #expect(state.frames >= 50)
+        }
+    }
+
+    @Test func theWriterCheckpointsItselfPastTheInlineLimit() throws {
+        try withFolder { folder in
+            let path = folder.appendingPathComponent("db.sqlite").path
+            let pool = try DatabasePool(path: path)
+            // The thread is never asked: only the writer's own checkpoint can have copied the log.
+            let checkpointer = try WALCheckpointer(path: path, pool: pool, limits: .init(requestPages: .max, inlinePages: 100))
+            try write(pages: 300, into: pool)
+            checkpointer.waitUntilIdle()
+            #expect(checkpointer.completedCount == 0)
+            try write(pages: 10, into: pool)
+            #expect(try logState(pool).frames < 100)
+        }
+    }
+}
