@@ -26,6 +26,10 @@ public final class AppDatabase: Sendable {
     /// Waits until the log checkpoints asked for so far have run (a benchmark counts them in the work it measures).
     public func waitForCheckpoints() { checkpointer?.waitUntilIdle() }
 
+    /// Log checkpoints run so far on the checkpoint thread, and by the writer itself because the log had grown
+    /// past the limit (the thread did not keep up).
+    public var checkpointCounts: (thread: Int, writer: Int) { (checkpointer?.completedCount ?? 0, checkpointer?.inlineCount ?? 0) }
+
     /// Opens (creating it and its folder when needed) the database at `path`, in WAL mode.
     ///
     /// A short-lived command opens one connection (`DatabaseQueue`); a long-running process that reads

@@ -25,6 +25,7 @@ final class WALCheckpointer: @unchecked Sendable {
     private let lock = NSLock()
     private var scheduled = false
     private var completed = 0
+    private var inline = 0
 
     /// Opens the checkpointing connection and installs the hook on `pool`'s writer connection.
     init(path: String, pool: DatabasePool, limits: Limits = Limits()) throws {
@@ -57,6 +58,11 @@ final class WALCheckpointer: @unchecked Sendable {
 
     /// Checkpoints completed on the thread so far.
     var completedCount: Int { lock.withLock { completed } }
+
+    /// Checkpoints the writer ran itself so far, past the inline limit.
+    var inlineCount: Int { lock.withLock { inline } }
+
+    fileprivate func countInline() { lock.withLock { inline += 1 } }
 }
 
 /// What the hook's context points at. It holds the checkpointer weakly and is itself never released (one small
@@ -74,6 +80,7 @@ private func walHook(_ context: UnsafeMutableRawPointer?, _ db: OpaquePointer?, 
     let target = Unmanaged<HookTarget>.fromOpaque(context).takeUnretainedValue()
     if pages >= target.limits.inlinePages {
         _ = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        target.checkpointer?.countInline()
     } else if pages >= target.limits.requestPages {
         target.checkpointer?.request()
     }

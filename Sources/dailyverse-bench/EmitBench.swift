@@ -34,6 +34,7 @@ struct EmitBench: ParsableCommand {
         let emitStart = clock.now
         let emitWritesBefore = writtenBytes()
         let emitCPUBefore = cpuSeconds()
+        let checkpointsBefore = database.checkpointCounts
         var now = dayStart
         while now < dayStart.addingTimeInterval(86_400) {
             now = now.addingTimeInterval(Double(step * 60))
@@ -50,6 +51,8 @@ struct EmitBench: ParsableCommand {
         }
         let averageBytes = rows > 0 ? bytes / rows : 0
         print(String(format: "emission: %d payloads in %.2f s (%d outbox rows, %d bytes of headers and payload on average)", queued, emitSeconds, rows, averageBytes))
+        let checkpoints = database.checkpointCounts
+        print("log checkpoints: \(checkpoints.thread - checkpointsBefore.thread) on their own thread, \(checkpoints.writer - checkpointsBefore.writer) by the writer (log past the limit)")
 
         // The baseline: the same number of rows, of the same size and columns, into a plain table (no index but its
         // rowid), with one prepared statement in one transaction: the most SQLite can store here.

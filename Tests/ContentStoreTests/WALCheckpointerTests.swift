@@ -38,6 +38,8 @@ import Testing
             try write(pages: 1_500, into: database.writer)
             database.waitForCheckpoints()
             #expect(checkpointer.completedCount >= 1)
+            #expect(database.checkpointCounts.thread == checkpointer.completedCount)
+            #expect(database.checkpointCounts.writer == 0)
             // The next transaction starts the log over, since everything in it was copied: it does not keep growing.
             try write(pages: 10, into: database.writer)
             let state = try logState(database.writer)
@@ -69,6 +71,7 @@ import Testing
             try write(pages: 300, into: pool)
             checkpointer.waitUntilIdle()
             #expect(checkpointer.completedCount == 0)
+            #expect(checkpointer.inlineCount == 1)
             try write(pages: 10, into: pool)
             #expect(try logState(pool).frames < 100)
         }
