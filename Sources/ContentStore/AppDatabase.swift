@@ -17,10 +17,10 @@ public final class AppDatabase: Sendable {
         checkpointer = nil
     }
 
-    private init(pool: DatabasePool, path: String) throws {
+    private init(pool: DatabasePool, path: String, checkpointLimits: WALCheckpointer.Limits) throws {
         writer = pool
         try Self.migrator.migrate(pool)
-        checkpointer = try WALCheckpointer(path: path, pool: pool)
+        checkpointer = try WALCheckpointer(path: path, pool: pool, limits: checkpointLimits)
     }
 
     /// Waits until the log checkpoints asked for so far have run (a benchmark counts them in the work it measures).
@@ -35,6 +35,11 @@ public final class AppDatabase: Sendable {
     /// A short-lived command opens one connection (`DatabaseQueue`); a long-running process that reads
     /// while it writes asks for a `DatabasePool` (`pool: true`), whose log is checkpointed on a thread of its own.
     public static func open(path: String, pool: Bool = false) throws(StoreError) -> AppDatabase {
+        try open(path: path, pool: pool, checkpointLimits: WALCheckpointer.Limits())
+    }
+
+    /// `open(path:pool:)` with the pool's log checkpointed at other sizes than the defaults (for tests).
+    static func open(path: String, pool: Bool, checkpointLimits: WALCheckpointer.Limits) throws(StoreError) -> AppDatabase {
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent()
         do {
@@ -54,7 +59,9 @@ public final class AppDatabase: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -32768")
         }
         do {
-            if pool { return try AppDatabase(pool: DatabasePool(path: path, configuration: configuration), path: path) }
+            if pool {
+                return try AppDatabase(pool: DatabasePool(path: path, configuration: configuration), path: path, checkpointLimits: checkpointLimits)
+            }
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             try queue.writeWithoutTransaction { db in
                 if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {

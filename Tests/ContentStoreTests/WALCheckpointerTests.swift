@@ -30,7 +30,9 @@ import Testing
 
     @Test func aPoolsLogIsCheckpointedOnItsOwnThreadAndRestarts() throws {
         try withFolder { folder in
-            let database = try AppDatabase.open(path: folder.appendingPathComponent("db.sqlite").path, pool: true)
+            // The default limits ask at 256 MiB of log: the same rule at a size a test can write.
+            let database = try AppDatabase.open(
+                path: folder.appendingPathComponent("db.sqlite").path, pool: true, checkpointLimits: .init(requestPages: 1_000, inlinePages: 16_384))
             let checkpointer = try #require(database.checkpointer)
             try write(pages: 1_500, into: database.writer)
             database.waitForCheckpoints()
