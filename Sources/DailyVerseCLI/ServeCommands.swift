@@ -107,6 +107,11 @@ struct Serve: AsyncParsableCommand {
                 let pruned = try database.pruneOutbox(settledBefore: now.addingTimeInterval(-outboxKept))
                 return pruned > 0 ? "\(pruned) settled outbox rows removed" : nil
             },
+            // The log is checkpointed at 256 MiB: a quiet database's is copied back hourly all the same.
+            MaintenanceService(name: "log checkpoint", interval: 3600, clock: clock, logger: logger) { _ in
+                database.requestCheckpoint()
+                return nil
+            },
         ]
         let address = try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
         if address != "none" {

@@ -47,6 +47,22 @@ import Testing
         }
     }
 
+    @Test func aQuietLogIsCheckpointedWhenAsked() throws {
+        try withFolder { folder in
+            // The default limits: 50 pages are far from a checkpoint of their own.
+            let database = try AppDatabase.open(path: folder.appendingPathComponent("db.sqlite").path, pool: true)
+            try write(pages: 50, into: database.writer)
+            database.waitForCheckpoints()
+            #expect(database.checkpointCounts.thread == 0)
+            database.requestCheckpoint()
+            database.waitForCheckpoints()
+            #expect(database.checkpointCounts.thread == 1)
+            // Everything was copied: the next transaction starts the log over.
+            try write(pages: 10, into: database.writer)
+            #expect(try logFrames(database.writer) < 50)
+        }
+    }
+
     @Test func smallCommitsLeaveTheLogToLaterCheckpoints() throws {
         try withFolder { folder in
             let path = folder.appendingPathComponent("db.sqlite").path
