@@ -34,7 +34,7 @@ final class WALCheckpointer: @unchecked Sendable {
     private var inline = 0
 
     /// Opens the checkpointing connection and installs the hook on `pool`'s writer connection.
-    init(path: String, pool: DatabasePool, limits: Limits = Limits()) throws {
+    init(path: String, pool: DatabasePool, limits: Limits) throws {
         connection = try DatabaseQueue(path: path)
         let target = Unmanaged.passRetained(HookTarget(self, limits)).toOpaque()
         pool.writeWithoutTransaction { db in

@@ -5,6 +5,9 @@ import Testing
 @testable import ContentStore
 
 @Suite struct WALCheckpointerTests {
+    /// SQLite's own threshold, and 64 MiB for the writer: the default limits' rules at sizes a test can write.
+    static let small = WALCheckpointer.Limits(requestPages: 1_000, inlinePages: 16_384)
+
     /// A folder of its own, removed when `body` returns.
     func withFolder(_ body: (URL) throws -> Void) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-wal-\(UUID().uuidString)")
@@ -30,9 +33,7 @@ import Testing
 
     @Test func aPoolsLogIsCheckpointedOnItsOwnThreadAndRestarts() throws {
         try withFolder { folder in
-            // The default limits ask at 256 MiB of log: the same rule at a size a test can write.
-            let database = try AppDatabase.open(
-                path: folder.appendingPathComponent("db.sqlite").path, pool: true, checkpointLimits: .init(requestPages: 1_000, inlinePages: 16_384))
+            let database = try AppDatabase.open(path: folder.appendingPathComponent("db.sqlite").path, pool: true, checkpointLimits: Self.small)
             let checkpointer = try #require(database.checkpointer)
             try write(pages: 1_500, into: database.writer)
             database.waitForCheckpoints()
@@ -67,7 +68,7 @@ import Testing
         try withFolder { folder in
             let path = folder.appendingPathComponent("db.sqlite").path
             let pool = try DatabasePool(path: path)
-            let checkpointer = try WALCheckpointer(path: path, pool: pool, limits: .init(requestPages: 1_000, inlinePages: 16_384))
+            let checkpointer = try WALCheckpointer(path: path, pool: pool, limits: Self.small)
             try write(pages: 50, into: pool)
             checkpointer.waitUntilIdle()
             #expect(checkpointer.completedCount == 0)
