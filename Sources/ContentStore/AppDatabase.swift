@@ -343,6 +343,15 @@ public final class AppDatabase: Sendable {
             try db.execute(sql: "PRAGMA writable_schema = OFF")
             db.clearSchemaCache()
         }
+        migrator.registerMigration("v8-withdraw-on-remove") { db in
+            // A removed device is sent nothing more: its rows not yet delivered (pending, some written ahead of their
+            // time) go with it, whoever removes it (the CLI, the API, a user's removal through its cascade).
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER outbox_withdraw_on_device_delete AFTER DELETE ON device
+                    BEGIN DELETE FROM outbox WHERE device_seq = OLD.seq AND status = 'pending'; END;
+                    """)
+        }
         return migrator
     }
 }

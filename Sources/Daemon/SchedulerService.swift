@@ -88,7 +88,7 @@ public struct SchedulerService: Service {
                 logger.info(
                     "pass done",
                     metadata: [
-                        "devices": "\(result.emitted.devices)", "queued": "\(result.emitted.queued)", "missed": "\(result.emitted.missed)",
+                        "devices": "\(result.emitted.devices)", "queued": "\(result.emitted.queued)", "missed": "\(result.emitted.missed + result.delivered.missed)",
                         "delivered": "\(result.delivered.delivered)", "retrying": "\(result.delivered.retrying)",
                         "failed": "\(result.delivered.failed)",
                     ])
@@ -107,23 +107,25 @@ public struct SchedulerService: Service {
     /// Each pass's work, through swift-metrics (to Prometheus under `serve`; nowhere unless bootstrapped).
     static func count(_ result: PassResult) {
         Counter(label: "dailyverse_payloads_queued_total").increment(by: result.emitted.queued)
-        Counter(label: "dailyverse_fires_missed_total").increment(by: result.emitted.missed)
+        Counter(label: "dailyverse_fires_missed_total").increment(by: result.emitted.missed + result.delivered.missed)
         Counter(label: "dailyverse_payloads_delivered_total").increment(by: result.delivered.delivered)
         Counter(label: "dailyverse_deliveries_failed_total").increment(by: result.delivered.failed)
         Counter(label: "dailyverse_passes_total").increment()
     }
 
-    /// Seconds until the next device fires or the next retry is due, at most `maximumSleep`. (The queue's first
-    /// entry may be one left behind by a change: that only wakes the loop early.)
+    /// Seconds until the next device fires (emitting ahead: until it is within the emitter's refill time), or a
+    /// row written ahead or a retry is due, at most `maximumSleep`. (The queue's first entry may be one left behind
+    /// by a change: that only wakes the loop early.)
     func nextWake(after now: Date) throws -> TimeInterval {
+        let lead = emitter.configuration.ahead > 0 ? min(emitter.configuration.ahead, EmitConfiguration.refill) : 0
         let next = try database.writer.read { db in
             try Double.fetchOne(
                 db,
                 sql: """
                     SELECT min(t) FROM (
-                        SELECT min(next_fire_at) AS t FROM schedule
+                        SELECT min(next_fire_at) - ? AS t FROM schedule
                         UNION ALL SELECT min(next_attempt_at) FROM outbox WHERE status = 'pending')
-                    """)
+                    """, arguments: [lead])
         }
         guard let next else { return maximumSleep }
         return min(maximumSleep, max(0.05, next - now.timeIntervalSince1970))

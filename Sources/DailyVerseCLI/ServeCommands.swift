@@ -24,10 +24,28 @@ struct EmitOptions: ParsableArguments {
     @Option(name: .customLong("apns-topic"), help: ArgumentHelp("The app's bundle id, sent as apns-topic. Also $DAILYVERSE_APNS_TOPIC.", valueName: "id"))
     var apnsTopic: String?
 
-    func configuration(_ global: GlobalOptions) throws -> EmitConfiguration {
+    @Option(
+        name: .customLong("emit-ahead"),
+        help: ArgumentHelp(
+            "Write fires this far ahead of their time (e.g. 15m, 0 for none), to be delivered at their time. Default 15m; --once: none.",
+            valueName: "duration"))
+    var emitAhead: String?
+
+    /// How the scheduler emits; `ahead` applies to a running daemon (a single pass writes only the fires due).
+    func configuration(_ global: GlobalOptions, ahead: Bool = false) throws -> EmitConfiguration {
         let topic = try global.setting(flag: apnsTopic, environment: "DAILYVERSE_APNS_TOPIC", key: "apns_topic") ?? "org.dailyverse.app"
         let grace = try global.setting(flag: grace, environment: "DAILYVERSE_GRACE", key: "grace") ?? "2h"
-        return EmitConfiguration(grace: try Self.duration(grace), push: PushConfiguration(apnsTopic: topic))
+        let emitAhead = try global.setting(flag: emitAhead, environment: "DAILYVERSE_EMIT_AHEAD", key: "emit_ahead") ?? "15m"
+        let aheadSeconds = try Self.duration(emitAhead)
+        guard aheadSeconds <= 3600 else { throw CLIError("invalid emit-ahead '\(emitAhead)': at most 1h") }
+        return EmitConfiguration(grace: try Self.duration(grace), push: PushConfiguration(apnsTopic: topic), ahead: ahead ? aheadSeconds : 0)
+    }
+
+    /// A deliverer for the configured sink, which records rows found later than the grace period as missed.
+    func makeDeliverer(_ global: GlobalOptions, _ database: AppDatabase, _ configuration: EmitConfiguration) throws -> Deliverer {
+        var deliverer = Deliverer(database: database, sink: try makeSink(global))
+        deliverer.grace = configuration.grace
+        return deliverer
     }
 
     func makeSink(_ global: GlobalOptions) throws -> any Sink {
@@ -92,8 +110,9 @@ struct Serve: AsyncParsableCommand {
         guard let level = Logger.Level(rawValue: levelName) else { throw CLIError("invalid log level '\(levelName)'") }
         let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: level) }
         let database = try global.openDatabase(pool: true)
-        let emitter = Emitter(database: database, configuration: try emit.configuration(global))
-        let deliverer = Deliverer(database: database, sink: try emit.makeSink(global))
+        let configuration = try emit.configuration(global, ahead: true)
+        let emitter = Emitter(database: database, configuration: configuration)
+        let deliverer = try emit.makeDeliverer(global, database, configuration)
         let path = try global.databasePath()
         let clock = try replayClock()
         let retention = try global.guestRetention(flag: guestRetention)
@@ -151,13 +170,17 @@ struct Serve: AsyncParsableCommand {
         try reportingErrors {
             let database = try global.openDatabase()
             let now = try global.clock()
-            let sink = try emit.makeSink(global)
-            let emitted = try Emitter(database: database, configuration: emit.configuration(global)).run(now: now)
-            let delivered = try Deliverer(database: database, sink: sink).run(now: now)
-            let line = "pass at \(now.iso8601UTC): \(emitted.devices) devices due, \(emitted.queued) queued, \(emitted.missed) missed; \(delivered.delivered) delivered, \(delivered.retrying) to retry, \(delivered.failed) failed (\(sink.name))"
+            let configuration = try emit.configuration(global)
+            let deliverer = try emit.makeDeliverer(global, database, configuration)
+            let sink = deliverer.sink
+            let emitted = try Emitter(database: database, configuration: configuration).run(now: now)
+            let delivered = try deliverer.run(now: now)
+            // Rows the deliverer finds past the grace period are missed fires too.
+            let missed = emitted.missed + delivered.missed
+            let line = "pass at \(now.iso8601UTC): \(emitted.devices) devices due, \(emitted.queued) queued, \(missed) missed; \(delivered.delivered) delivered, \(delivered.retrying) to retry, \(delivered.failed) failed (\(sink.name))"
             if global.json {
                 let summary: [String: Int] = [
-                    "devices": emitted.devices, "queued": emitted.queued, "missed": emitted.missed, "delivered": delivered.delivered,
+                    "devices": emitted.devices, "queued": emitted.queued, "missed": missed, "delivered": delivered.delivered,
                     "retrying": delivered.retrying, "failed": delivered.failed,
                 ]
                 if sink is StdoutSink { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { try printJSON(summary) }
@@ -239,7 +262,7 @@ struct Status: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let database = try global.openDatabase()
-            let devices = try database.deviceSummary()
+            let devices = try database.deviceSummary(now: try global.clock())
             let counts = try database.outboxCounts()
             let report = Report(
                 devices: devices.total, enabled: devices.enabled,

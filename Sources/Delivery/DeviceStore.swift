@@ -64,7 +64,7 @@ extension AppDatabase {
     /// A user's devices, oldest first.
     public func devices(userID: String, now: Date) throws -> [DeviceState] {
         try writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT \(Self.stateColumns) WHERE d.user_id = ? ORDER BY d.created_at, d.id", arguments: [userID])
+            try Row.fetchAll(db, sql: "SELECT \(Self.stateColumns) WHERE d.user_id = ? ORDER BY d.created_at, d.id", arguments: [now.timeIntervalSince1970, userID])
                 .map { try Self.deviceState($0, now: now) }
         }
     }
@@ -128,6 +128,11 @@ extension AppDatabase {
     }
 
     static func updateDevice(_ db: Database, id: String, _ settings: DeviceSettings, now: Date) throws -> Device {
+        // Rows written ahead of their time carry the old settings: withdrawn, so that their dates fire again with the
+        // new ones (and count as not yet fired below). A row whose time has come stays, to be delivered.
+        try db.execute(
+            sql: "DELETE FROM outbox WHERE device_seq = (SELECT seq FROM device WHERE id = ?) AND status = 'pending' AND fire_at > ?",
+            arguments: [id, now.timeIntervalSince1970])
         guard let state = try Self.deviceState(db, id: id, now: now) else { throw DeviceError.notFound(id) }
         var device = state.device
         if let token = settings.token {
@@ -166,7 +171,8 @@ extension AppDatabase {
         return device
     }
 
-    /// Removes a device (only if it is `userID`'s, when given). Its queue entry is left for the next pass to drop.
+    /// Removes a device (only if it is `userID`'s, when given). Its queue entry is left for the next pass to drop; its
+    /// rows not yet delivered go with it (a trigger, so that a user's removal, which takes their devices, does too).
     @discardableResult
     public func removeDevice(id: String, userID: String? = nil) throws -> Bool {
         try writer.write { db in
@@ -183,20 +189,28 @@ extension AppDatabase {
         try writer.read { db in try Self.deviceState(db, id: id, now: now) }
     }
 
-    /// Counts and the soonest fires, without decoding every device.
-    public func deviceSummary(upcoming: Int = 5) throws -> (total: Int, enabled: Int, next: [(id: String, at: Date)]) {
+    /// Counts and the soonest fires after `now`, without decoding every device.
+    public func deviceSummary(upcoming: Int = 5, now: Date) throws -> (total: Int, enabled: Int, next: [(id: String, at: Date)]) {
         try writer.read { db in
             let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM device") ?? 0
             let enabled = try Int.fetchOne(db, sql: "SELECT count(*) FROM device WHERE enabled") ?? 0
-            // The queue in order, skipping entries left behind by a change (CROSS JOIN keeps the queue outermost).
+            // The queue in order, skipping entries left behind by a change (CROSS JOIN keeps the queue outermost), and
+            // the rows written ahead of their time, waiting in the outbox.
             let next = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT d.id, s.next_fire_at FROM schedule s CROSS JOIN device d
-                    ON d.seq = s.device_seq AND d.schedule_version = s.version AND d.enabled
-                    ORDER BY s.next_fire_at, s.device_seq LIMIT ?
+                    SELECT id, at FROM (
+                        SELECT * FROM (
+                            SELECT d.id AS id, s.next_fire_at AS at, s.device_seq AS seq FROM schedule s CROSS JOIN device d
+                            ON d.seq = s.device_seq AND d.schedule_version = s.version AND d.enabled
+                            ORDER BY s.next_fire_at, s.device_seq LIMIT ?)
+                        UNION ALL
+                        SELECT * FROM (
+                            SELECT device_id, fire_at, device_seq FROM outbox WHERE status = 'pending' AND fire_at > ?
+                            ORDER BY fire_at, device_seq LIMIT ?))
+                    ORDER BY at, seq LIMIT ?
                     """,
-                arguments: [upcoming]
+                arguments: [upcoming, now.timeIntervalSince1970, upcoming, upcoming]
             ).map { (id: $0[0] as String, at: Date(timeIntervalSince1970: $0[1])) }
             return (total, enabled, next)
         }
@@ -204,18 +218,19 @@ extension AppDatabase {
 
     public func deviceStates(limit: Int? = nil, now: Date) throws -> [DeviceState] {
         try writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT \(Self.stateColumns) ORDER BY d.created_at, d.id LIMIT ?", arguments: [limit ?? -1])
+            try Row.fetchAll(db, sql: "SELECT \(Self.stateColumns) ORDER BY d.created_at, d.id LIMIT ?", arguments: [now.timeIntervalSince1970, limit ?? -1])
                 .map { try Self.deviceState($0, now: now) }
         }
     }
 
     static func deviceState(_ db: Database, id: String, now: Date) throws -> DeviceState? {
-        try Row.fetchOne(db, sql: "SELECT \(stateColumns) WHERE d.id = ?", arguments: [id]).map { try deviceState($0, now: now) }
+        try Row.fetchOne(db, sql: "SELECT \(stateColumns) WHERE d.id = ?", arguments: [now.timeIntervalSince1970, id]).map { try deviceState($0, now: now) }
     }
 
-    /// A device and its last fired date: the newest of its outbox rows (every fire, sent or missed, leaves one).
+    /// A device and its last fired date: the newest of its outbox rows (every fire, sent or missed, leaves one) whose
+    /// time has come by the first argument, now (a row written ahead is the next fire, not the last).
     static let stateColumns = """
-        \(deviceColumns), (SELECT max(o.local_date) FROM outbox o WHERE o.device_seq = d.seq) FROM device d
+        \(deviceColumns), (SELECT max(o.local_date) FROM outbox o WHERE o.device_seq = d.seq AND o.fire_at <= ?) FROM device d
         """
 
     /// The columns `device(_:)` decodes, in its order.

@@ -12,15 +12,25 @@ public struct EmitConfiguration: Sendable {
     public var push: PushConfiguration
     /// Devices handled per transaction.
     public var batchSize: Int
+    /// How far ahead of their time fires are written to the outbox (0: only those due). Their rows wait, pending,
+    /// until their instant (`next_attempt_at`), and a change to the device withdraws them. A pass with `ahead` runs
+    /// only once the queue's first fire is within `refill` of now, so that a daemon woken every minute writes the
+    /// outbox in batches of `ahead`: each batch dirties the pages of the outbox's unique index once, not each minute.
+    public var ahead: TimeInterval
+
+    /// How soon the queue's first fire must be for a pass with `ahead` to emit: the rows are in the outbox this long
+    /// before they are due.
+    public static let refill: TimeInterval = 60
 
     /// A pass of a million devices a day writes about 10,000 each quarter of an hour: one transaction for them all
     /// touches each page of the outbox's unique index once, rather than once per smaller batch.
     public static let defaultBatchSize = 20_000
 
-    public init(grace: TimeInterval = 7200, push: PushConfiguration, batchSize: Int = defaultBatchSize) {
+    public init(grace: TimeInterval = 7200, push: PushConfiguration, batchSize: Int = defaultBatchSize, ahead: TimeInterval = 0) {
         self.grace = grace
         self.push = push
         self.batchSize = batchSize
+        self.ahead = max(0, ahead)
     }
 }
 
@@ -66,9 +76,22 @@ public struct Emitter: Sendable {
         let nextFire: Double?
     }
 
+    /// The instant until which a pass at `now` writes fires, or nil when, emitting ahead, the queue's first fire is
+    /// not yet within `refill` of now (the rows written last time still cover the time until then).
+    public func horizon(now: Date) throws -> Date? {
+        let ahead = configuration.ahead
+        guard ahead > 0 else { return now }
+        let first = try database.writer.read { db in
+            try Double.fetchOne(db, sql: "SELECT next_fire_at FROM schedule ORDER BY next_fire_at, device_seq LIMIT 1")
+        }
+        guard let first, first <= now.timeIntervalSince1970 + min(ahead, EmitConfiguration.refill) else { return nil }
+        return now.addingTimeInterval(ahead)
+    }
+
     /// `shouldStop` is asked between transactions; a pass that stops early leaves the rest to the next one.
     public func run(now: Date, shouldStop: () -> Bool = { false }) throws -> EmitSummary {
         var summary = EmitSummary()
+        guard let through = try horizon(now: now) else { return summary }
         var contents = ContentCache(service: DailyVerseService(database: database))
         var zones: [String: ZoneWindow] = [:]
         var templates: [TemplateKey: PayloadTemplate] = [:]
@@ -91,7 +114,7 @@ public struct Emitter: Sendable {
                         ORDER BY s.next_fire_at, s.device_seq LIMIT ?
                         """)
                 try due.forEachRow(
-                    db, .real(now.timeIntervalSince1970), .real(cursor.0), .integer(cursor.1), .integer(Int64(configuration.batchSize))
+                    db, .real(through.timeIntervalSince1970), .real(cursor.0), .integer(cursor.1), .integer(Int64(configuration.batchSize))
                 ) { row in
                     let version = row.integer(2)
                     // Left behind by a change, by a disabled or by a removed device: dropped.
@@ -131,7 +154,7 @@ public struct Emitter: Sendable {
                     continue
                 }
                 let fires = Scheduler.due(
-                    lastFired: entry.lastFired, time: device.reminderTime, zone: zone, now: now, grace: configuration.grace,
+                    lastFired: entry.lastFired, time: device.reminderTime, zone: zone, now: now, through: through, grace: configuration.grace,
                     eligibleFrom: device.createdAt)
                 var rows: [(fire: Scheduler.Fire, payload: EncodedPayload?)] = []
                 for fire in fires {
@@ -152,9 +175,11 @@ public struct Emitter: Sendable {
                 }
                 let lastFired = fires.last?.localDate ?? entry.lastFired
                 let next = Scheduler.next(lastFired: lastFired, time: device.reminderTime, zone: zone, now: now, eligibleFrom: device.createdAt)
-                // A next fire not after now belongs to the next pass; never leave it behind this pass's cursor.
+                // A next fire not after the horizon belongs to the next pass; never leave it behind this pass's cursor.
                 plans.append(
-                    Plan(entry: entry, rows: rows, lastFired: lastFired, nextFire: max(next.fireAt.timeIntervalSince1970, now.timeIntervalSince1970 + 1)))
+                    Plan(
+                        entry: entry, rows: rows, lastFired: lastFired,
+                        nextFire: max(next.fireAt.timeIntervalSince1970, through.timeIntervalSince1970 + 1)))
             }
             try database.writer.write { db in
                 // Devices changed since they were read are checked one by one; usually none did.
@@ -167,8 +192,9 @@ public struct Emitter: Sendable {
                 let insert = try DirectStatement(
                     db,
                     sql: """
-                        INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                        INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at,
+                            next_attempt_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
                         """)
                 // No device changed: the batch's entries, and nothing else, are the queue's keys from its first to its
                 // last (no entry can have come in between: a change to a device queues its entry and counts in the
@@ -201,7 +227,9 @@ public struct Emitter: Sendable {
                                 .text(fire.localDate.description), .real(fire.fireAt.timeIntervalSince1970),
                                 payload.map { .borrowedText(UnsafeRawBufferPointer(rebasing: buffer[$0.headers])) } ?? .text("{}"),
                                 payload.map { .borrowedText(UnsafeRawBufferPointer(rebasing: buffer[$0.payload])) } ?? .text("{}"),
-                                .text(payload == nil ? "missed" : "pending"), createdAt)
+                                .text(payload == nil ? "missed" : "pending"), createdAt,
+                                // A row written ahead waits for its instant.
+                                fire.fireAt > now ? .real(fire.fireAt.timeIntervalSince1970) : .null)
                             if inserted > 0 { if payload == nil { summary.missed += 1 } else { summary.queued += 1 } }
                         }
                         if let nextFire = plan.nextFire {

@@ -123,6 +123,8 @@ public struct DeliverySummary: Equatable, Sendable {
     public var delivered = 0
     public var retrying = 0
     public var failed = 0
+    /// Rows found later than the grace period, never sent.
+    public var missed = 0
     public init() {}
 }
 
@@ -136,6 +138,9 @@ public struct Deliverer: Sendable {
     public var maximumBackoff: TimeInterval = 600
     public var maximumAttempts = 8
     public var random: @Sendable () -> Double = { Double.random(in: 0..<1) }
+    /// A row never handed to the sink by this long after its fire (the daemon was down) is recorded as missed and
+    /// not sent, as the scheduler does with a fire found that late; nil: every row is sent, however late.
+    public var grace: TimeInterval?
 
     public init(database: AppDatabase, sink: any Sink) {
         self.database = database
@@ -149,12 +154,24 @@ public struct Deliverer: Sendable {
             let records = try database.deliverable(now: now, limit: batchSize).filter { !seen.contains($0.id) }
             if records.isEmpty { break }
             seen.formUnion(records.map(\.id))
-            let outcomes: [Int64: DeliveryOutcome]
-            do { outcomes = try sink.deliver(records) } catch {
-                outcomes = Dictionary(uniqueKeysWithValues: records.map { ($0.id, .retry(error: "\(error)", after: nil)) })
+            var live: [OutboxRecord] = [], expired: [OutboxRecord] = []
+            for record in records {
+                if let grace, record.attempts == 0, now.timeIntervalSince(record.fireAt) >= grace { expired.append(record) } else { live.append(record) }
+            }
+            var outcomes: [Int64: DeliveryOutcome] = [:]
+            if !live.isEmpty {
+                do { outcomes = try sink.deliver(live) } catch {
+                    outcomes = Dictionary(uniqueKeysWithValues: live.map { ($0.id, .retry(error: "\(error)", after: nil)) })
+                }
             }
             try database.writer.write { db in
-                for record in records {
+                for record in expired {
+                    try db.execute(
+                        sql: "UPDATE outbox SET status = 'missed', last_error = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'",
+                        arguments: ["not handed to \(sink.name) within the grace period of its fire", record.id])
+                    summary.missed += 1
+                }
+                for record in live {
                     let attempts = record.attempts + 1
                     switch outcomes[record.id] ?? .retry(error: "no outcome from \(sink.name)", after: nil) {
                     case .delivered:

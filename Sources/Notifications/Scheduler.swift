@@ -45,16 +45,20 @@ public enum Scheduler {
 
     /// The fires due at `now`, oldest first: each local date after `lastFired` whose instant has come (and, for a
     /// new device, came after `eligibleFrom`), to send if less than `grace` late, else to record as missed.
+    ///
+    /// With `through` later than `now`, also the fires to come until then, to send (emitted ahead of their time).
     public static func due(
-        lastFired: CivilDate?, time: ReminderTime, zone: some UTCOffsets, now: Date, grace: TimeInterval, eligibleFrom: Date? = nil
+        lastFired: CivilDate?, time: ReminderTime, zone: some UTCOffsets, now: Date, through: Date? = nil, grace: TimeInterval,
+        eligibleFrom: Date? = nil
     ) -> [Fire] {
-        let today = localDate(now, zone)
+        let through = max(now, through ?? now)
+        let today = localDate(through, zone)
         var fires: [Fire] = []
         for offset in stride(from: lookbackDays, through: 0, by: -1) {
             let date = today.adding(days: -offset)
             if let lastFired, date <= lastFired { continue }
             let at = fireInstant(date: date, time: time, zone: zone)
-            guard at <= now else { continue }
+            guard at <= through else { continue }
             if let eligibleFrom, at < eligibleFrom { continue }
             fires.append(Fire(localDate: date, fireAt: at, action: now.timeIntervalSince(at) < grace ? .send : .missed))
         }

@@ -12,6 +12,7 @@ struct EmitBench: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "emit", abstract: "A day of emission vs raw SQLite inserts.")
     @Option(help: "Number of devices.") var devices = 1_000_000
     @Option(help: "Minutes between scheduler passes over the day.") var step = 15
+    @Option(help: "Minutes ahead of their time that fires are written (as serve's --emit-ahead); 0: only those due.") var ahead = 0
     @Option(help: "Devices per transaction.") var batch = EmitConfiguration.defaultBatchSize
     @Option(help: "The data/ folder.") var data: String?
 
@@ -24,11 +25,15 @@ struct EmitBench: ParsableCommand {
 
         let dayStart = ISO8601DateFormatter().date(from: "2025-03-10T00:00:00Z")!
         let zones = TimeZone.knownTimeZoneIdentifiers.filter { TimeZone(identifier: $0) != nil }
-        print("devices: \(devices) over \(zones.count) zones and all reminder minutes; passes every \(step) min for 24 h")
+        print("devices: \(devices) over \(zones.count) zones and all reminder minutes; passes every \(step) min for 24 h, writing \(ahead) min ahead")
         try insertDevices(database, zones: zones, dayStart: dayStart)
 
-        // The day: a pass every `step` minutes, each emitting what came due since the one before.
-        let emitter = Emitter(database: database, configuration: EmitConfiguration(grace: 7200, push: PushConfiguration(apnsTopic: "org.example.quran"), batchSize: batch))
+        // The day: a pass every `step` minutes, each emitting what came due since the one before (or, writing ahead,
+        // nothing until the rows written last run out).
+        let emitter = Emitter(
+            database: database,
+            configuration: EmitConfiguration(
+                grace: 7200, push: PushConfiguration(apnsTopic: "org.example.quran"), batchSize: batch, ahead: Double(ahead * 60)))
         var queued = 0
         let clock = ContinuousClock()
         let emitStart = clock.now

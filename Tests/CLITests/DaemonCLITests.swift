@@ -54,6 +54,7 @@ import Testing
         (["outbox", "prune", "--retention", "2h"], "2h"),
         (["serve", "--once", "--sink", "carrier-pigeon"], "carrier-pigeon"),
         (["serve", "--once", "--grace", "soon"], "soon"),
+        (["serve", "--once", "--emit-ahead", "2h"], "2h"),
     ])
     func badDeviceInput(arguments: [String], value: String) {
         let result = CLI.run(arguments, database: CLI.freshDatabase())

@@ -76,6 +76,35 @@ import Testing
         #expect(try database.outbox(status: .delivered).count == 1)
     }
 
+    @Test func emittingAheadTheSchedulerWakesAMinuteBeforeTheFirstFireThenAtEachRowsTime() throws {
+        let database = try AppDatabase.inMemory()
+        let dataDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("data")
+        try database.seed(try BundledContent(directory: dataDirectory))
+        let at = { @Sendable (text: String) in ISO8601DateFormatter().date(from: text)! }
+        for (n, time) in ["08:10", "08:12"].enumerated() {
+            _ = try database.addDevice(
+                DeviceSettings(token: try .apns(validating: String(format: "%064x", n + 1)), timeZone: "UTC", reminderTime: try ReminderTime(parsing: time)),
+                now: at("2025-03-01T00:00:00Z"))
+        }
+        func scheduler(ahead: TimeInterval) throws -> SchedulerService {
+            SchedulerService(
+                database: database,
+                emitter: Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t"), ahead: ahead)),
+                deliverer: Deliverer(database: database, sink: StdoutSink()), clock: { at("2025-03-01T08:00:00Z") },
+                logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, notifier: SystemdNotifier(environment: [:]), heartbeat: Heartbeat(),
+                maximumSleep: 3600)
+        }
+        #expect(try scheduler(ahead: 0).nextWake(after: at("2025-03-01T08:00:00Z")) == 600)
+        let early = try scheduler(ahead: 900)
+        #expect(try early.nextWake(after: at("2025-03-01T08:00:00Z")) == 540)
+        // Woken then, it writes both fires; it next wakes for the first row's time, then the second's.
+        #expect(try early.emitter.run(now: at("2025-03-01T08:09:00Z")).queued == 2)
+        #expect(try early.nextWake(after: at("2025-03-01T08:09:00Z")) == 60)
+        try database.writer.write { db in try db.execute(sql: "UPDATE outbox SET status = 'delivered' WHERE fire_at = ?", arguments: [at("2025-03-01T08:10:00Z").timeIntervalSince1970]) }
+        #expect(try early.nextWake(after: at("2025-03-01T08:10:00Z")) == 120)
+    }
+
     @Test func notifierSpeaksTheSdNotifyProtocol() throws {
         // A datagram socket stands in for systemd's.
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("dv-notify-\(UUID().uuidString.prefix(8))").path

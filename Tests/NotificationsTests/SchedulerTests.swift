@@ -54,6 +54,28 @@ import Testing
         #expect(next.fireAt == instant("2025-03-11T12:00:00Z"))
     }
 
+    @Test func firesAheadOfTheirTimeAreToSendAndLateOnesJudgedAgainstNow() throws {
+        // Across New York's spring-forward night: 02:30 on 9 March fires at 03:30 EDT (07:30Z).
+        let newYork = zone("America/New_York")
+        func due(now: String, through: String, last: String) throws -> [Scheduler.Fire] {
+            Scheduler.due(
+                lastFired: try date(last), time: try time("02:30"), zone: newYork, now: instant(now), through: instant(through), grace: 7200,
+                eligibleFrom: instant("2025-01-01T00:00:00Z"))
+        }
+        // Fifteen minutes ahead of the fire: sent, at its own instant.
+        #expect(
+            try due(now: "2025-03-09T07:20:00Z", through: "2025-03-09T07:35:00Z", last: "2025-03-08")
+                == [.init(localDate: try date("2025-03-09"), fireAt: instant("2025-03-09T07:30:00Z"), action: .send)])
+        // Not yet within the window: nothing.
+        #expect(try due(now: "2025-03-09T07:00:00Z", through: "2025-03-09T07:15:00Z", last: "2025-03-08").isEmpty)
+        // After downtime, the late fire is judged against now, not against the end of the window.
+        let late = try due(now: "2025-03-10T07:20:00Z", through: "2025-03-10T07:35:00Z", last: "2025-03-08")
+        #expect(late.map(\.localDate.description) == ["2025-03-09", "2025-03-10"])
+        #expect(late.map(\.action) == [.missed, .send])
+        // A window that ends before now is now.
+        #expect(try due(now: "2025-03-09T07:40:00Z", through: "2025-03-09T07:00:00Z", last: "2025-03-08").map(\.action) == [.send])
+    }
+
     @Test func afterDowntimeOlderDatesAreMissedAndTodaySent() throws {
         let utc = zone("UTC")
         let fires = Scheduler.due(
