@@ -78,7 +78,7 @@ public struct Emitter: Sendable {
 
     /// The instant until which a pass at `now` writes fires, or nil when, emitting ahead, the queue's first fire is
     /// not yet within `refill` of now (the rows written last time still cover the time until then).
-    public func horizon(now: Date) throws -> Date? {
+    func horizon(now: Date) throws -> Date? {
         let ahead = configuration.ahead
         guard ahead > 0 else { return now }
         let first = try database.writer.read { db in
