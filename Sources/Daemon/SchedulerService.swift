@@ -88,7 +88,8 @@ public struct SchedulerService: Service {
                 logger.info(
                     "pass done",
                     metadata: [
-                        "devices": "\(result.emitted.devices)", "queued": "\(result.emitted.queued)", "missed": "\(result.emitted.missed + result.delivered.missed)",
+                        "devices": "\(result.emitted.devices)", "queued": "\(result.emitted.queued)",
+                        "missed": "\(result.emitted.missed + result.delivered.missed)",
                         "delivered": "\(result.delivered.delivered)", "retrying": "\(result.delivered.retrying)",
                         "failed": "\(result.delivered.failed)",
                     ])

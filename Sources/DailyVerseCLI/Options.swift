@@ -28,7 +28,9 @@ public struct GlobalOptions: ParsableArguments {
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
     static let defaultConfigPath = "/etc/dailyverse/config.toml"
-    static let configKeys: Set<String> = ["database", "data", "sink", "grace", "apns_topic", "log_level", "listen", "guest_retention", "outbox_retention", "emit_ahead"]
+    static let configKeys: Set<String> = [
+        "database", "data", "sink", "grace", "emit_ahead", "apns_topic", "log_level", "listen", "guest_retention", "outbox_retention",
+    ]
 
     /// The configuration file, if one is named or the default exists. Flags override the environment, which
     /// overrides the file, which overrides the defaults.

@@ -38,7 +38,8 @@ struct EmitOptions: ParsableArguments {
         let emitAhead = try global.setting(flag: emitAhead, environment: "DAILYVERSE_EMIT_AHEAD", key: "emit_ahead") ?? "15m"
         let aheadSeconds = try Self.duration(emitAhead)
         guard aheadSeconds <= 3600 else { throw CLIError("invalid emit-ahead '\(emitAhead)': at most 1h") }
-        return EmitConfiguration(grace: try Self.duration(grace), push: PushConfiguration(apnsTopic: topic), ahead: ahead ? aheadSeconds : 0)
+        return EmitConfiguration(
+            grace: try Self.duration(grace), push: PushConfiguration(apnsTopic: topic), ahead: ahead ? aheadSeconds : 0)
     }
 
     /// A deliverer for the configured sink, which records rows found later than the grace period as missed.
@@ -177,7 +178,9 @@ struct Serve: AsyncParsableCommand {
             let delivered = try deliverer.run(now: now)
             // Rows the deliverer finds past the grace period are missed fires too.
             let missed = emitted.missed + delivered.missed
-            let line = "pass at \(now.iso8601UTC): \(emitted.devices) devices due, \(emitted.queued) queued, \(missed) missed; \(delivered.delivered) delivered, \(delivered.retrying) to retry, \(delivered.failed) failed (\(sink.name))"
+            let line =
+                "pass at \(now.iso8601UTC): \(emitted.devices) devices due, \(emitted.queued) queued, \(missed) missed; "
+                + "\(delivered.delivered) delivered, \(delivered.retrying) to retry, \(delivered.failed) failed (\(sink.name))"
             if global.json {
                 let summary: [String: Int] = [
                     "devices": emitted.devices, "queued": emitted.queued, "missed": missed, "delivered": delivered.delivered,

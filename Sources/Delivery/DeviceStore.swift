@@ -64,8 +64,9 @@ extension AppDatabase {
     /// A user's devices, oldest first.
     public func devices(userID: String, now: Date) throws -> [DeviceState] {
         try writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT \(Self.stateColumns) WHERE d.user_id = ? ORDER BY d.created_at, d.id", arguments: [now.timeIntervalSince1970, userID])
-                .map { try Self.deviceState($0, now: now) }
+            try Row.fetchAll(
+                db, sql: "SELECT \(Self.stateColumns) WHERE d.user_id = ? ORDER BY d.created_at, d.id", arguments: [now.timeIntervalSince1970, userID]
+            ).map { try Self.deviceState($0, now: now) }
         }
     }
 
@@ -218,13 +219,15 @@ extension AppDatabase {
 
     public func deviceStates(limit: Int? = nil, now: Date) throws -> [DeviceState] {
         try writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT \(Self.stateColumns) ORDER BY d.created_at, d.id LIMIT ?", arguments: [now.timeIntervalSince1970, limit ?? -1])
-                .map { try Self.deviceState($0, now: now) }
+            try Row.fetchAll(
+                db, sql: "SELECT \(Self.stateColumns) ORDER BY d.created_at, d.id LIMIT ?", arguments: [now.timeIntervalSince1970, limit ?? -1]
+            ).map { try Self.deviceState($0, now: now) }
         }
     }
 
     static func deviceState(_ db: Database, id: String, now: Date) throws -> DeviceState? {
-        try Row.fetchOne(db, sql: "SELECT \(stateColumns) WHERE d.id = ?", arguments: [now.timeIntervalSince1970, id]).map { try deviceState($0, now: now) }
+        try Row.fetchOne(db, sql: "SELECT \(stateColumns) WHERE d.id = ?", arguments: [now.timeIntervalSince1970, id])
+            .map { try deviceState($0, now: now) }
     }
 
     /// A device and its last fired date: the newest of its outbox rows (every fire, sent or missed, leaves one) whose

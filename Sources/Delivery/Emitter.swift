@@ -154,8 +154,8 @@ public struct Emitter: Sendable {
                     continue
                 }
                 let fires = Scheduler.due(
-                    lastFired: entry.lastFired, time: device.reminderTime, zone: zone, now: now, through: through, grace: configuration.grace,
-                    eligibleFrom: device.createdAt)
+                    lastFired: entry.lastFired, time: device.reminderTime, zone: zone, now: now, through: through,
+                    grace: configuration.grace, eligibleFrom: device.createdAt)
                 var rows: [(fire: Scheduler.Fire, payload: EncodedPayload?)] = []
                 for fire in fires {
                     guard fire.action == .send else {

@@ -156,7 +156,11 @@ public struct Deliverer: Sendable {
             seen.formUnion(records.map(\.id))
             var live: [OutboxRecord] = [], expired: [OutboxRecord] = []
             for record in records {
-                if let grace, record.attempts == 0, now.timeIntervalSince(record.fireAt) >= grace { expired.append(record) } else { live.append(record) }
+                if let grace, record.attempts == 0, now.timeIntervalSince(record.fireAt) >= grace {
+                    expired.append(record)
+                } else {
+                    live.append(record)
+                }
             }
             var outcomes: [Int64: DeliveryOutcome] = [:]
             if !live.isEmpty {
@@ -167,7 +171,9 @@ public struct Deliverer: Sendable {
             try database.writer.write { db in
                 for record in expired {
                     try db.execute(
-                        sql: "UPDATE outbox SET status = 'missed', last_error = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'",
+                        sql: """
+                            UPDATE outbox SET status = 'missed', last_error = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'
+                            """,
                         arguments: ["not handed to \(sink.name) within the grace period of its fire", record.id])
                     summary.missed += 1
                 }
