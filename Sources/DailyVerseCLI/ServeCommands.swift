@@ -256,28 +256,39 @@ struct Status: ParsableCommand {
         let enabled: Int
         let nextFires: [NextFire]
         let outbox: [String: Int]
+        /// Of the pending rows, those written ahead of their time.
+        let writtenAhead: Int
         let lastErrors: [LastError]
         struct NextFire: Encodable { let deviceID: String; let at: String; enum CodingKeys: String, CodingKey { case deviceID = "device_id", at } }
         struct LastError: Encodable { let outboxID: Int64; let error: String; enum CodingKeys: String, CodingKey { case outboxID = "outbox_id", error } }
-        enum CodingKeys: String, CodingKey { case devices, enabled, nextFires = "next_fires", outbox, lastErrors = "last_errors" }
+        enum CodingKeys: String, CodingKey {
+            case devices, enabled, nextFires = "next_fires", outbox, writtenAhead = "written_ahead", lastErrors = "last_errors"
+        }
     }
 
     func run() throws {
         try reportingErrors {
             let database = try global.openDatabase()
-            let devices = try database.deviceSummary(now: try global.clock())
+            let now = try global.clock()
+            let devices = try database.deviceSummary(now: now)
             let counts = try database.outboxCounts()
             let report = Report(
                 devices: devices.total, enabled: devices.enabled,
                 nextFires: devices.next.map { .init(deviceID: $0.id, at: $0.at.iso8601UTC) },
                 outbox: Dictionary(uniqueKeysWithValues: OutboxStatus.allCases.map { ($0.rawValue, counts[$0] ?? 0) }),
+                writtenAhead: try database.outboxWrittenAhead(now: now),
                 lastErrors: try database.lastDeliveryErrors().map { .init(outboxID: $0.id, error: $0.lastError ?? "") })
             if global.json { return try printJSON(report) }
             print("devices: \(report.devices) (\(report.enabled) enabled)")
             print("next fires:")
             if report.nextFires.isEmpty { print("  none") }
             for fire in report.nextFires { print("  \(fire.at)  \(fire.deviceID)") }
-            print("outbox: " + OutboxStatus.allCases.map { "\($0.rawValue) \(report.outbox[$0.rawValue] ?? 0)" }.joined(separator: ", "))
+            print(
+                "outbox: "
+                    + OutboxStatus.allCases.map { status in
+                        let count = "\(status.rawValue) \(report.outbox[status.rawValue] ?? 0)"
+                        return status == .pending && report.writtenAhead > 0 ? count + " (\(report.writtenAhead) written ahead)" : count
+                    }.joined(separator: ", "))
             if !report.lastErrors.isEmpty {
                 print("last errors:")
                 for error in report.lastErrors { print("  #\(error.outboxID): \(error.error)") }

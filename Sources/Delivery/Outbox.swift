@@ -122,6 +122,14 @@ extension AppDatabase {
         }
     }
 
+    /// Pending rows written ahead of their time, waiting for it.
+    public func outboxWrittenAhead(now: Date) throws -> Int {
+        try writer.read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM outbox WHERE status = 'pending' AND fire_at > ?", arguments: [now.timeIntervalSince1970]) ?? 0
+        }
+    }
+
     /// The latest errors recorded by deliveries.
     public func lastDeliveryErrors(limit: Int = 5) throws -> [OutboxRecord] {
         try writer.read { db in

@@ -142,6 +142,8 @@ import Testing
     @Test func serveStopsCleanlyOnSIGTERM() throws {
         let db = CLI.freshDatabase()
         #expect(CLI.run(["devices", "add", "--platform", "apns", "--token", Self.apns, "--tz", "UTC", "--now", "2025-02-01T00:00:00Z"], database: db).status == 0)
+        let later = ["devices", "add", "--platform", "apns", "--token", String(repeating: "cd", count: 32), "--tz", "UTC", "--time", "08:20"]
+        #expect(CLI.run(later + ["--now", "2025-02-01T00:00:00Z"], database: db).status == 0)
         let port = freePort()
         let child = try CLI.start(["serve", "--now", "2025-03-01T08:10:00Z", "--sink", "stdout", "--listen", "127.0.0.1:\(port)"], database: db)
         try waitUntil { try delivered(db) > 0 }
@@ -153,6 +155,10 @@ import Testing
         child.waitUntilExit()
         #expect(clock.now - start < .seconds(10))
         #expect(child.terminationReason == .exit && child.terminationStatus == 0)
+        // The daemon wrote the 08:20 fire ahead of its time, to be delivered then.
+        let status = CLI.run(["status", "--now", "2025-03-01T08:11:00Z"], database: db)
+        #expect(status.stdout.contains("pending 1 (1 written ahead)"), "\(status.stdout)")
+        #expect(CLI.run(["status", "--json", "--now", "2025-03-01T08:11:00Z"], database: db).json["written_ahead"] as? Int == 1)
     }
 
     /// kill -9 at any moment, restart: one outbox row per device and date, each spooled once.

@@ -179,9 +179,11 @@ import Testing
         #expect(state.lastLocalDate == nil)
         #expect(state.nextFireAt == instant("2025-03-01T08:10:00Z"))
         #expect(try database.deviceSummary(now: now).next.map(\.at) == [instant("2025-03-01T08:10:00Z"), instant("2025-03-02T08:10:00Z")])
+        #expect(try database.outboxWrittenAhead(now: now) == 1)
         // Once its time has come, it is the last fired.
         let after = instant("2025-03-01T08:10:00Z")
         #expect(try database.deviceState(id: device.id, now: after)?.lastLocalDate?.description == "2025-03-01")
         #expect(try database.deviceSummary(now: after).next.map(\.at) == [instant("2025-03-02T08:10:00Z")])
+        #expect(try database.outboxWrittenAhead(now: after) == 0)
     }
 }
