@@ -94,6 +94,12 @@ public final class AppDatabase: Sendable {
 
     // MARK: - Schema
 
+    /// An outbox row's local date as a day number (the Julian day's integer part), the first column of its unique key.
+    public static let outboxDay = "CAST(julianday(local_date) AS INTEGER)"
+
+    /// The `outboxDay` of a civil day number (days since 1970-01-01).
+    public static func outboxDay(dayNumber: Int) -> Int { dayNumber + 2_440_587 }
+
     /// The outbox's status rule as v2–v6 wrote it, and as v7 writes it.
     static let outboxStatusCheckBefore = "CHECK (status IN ('pending', 'delivered', 'failed', 'missed'))"
     static let outboxStatusCheck = "CHECK (status = 'pending' OR status = 'delivered' OR status = 'failed' OR status = 'missed')"
@@ -343,13 +349,27 @@ public final class AppDatabase: Sendable {
             try db.execute(sql: "PRAGMA writable_schema = OFF")
             db.clearSchemaCache()
         }
-        migrator.registerMigration("v8-withdraw-on-remove") { db in
+        migrator.registerMigration("v8-outbox-by-day") { db in
+            // The outbox's unique key keeps its meaning, (device, local date), with the day first. Device first, each
+            // day's rows went into every part of an index holding all the days the retention keeps, and a pass
+            // dirtied a page per row: a day's emission after seven days ran at a third of the speed of the first
+            // day's. Day first, a day's rows share the pages of that day's part. A device's rows are found by day:
+            // `outboxDay IN (the days that matter) AND device_seq = ?`.
+            //
             // A removed device is sent nothing more: its rows not yet delivered (pending, some written ahead of their
-            // time) go with it, whoever removes it (the CLI, the API, a user's removal through its cascade).
+            // time) go with it, whoever removes it (the CLI, the API, a user's removal through its cascade). They
+            // are on the outbox's newest days (a row pending longer than the grace period is never sent).
             try db.execute(
                 sql: """
+                    DROP INDEX outbox_once;
+                    CREATE UNIQUE INDEX outbox_once ON outbox (\(outboxDay), device_seq);
                     CREATE TRIGGER outbox_withdraw_on_device_delete AFTER DELETE ON device
-                    BEGIN DELETE FROM outbox WHERE device_seq = OLD.seq AND status = 'pending'; END;
+                    BEGIN
+                        DELETE FROM outbox WHERE status = 'pending' AND device_seq = OLD.seq AND \(outboxDay) IN (
+                            SELECT newest - back FROM
+                                (SELECT \(outboxDay) AS newest FROM outbox ORDER BY \(outboxDay) DESC LIMIT 1),
+                                (SELECT 0 AS back UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4));
+                    END;
                     """)
         }
         return migrator

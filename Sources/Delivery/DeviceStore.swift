@@ -65,7 +65,7 @@ extension AppDatabase {
     public func devices(userID: String, now: Date) throws -> [DeviceState] {
         try writer.read { db in
             try Row.fetchAll(
-                db, sql: "SELECT \(Self.stateColumns) WHERE d.user_id = ? ORDER BY d.created_at, d.id", arguments: [now.timeIntervalSince1970, userID]
+                db, sql: "SELECT \(Self.stateColumns(now)) WHERE d.user_id = ? ORDER BY d.created_at, d.id", arguments: [now.timeIntervalSince1970, userID]
             ).map { try Self.deviceState($0, now: now) }
         }
     }
@@ -131,8 +131,12 @@ extension AppDatabase {
     static func updateDevice(_ db: Database, id: String, _ settings: DeviceSettings, now: Date) throws -> Device {
         // Rows written ahead of their time carry the old settings: withdrawn, so that their dates fire again with the
         // new ones (and count as not yet fired below). A row whose time has come stays, to be delivered.
+        // (Not yet due, written at most an hour ahead: on the UTC dates of now and the day after.)
         try db.execute(
-            sql: "DELETE FROM outbox WHERE device_seq = (SELECT seq FROM device WHERE id = ?) AND status = 'pending' AND fire_at > ?",
+            sql: """
+                DELETE FROM outbox WHERE \(AppDatabase.outboxDay) IN (\(outboxDays(around: now, back: 1, ahead: 2)))
+                AND device_seq = (SELECT seq FROM device WHERE id = ?) AND status = 'pending' AND fire_at > ?
+                """,
             arguments: [id, now.timeIntervalSince1970])
         guard let state = try Self.deviceState(db, id: id, now: now) else { throw DeviceError.notFound(id) }
         var device = state.device
@@ -220,21 +224,38 @@ extension AppDatabase {
     public func deviceStates(limit: Int? = nil, now: Date) throws -> [DeviceState] {
         try writer.read { db in
             try Row.fetchAll(
-                db, sql: "SELECT \(Self.stateColumns) ORDER BY d.created_at, d.id LIMIT ?", arguments: [now.timeIntervalSince1970, limit ?? -1]
+                db, sql: "SELECT \(Self.stateColumns(now)) ORDER BY d.created_at, d.id LIMIT ?", arguments: [now.timeIntervalSince1970, limit ?? -1]
             ).map { try Self.deviceState($0, now: now) }
         }
     }
 
     static func deviceState(_ db: Database, id: String, now: Date) throws -> DeviceState? {
-        try Row.fetchOne(db, sql: "SELECT \(stateColumns) WHERE d.id = ?", arguments: [now.timeIntervalSince1970, id])
+        try Row.fetchOne(db, sql: "SELECT \(stateColumns(now)) WHERE d.id = ?", arguments: [now.timeIntervalSince1970, id])
             .map { try deviceState($0, now: now) }
     }
 
     /// A device and its last fired date: the newest of its outbox rows (every fire, sent or missed, leaves one) whose
-    /// time has come by the first argument, now (a row written ahead is the next fire, not the last).
-    static let stateColumns = """
-        \(deviceColumns), (SELECT max(o.local_date) FROM outbox o WHERE o.device_seq = d.seq AND o.fire_at <= ?) FROM device d
+    /// time has come by the first argument, now (a row written ahead is the next fire, not the last). Looked up day by
+    /// day, newest first, over `lastFiredDays` (the outbox's key is (day, device)); the scheduler needs only the last
+    /// few.
+    static func stateColumns(_ now: Date) -> String {
         """
+        \(deviceColumns), (SELECT o.local_date FROM outbox o
+            WHERE \(AppDatabase.outboxDay) IN (\(outboxDays(around: now, back: lastFiredDays, ahead: 2))) AND o.device_seq = d.seq AND o.fire_at <= ?
+            ORDER BY \(AppDatabase.outboxDay) DESC LIMIT 1) FROM device d
+        """
+    }
+
+    /// How far back a device's last fire is looked for: past the default outbox retention (30 days), whose older rows
+    /// are gone anyway.
+    static let lastFiredDays = 40
+
+    /// The outbox days from `back` before the UTC date of `now` to `ahead` after it, as an SQL list of integers: the
+    /// local dates of instants on those UTC dates are at most a day either side.
+    static func outboxDays(around now: Date, back: Int, ahead: Int) -> String {
+        let today = Int((now.timeIntervalSince1970 / 86_400).rounded(.down))
+        return (-back...ahead).map { String(AppDatabase.outboxDay(dayNumber: today + $0)) }.joined(separator: ",")
+    }
 
     /// The columns `device(_:)` decodes, in its order.
     static let deviceColumns = """

@@ -16,6 +16,7 @@ struct EmitBench: ParsableCommand {
     @Option(help: "Minutes between scheduler passes over the day.") var step = 1
     @Option(help: "Minutes ahead of their time that fires are written (as serve's --emit-ahead); 0: only those due.") var ahead = 15
     @Option(help: "Devices per transaction.") var batch = EmitConfiguration.defaultBatchSize
+    @Option(help: "Days of outbox rows already there (delivered, as the retention keeps them), one per device a day.") var history = 0
     @Option(help: "The data/ folder.") var data: String?
 
     func run() throws {
@@ -29,6 +30,11 @@ struct EmitBench: ParsableCommand {
         let zones = TimeZone.knownTimeZoneIdentifiers.filter { TimeZone(identifier: $0) != nil }
         print("devices: \(devices) over \(zones.count) zones and all reminder minutes; passes every \(step) min for 24 h, writing \(ahead) min ahead")
         try insertDevices(database, zones: zones, dayStart: dayStart)
+        if history > 0 {
+            // Copied into the database now, so that the day's figures count only the day's writes.
+            try database.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            print("history: \(devices * history) outbox rows of the \(history) days before")
+        }
 
         // The day: a pass every `step` minutes, each emitting what came due since the one before (or, writing ahead,
         // nothing until the rows written last run out).
@@ -53,8 +59,10 @@ struct EmitBench: ParsableCommand {
         let emitWrites = writtenBytes() - emitWritesBefore
         let emitCPU = cpuSeconds() - emitCPUBefore
         let (rows, bytes) = try database.writer.read { db in
-            (try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0,
-             try Int.fetchOne(db, sql: "SELECT sum(length(headers) + length(payload)) FROM outbox") ?? 0)
+            // The day's rows, not the history's.
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE created_at >= ?", arguments: [dayStart.timeIntervalSince1970]) ?? 0,
+             try Int.fetchOne(
+                db, sql: "SELECT sum(length(headers) + length(payload)) FROM outbox WHERE created_at >= ?", arguments: [dayStart.timeIntervalSince1970]) ?? 0)
         }
         let averageBytes = rows > 0 ? bytes / rows : 0
         print(String(format: "emission: %d payloads in %.2f s (%d outbox rows, %d bytes of headers and payload on average)", queued, emitSeconds, rows, averageBytes))
@@ -117,6 +125,11 @@ struct EmitBench: ParsableCommand {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'umm-al-qura', 0, ?, 1, ?, ?, 1)
                     """)
                 let queue = try db.makeStatement(sql: "INSERT INTO schedule (next_fire_at, device_seq, version, last_local_day) VALUES (?, ?, 1, ?)")
+                // Past days' rows, small: only their place in the outbox's unique index matters to the day.
+                let past = try db.makeStatement(sql: """
+                    INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
+                    VALUES (?, ?, ?, ?, ?, '{}', '{}', 'delivered', ?)
+                    """)
                 for _ in 0..<min(10_000, devices - n) {
                     let zoneName = zones[n % zones.count]
                     let zone = zoneObjects[zoneName] ?? TimeZone(identifier: zoneName)!
@@ -146,7 +159,13 @@ struct EmitBench: ParsableCommand {
                         id, platform, token, p256dh, auth, zoneName, time.description, n % 4 == 0 ? "ar" : "en",
                         ["parchment", "midnight", "emerald", "dawn"][n % 4], created, created,
                     ])
-                    try queue.execute(arguments: [fire.timeIntervalSince1970, db.lastInsertedRowID, date.adding(days: -1).dayNumber])
+                    let seq = db.lastInsertedRowID
+                    try queue.execute(arguments: [fire.timeIntervalSince1970, seq, date.adding(days: -1).dayNumber])
+                    for days in stride(from: 1, through: history, by: 1) {
+                        let at = fire.timeIntervalSince1970 - Double(days * 86_400)
+                        // Created before the day, so that the day's figures leave them out.
+                        try past.execute(arguments: [seq, id, platform, date.adding(days: -days).description, at, min(at, dayStart.timeIntervalSince1970 - 1)])
+                    }
                     n += 1
                 }
             }
