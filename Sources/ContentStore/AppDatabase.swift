@@ -352,8 +352,8 @@ public final class AppDatabase: Sendable {
         migrator.registerMigration("v8-outbox-by-day") { db in
             // The outbox's unique key keeps its meaning, (device, local date), with the day first. Device first, each
             // day's rows went into every part of an index holding all the days the retention keeps, and a pass
-            // dirtied a page per row: a day's emission after seven days ran at a third of the speed of the first
-            // day's. Day first, a day's rows share the pages of that day's part. A device's rows are found by day:
+            // dirtied a page per row: a day's emission after seven days wrote twice what the first day's did. Day
+            // first, a day's rows share the pages of that day's part. A device's rows are found by day:
             // `outboxDay IN (the days that matter) AND device_seq = ?`.
             //
             // A removed device is sent nothing more: its rows not yet delivered (pending, some written ahead of their
