@@ -146,7 +146,12 @@ struct Serve: AsyncParsableCommand {
                 Application(
                     router: buildRouter(environment), configuration: .init(address: .hostname(host, port: port), serverName: "dailyverse"), logger: logger))
         }
-        logger.info("starting", metadata: ["database": "\(path)", "sink": "\(deliverer.sink.name)", "listen": "\(address)"])
+        logger.info(
+            "starting",
+            metadata: [
+                "database": "\(path)", "sink": "\(deliverer.sink.name)", "listen": "\(address)",
+                "emit_ahead": "\(Int(configuration.ahead))s",
+            ])
         return DaemonBuilder.serviceGroup(database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, services: services)
     }
 
