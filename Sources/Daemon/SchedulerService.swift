@@ -118,7 +118,6 @@ public struct SchedulerService: Service {
     /// row written ahead or a retry is due, at most `maximumSleep`. (The queue's first entry may be one left behind
     /// by a change: that only wakes the loop early.)
     func nextWake(after now: Date) throws -> TimeInterval {
-        let lead = emitter.configuration.ahead > 0 ? min(emitter.configuration.ahead, EmitConfiguration.refill) : 0
         let next = try database.writer.read { db in
             try Double.fetchOne(
                 db,
@@ -126,7 +125,7 @@ public struct SchedulerService: Service {
                     SELECT min(t) FROM (
                         SELECT min(next_fire_at) - ? AS t FROM schedule
                         UNION ALL SELECT min(next_attempt_at) FROM outbox WHERE status = 'pending')
-                    """, arguments: [lead])
+                    """, arguments: [emitter.configuration.lead])
         }
         guard let next else { return maximumSleep }
         return min(maximumSleep, max(0.05, next - now.timeIntervalSince1970))

@@ -22,6 +22,9 @@ public struct EmitConfiguration: Sendable {
     /// before they are due.
     public static let refill: TimeInterval = 60
 
+    /// How long before the queue's first fire a pass emits: `refill` when writing ahead (at most `ahead`), else 0.
+    public var lead: TimeInterval { ahead > 0 ? min(ahead, Self.refill) : 0 }
+
     /// A pass of a million devices a day writes about 10,000 each quarter of an hour: one transaction for them all
     /// touches each page of the outbox's unique index once, rather than once per smaller batch.
     public static let defaultBatchSize = 20_000
@@ -84,7 +87,7 @@ public struct Emitter: Sendable {
         let first = try database.writer.read { db in
             try Double.fetchOne(db, sql: "SELECT next_fire_at FROM schedule ORDER BY next_fire_at, device_seq LIMIT 1")
         }
-        guard let first, first <= now.timeIntervalSince1970 + min(ahead, EmitConfiguration.refill) else { return nil }
+        guard let first, first <= now.timeIntervalSince1970 + configuration.lead else { return nil }
         return now.addingTimeInterval(ahead)
     }
 
