@@ -66,6 +66,8 @@ public struct SchedulerService: Service {
     struct PassResult: Sendable {
         let emitted: EmitSummary
         let delivered: DeliverySummary
+        /// Fires missed: found too late by the emitter, or left unsent past the grace period and found by the deliverer.
+        var missed: Int { emitted.missed + delivered.missed }
     }
 
     func pass(now: Date, stop: StopFlag) async throws -> PassResult {
@@ -89,7 +91,7 @@ public struct SchedulerService: Service {
                     "pass done",
                     metadata: [
                         "devices": "\(result.emitted.devices)", "queued": "\(result.emitted.queued)",
-                        "missed": "\(result.emitted.missed + result.delivered.missed)",
+                        "missed": "\(result.missed)",
                         "delivered": "\(result.delivered.delivered)", "retrying": "\(result.delivered.retrying)",
                         "failed": "\(result.delivered.failed)",
                     ])
@@ -108,7 +110,7 @@ public struct SchedulerService: Service {
     /// Each pass's work, through swift-metrics (to Prometheus under `serve`; nowhere unless bootstrapped).
     static func count(_ result: PassResult) {
         Counter(label: "dailyverse_payloads_queued_total").increment(by: result.emitted.queued)
-        Counter(label: "dailyverse_fires_missed_total").increment(by: result.emitted.missed + result.delivered.missed)
+        Counter(label: "dailyverse_fires_missed_total").increment(by: result.missed)
         Counter(label: "dailyverse_payloads_delivered_total").increment(by: result.delivered.delivered)
         Counter(label: "dailyverse_deliveries_failed_total").increment(by: result.delivered.failed)
         Counter(label: "dailyverse_passes_total").increment()

@@ -1,6 +1,7 @@
 import ContentStore
 import Foundation
 import GRDB
+import Notifications
 
 /// What became of one record handed to a sink.
 public enum DeliveryOutcome: Equatable, Sendable {
@@ -156,7 +157,7 @@ public struct Deliverer: Sendable {
             seen.formUnion(records.map(\.id))
             var live: [OutboxRecord] = [], expired: [OutboxRecord] = []
             for record in records {
-                if let grace, record.attempts == 0, now.timeIntervalSince(record.fireAt) >= grace {
+                if let grace, record.attempts == 0, Scheduler.action(fireAt: record.fireAt, now: now, grace: grace) == .missed {
                     expired.append(record)
                 } else {
                     live.append(record)

@@ -60,9 +60,14 @@ public enum Scheduler {
             let at = fireInstant(date: date, time: time, zone: zone)
             guard at <= through else { continue }
             if let eligibleFrom, at < eligibleFrom { continue }
-            fires.append(Fire(localDate: date, fireAt: at, action: now.timeIntervalSince(at) < grace ? .send : .missed))
+            fires.append(Fire(localDate: date, fireAt: at, action: action(fireAt: at, now: now, grace: grace)))
         }
         return fires
+    }
+
+    /// A fire found at `now`: sent if less than `grace` late (or still to come), else recorded as missed.
+    public static func action(fireAt: Date, now: Date, grace: TimeInterval) -> Fire.Action {
+        now.timeIntervalSince(fireAt) < grace ? .send : .missed
     }
 
     /// The next fire after the dates already fired: the first local date after `lastFired` (and not before the
