@@ -135,7 +135,7 @@ extension AppDatabase {
         try db.execute(
             sql: """
                 DELETE FROM outbox WHERE \(AppDatabase.outboxDay) IN (\(outboxDays(around: now, back: 1, ahead: 2)))
-                AND device_seq = (SELECT seq FROM device WHERE id = ?) AND status = 'pending' AND fire_at > ?
+                AND device_seq = (SELECT seq FROM device WHERE id = ?) AND \(writtenAhead)
                 """,
             arguments: [id, now.timeIntervalSince1970])
         guard let state = try Self.deviceState(db, id: id, now: now) else { throw DeviceError.notFound(id) }
@@ -211,7 +211,7 @@ extension AppDatabase {
                             ORDER BY s.next_fire_at, s.device_seq LIMIT ?)
                         UNION ALL
                         SELECT * FROM (
-                            SELECT device_id, fire_at, device_seq FROM outbox WHERE status = 'pending' AND fire_at > ?
+                            SELECT device_id, fire_at, device_seq FROM outbox WHERE \(Self.writtenAhead)
                             ORDER BY fire_at, device_seq LIMIT ?))
                     ORDER BY at, seq LIMIT ?
                     """,
@@ -253,7 +253,7 @@ extension AppDatabase {
     /// The outbox days from `back` before the UTC date of `now` to `ahead` after it, as an SQL list of integers: the
     /// local dates of instants on those UTC dates are at most a day either side.
     static func outboxDays(around now: Date, back: Int, ahead: Int) -> String {
-        let today = Int((now.timeIntervalSince1970 / 86_400).rounded(.down))
+        let today = CivilDate(instant: now, timeZone: TimeZone(identifier: "UTC")!).dayNumber
         return (-back...ahead).map { String(AppDatabase.outboxDay(dayNumber: today + $0)) }.joined(separator: ",")
     }
 

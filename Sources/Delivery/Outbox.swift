@@ -122,11 +122,13 @@ extension AppDatabase {
         }
     }
 
+    /// The rows written ahead of their time and still waiting for it, with now as the argument.
+    static let writtenAhead = "status = 'pending' AND fire_at > ?"
+
     /// Pending rows written ahead of their time, waiting for it.
     public func outboxWrittenAhead(now: Date) throws -> Int {
         try writer.read { db in
-            try Int.fetchOne(
-                db, sql: "SELECT count(*) FROM outbox WHERE status = 'pending' AND fire_at > ?", arguments: [now.timeIntervalSince1970]) ?? 0
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE \(Self.writtenAhead)", arguments: [now.timeIntervalSince1970]) ?? 0
         }
     }
 

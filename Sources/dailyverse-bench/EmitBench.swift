@@ -60,9 +60,10 @@ struct EmitBench: ParsableCommand {
         let emitCPU = cpuSeconds() - emitCPUBefore
         let (rows, bytes) = try database.writer.read { db in
             // The day's rows, not the history's.
-            (try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE created_at >= ?", arguments: [dayStart.timeIntervalSince1970]) ?? 0,
-             try Int.fetchOne(
-                db, sql: "SELECT sum(length(headers) + length(payload)) FROM outbox WHERE created_at >= ?", arguments: [dayStart.timeIntervalSince1970]) ?? 0)
+            let row = try Row.fetchOne(
+                db, sql: "SELECT count(*), coalesce(sum(length(headers) + length(payload)), 0) FROM outbox WHERE created_at >= ?",
+                arguments: [dayStart.timeIntervalSince1970])
+            return (row?[0] as Int? ?? 0, row?[1] as Int? ?? 0)
         }
         let averageBytes = rows > 0 ? bytes / rows : 0
         print(String(format: "emission: %d payloads in %.2f s (%d outbox rows, %d bytes of headers and payload on average)", queued, emitSeconds, rows, averageBytes))
