@@ -11,6 +11,16 @@ public struct CivilDate: Hashable, Comparable, Sendable, CustomStringConvertible
     /// The supported years: those that ISO 8601's `YYYY-MM-DD` writes with four digits.
     public static let yearRange = 1...9999
 
+    /// The day numbers of the supported years: 0001-01-01 to 9999-12-31.
+    public static let dayNumberRange = -719_162...2_932_896
+
+    /// The instants of the supported years, in seconds since 1970 (UTC): a value from outside is checked against this
+    /// before any arithmetic.
+    public static let secondsRange = Double(dayNumberRange.lowerBound) * 86_400...Double(dayNumberRange.upperBound + 1) * 86_400 - 1
+
+    /// Far past any supported date; arithmetic on day numbers is clamped here so that no input can overflow it.
+    static let arithmeticLimit = 1 << 40
+
     public init(year: Int, month: Int, day: Int) throws(CalendarError) {
         guard Self.yearRange.contains(year), (1...12).contains(month),
             (1...Self.daysInMonth(year: year, month: month)).contains(day)
@@ -23,9 +33,12 @@ public struct CivilDate: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// The date `dayNumber` days after 1970-01-01 (negative numbers are before it).
+    ///
+    /// For day numbers the calendars compute. A value far outside `dayNumberRange` is clamped first (so this never
+    /// traps); a day number from outside goes through `init(validatingDayNumber:)`.
     public init(dayNumber: Int) {
         // Howard Hinnant's civil_from_days.
-        let z = dayNumber + 719_468
+        let z = min(max(dayNumber, -Self.arithmeticLimit), Self.arithmeticLimit) + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097
         let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
@@ -36,6 +49,14 @@ public struct CivilDate: Hashable, Comparable, Sendable, CustomStringConvertible
         self.year = yoe + era * 400 + (m <= 2 ? 1 : 0)
         self.month = m
         self.day = d
+    }
+
+    /// A day number from outside: an error naming it unless it is in `dayNumberRange`.
+    public init(validatingDayNumber dayNumber: Int) throws(CalendarError) {
+        guard Self.dayNumberRange.contains(dayNumber) else {
+            throw .invalidGregorianDate("day \(dayNumber) (expected \(Self.dayNumberRange.lowerBound) to \(Self.dayNumberRange.upperBound))")
+        }
+        self.init(dayNumber: dayNumber)
     }
 
     /// Days since 1970-01-01.
@@ -61,13 +82,20 @@ public struct CivilDate: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// The civil date that `instant` falls on in `timeZone`: "today" for a user in that zone.
+    ///
+    /// Never traps: an instant outside the supported years (checked where it came in, see `secondsRange`) gives a
+    /// date outside them too.
     public init(instant: Date, timeZone: TimeZone) {
         let offset = timeZone.secondsFromGMT(for: instant)
-        let seconds = Int((instant.timeIntervalSince1970).rounded(.down)) + offset
+        let seconds = Date.wholeSeconds(instant) + offset
         self.init(dayNumber: seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
     }
 
-    public func adding(days: Int) -> CivilDate { CivilDate(dayNumber: dayNumber + days) }
+    /// The day `days` after this one (before it when negative). Clamped far outside the supported years, never a trap.
+    public func adding(days: Int) -> CivilDate {
+        let limited = min(max(days, -Self.arithmeticLimit), Self.arithmeticLimit)
+        return CivilDate(dayNumber: dayNumber + limited)
+    }
 
     /// ISO weekday: 1 = Monday … 7 = Sunday.
     public var isoWeekday: Int {
@@ -136,10 +164,21 @@ extension TimeZone {
 }
 
 extension Date {
+    /// Whole seconds since 1970, rounded down: a conversion that never traps. NaN is 0, and values far outside the
+    /// supported years are clamped to ±2^50 s (35 million years), which day arithmetic takes without overflowing.
+    public static func wholeSeconds(_ instant: Date) -> Int {
+        let value = instant.timeIntervalSince1970
+        guard value.isFinite else { return value.isNaN ? 0 : (value > 0 ? 1 << 50 : -(1 << 50)) }
+        return Int(min(max(value, -0x1p50), 0x1p50).rounded(.down))
+    }
+
+    /// Whether this instant lies in the supported years (0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z).
+    public var isInSupportedRange: Bool { CivilDate.secondsRange.contains(timeIntervalSince1970) }
+
     /// `2025-03-01T08:00:00Z`: ISO 8601 in UTC, whole seconds, written directly. Creating an ISO8601DateFormatter
     /// costs a fraction of a millisecond, too much for a line of every spooled record.
     public var iso8601UTC: String {
-        let seconds = Int(timeIntervalSince1970.rounded(.down))
+        let seconds = Date.wholeSeconds(self)
         let day = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let time = seconds - day * 86_400
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : String(value) }

@@ -45,30 +45,38 @@ public struct IslamicCalendar: Sendable {
         return "\(range.lowerBound) to \(range.upperBound), from 1 Muharram 1 AH"
     }
 
-    private static let lastCivilDay = try! CivilDate(year: 9999, month: 12, day: 31).dayNumber
+    private static let lastCivilDay = Tabular.lastCivilDay
 
     // MARK: - Gregorian -> Hijri
 
     /// The Hijri date of a civil day, with the adjustment applied.
     @inline(__always)
     public func hijriDate(for date: CivilDate, adjustment: Adjustment = .zero) throws(CalendarError) -> HijriDate {
-        try hijriDate(dayNumber: date.dayNumber + adjustment.days, reported: date)
+        let day = date.dayNumber + adjustment.days
+        if let hijri = lookUp(dayNumber: day) { return hijri }
+        guard adjustment.days != 0 else { throw outOfRange(shown: date.description) }
+        // An adjusted date can leave the range when the given one is inside it: the error names both.
+        let days = abs(adjustment.days) == 1 ? "day" : "days"
+        throw outOfRange(shown: "\(date) adjusted by \(adjustment.days > 0 ? "+" : "")\(adjustment.days) \(days) (\(CivilDate(dayNumber: day)))")
     }
 
     /// The hot path: a day number in, a Hijri date out.
     @inline(__always)
     public func hijriDate(dayNumber: Int) throws(CalendarError) -> HijriDate {
-        try hijriDate(dayNumber: dayNumber, reported: nil)
+        if let hijri = lookUp(dayNumber: dayNumber) { return hijri }
+        throw outOfRange(shown: CivilDate.dayNumberRange.contains(dayNumber) ? CivilDate(dayNumber: dayNumber).description : "day \(dayNumber)")
     }
 
-    private func hijriDate(dayNumber: Int, reported: CivilDate?) throws(CalendarError) -> HijriDate {
-        if let table {
-            if let date = table.hijri(dayNumber: dayNumber) { return date }
-        } else if dayNumber >= Tabular.epoch && dayNumber <= Self.lastCivilDay {
-            return Tabular.hijri(dayNumber: dayNumber)
-        }
-        let shown = reported ?? CivilDate(dayNumber: dayNumber)
-        throw .outOfRange(date: shown.description, calendar: kind, supported: supportedDescription)
+    /// The Hijri date of a day number, or nil outside this calendar's range (checked before any arithmetic).
+    @inline(__always)
+    private func lookUp(dayNumber: Int) -> HijriDate? {
+        if let table { return table.hijri(dayNumber: dayNumber) }
+        guard dayNumber >= Tabular.epoch && dayNumber <= Self.lastCivilDay else { return nil }
+        return Tabular.hijri(dayNumber: dayNumber)
+    }
+
+    private func outOfRange(shown: String) -> CalendarError {
+        .outOfRange(date: shown, calendar: kind, supported: supportedDescription)
     }
 
     // MARK: - Hijri -> Gregorian
@@ -91,7 +99,9 @@ public struct IslamicCalendar: Sendable {
             guard let index = table.index(year: year, month: month) else { throw outOfRange(year: year, month: month) }
             return table.monthLength(index: index)
         }
-        guard year >= 1, Tabular.dayNumber(year: year, month: month, day: 1) <= Self.lastCivilDay else {
+        // The year is checked before the arithmetic: a year from outside can be any integer.
+        guard Tabular.yearRange.contains(year), Tabular.dayNumber(year: year, month: month, day: 1) <= Self.lastCivilDay
+        else {
             throw outOfRange(year: year, month: month)
         }
         return Tabular.monthLength(year: year, month: month)

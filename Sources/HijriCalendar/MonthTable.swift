@@ -29,9 +29,10 @@ struct MonthTable: Sendable {
         return MonthTable(firstYear: UmmAlQuraData.firstYear, starts: starts)
     }()
 
+    /// The month's index, or nil outside the table. The range is checked before any arithmetic, so no year overflows it.
     func index(year: Int, month: Int) -> Int? {
-        let i = (year - firstYear) * 12 + (month - 1)
-        return (0..<monthCount).contains(i) ? i : nil
+        guard (firstYear...lastYear).contains(year), (1...12).contains(month) else { return nil }
+        return (year - firstYear) * 12 + (month - 1)
     }
 
     func hijri(dayNumber: Int) -> HijriDate? {

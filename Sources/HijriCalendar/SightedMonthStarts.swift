@@ -9,6 +9,9 @@ public struct PublishedMonthStart: Hashable, Sendable, Codable {
         self.month = month
         self.firstDay = firstDay
     }
+
+    /// snake_case, as every other key the project prints.
+    enum CodingKeys: String, CodingKey { case year, month, firstDay = "first_day" }
 }
 
 /// Builds the sighted calendar's month table from Umm al-Qura and the published starts.

@@ -6,6 +6,12 @@ enum Tabular {
     /// 1 Muharram 1 AH as days since 1970-01-01 (Julian day 1948440).
     static let epoch = 1_948_440 - 2_440_588
 
+    /// The years with a day in the supported Gregorian years (the last one only in part): arithmetic on a year is
+    /// only done inside this range.
+    static let yearRange = 1...hijri(dayNumber: lastCivilDay).year
+    /// 9999-12-31, the last day of the supported Gregorian years.
+    static let lastCivilDay = 2_932_896
+
     static func isLeapYear(_ year: Int) -> Bool { floorMod(14 + 11 * year, 30) < 11 }
 
     static func monthLength(year: Int, month: Int) -> Int {
