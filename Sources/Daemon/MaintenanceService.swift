@@ -24,7 +24,7 @@ public struct MaintenanceService: Service {
 
     public func run() async throws {
         while !Task.isCancelledOrShuttingDown {
-            do { try await cancelWhenGracefulShutdown { try await Task.sleep(nanoseconds: UInt64(interval * 1e9)) } } catch { return }
+            do { try await SchedulerService.sleep(seconds: interval) } catch { return }
             do {
                 if let done = try task(clock()) { logger.info("\(name): \(done)") }
             } catch {

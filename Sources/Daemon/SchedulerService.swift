@@ -36,11 +36,14 @@ public struct SchedulerService: Service {
     let notifier: SystemdNotifier
     let heartbeat: Heartbeat
     let maximumSleep: TimeInterval
+    /// Told when the first pass is done.
+    let readiness: Readiness
 
     public init(
         database: AppDatabase, emitter: Emitter, deliverer: Deliverer, clock: @escaping @Sendable () -> Date, logger: Logger,
-        notifier: SystemdNotifier, heartbeat: Heartbeat, maximumSleep: TimeInterval = 30
+        notifier: SystemdNotifier, heartbeat: Heartbeat, maximumSleep: TimeInterval = 30, readiness: Readiness? = nil
     ) {
+        self.readiness = readiness ?? Readiness(notifier: notifier, waitsForAPI: false)
         self.database = database
         self.emitter = emitter
         self.deliverer = deliverer
@@ -53,12 +56,18 @@ public struct SchedulerService: Service {
 
     public func run() async throws {
         let stop = StopFlag()
-        try await withGracefulShutdownHandler {
-            try await loop(stop)
-        } onGracefulShutdown: {
+        // A graceful shutdown (SIGTERM) and a cancellation (another service of the group failed) end the loop alike:
+        // the pass stops after the transaction it is in.
+        try await withTaskCancellationHandler {
+            try await withGracefulShutdownHandler {
+                try await loop(stop)
+            } onGracefulShutdown: {
+                stop.set()
+                notifier.stopping()
+                logger.info("shutting down: finishing the current transaction")
+            }
+        } onCancel: {
             stop.set()
-            notifier.stopping()
-            logger.info("shutting down: finishing the current transaction")
         }
         logger.info("scheduler stopped")
     }
@@ -81,7 +90,7 @@ public struct SchedulerService: Service {
 
     func loop(_ stop: StopFlag) async throws {
         var ready = false
-        while !stop.isSet {
+        while !stop.isSet && !Task.isCancelled {
             let now = clock()
             let result = try await pass(now: now, stop: stop)
             heartbeat.beat()
@@ -97,14 +106,21 @@ public struct SchedulerService: Service {
                     ])
             }
             if !ready {
-                notifier.ready(status: "scheduling")
+                readiness.schedulerReady()
                 logger.info("scheduler ready", metadata: ["sink": "\(deliverer.sink.name)"])
                 ready = true
             }
             if stop.isSet { break }
-            let wait = try nextWake(after: now)
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(nanoseconds: UInt64(wait * 1e9)) }
+            // A sleep ended by shutdown or cancellation ends the loop: swallowing its error would make a busy loop.
+            do { try await Self.sleep(seconds: try nextWake(after: now)) } catch is CancellationError { break }
         }
+    }
+
+    /// Sleeps `seconds` (clamped to 0…1 day, so no value can overflow the nanoseconds), ended early by a graceful
+    /// shutdown or a cancellation, both of which throw `CancellationError`.
+    static func sleep(seconds: TimeInterval) async throws {
+        let clamped = seconds.isFinite ? min(max(seconds, 0), 86_400) : 0
+        try await cancelWhenGracefulShutdown { try await Task.sleep(nanoseconds: UInt64(clamped * 1e9)) }
     }
 
     /// Each pass's work, through swift-metrics (to Prometheus under `serve`; nowhere unless bootstrapped).
@@ -155,23 +171,25 @@ public struct WatchdogService: Service {
 
     public func run() async throws {
         guard let interval = notifier.watchdogInterval, interval > 0 else { return try await gracefulShutdown() }
-        while !Task.isShuttingDownGracefully {
+        while !Task.isCancelledOrShuttingDown {
             if heartbeat.age < interval { notifier.watchdog() } else { logger.warning("scheduler stalled: watchdog not pinged") }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(nanoseconds: UInt64(interval / 2 * 1e9)) }
+            do { try await SchedulerService.sleep(seconds: interval / 2) } catch { return }
         }
     }
 }
 
 /// Builds the daemon the way production runs it; tests assemble the same graph.
 public enum DaemonBuilder {
-    /// `services` run beside the scheduler (the HTTP API).
+    /// `services` run beside the scheduler (the HTTP API, which tells `readiness` when it listens). When any service
+    /// fails, the group cancels the others, and each returns.
     public static func serviceGroup(
         database: AppDatabase, emitter: Emitter, deliverer: Deliverer, clock: @escaping @Sendable () -> Date, logger: Logger,
-        notifier: SystemdNotifier = SystemdNotifier(), services: [any Service] = []
+        notifier: SystemdNotifier = SystemdNotifier(), readiness: Readiness? = nil, services: [any Service] = []
     ) -> ServiceGroup {
         let heartbeat = Heartbeat()
         let scheduler = SchedulerService(
-            database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, heartbeat: heartbeat)
+            database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, heartbeat: heartbeat,
+            readiness: readiness ?? Readiness(notifier: notifier, waitsForAPI: false))
         let watchdog = WatchdogService(notifier: notifier, heartbeat: heartbeat, logger: logger)
         return ServiceGroup(services: [scheduler, watchdog] + services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
     }

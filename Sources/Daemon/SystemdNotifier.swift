@@ -7,7 +7,13 @@ public struct SystemdNotifier: Sendable {
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         socketPath = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
-        watchdogInterval = environment["WATCHDOG_USEC"].flatMap(Double.init).map { $0 / 1_000_000 }
+        // Microseconds as systemd writes them; anything else (or over a day) is ignored rather than trusted.
+        watchdogInterval = environment["WATCHDOG_USEC"].flatMap { text in
+            guard (1...11).contains(text.count), text.allSatisfy({ $0.isASCII && $0.isNumber }), let micros = Int(text),
+                (1...86_400_000_000).contains(micros)
+            else { return nil }
+            return TimeInterval(micros) / 1_000_000
+        }
     }
 
     /// How often systemd expects WATCHDOG=1, if it does.

@@ -10,6 +10,7 @@ import Onboarding
 import VerseOfTheDay
 import Logging
 import Metrics
+import NIOCore
 import Notifications
 import ServiceLifecycle
 
@@ -36,10 +37,9 @@ struct EmitOptions: ParsableArguments {
         let topic = try global.setting(flag: apnsTopic, environment: "DAILYVERSE_APNS_TOPIC", key: "apns_topic") ?? "org.dailyverse.app"
         let grace = try global.setting(flag: grace, environment: "DAILYVERSE_GRACE", key: "grace") ?? "2h"
         let emitAhead = try global.setting(flag: emitAhead, environment: "DAILYVERSE_EMIT_AHEAD", key: "emit_ahead") ?? "15m"
-        let aheadSeconds = try Self.duration(emitAhead)
-        guard aheadSeconds <= 3600 else { throw CLIError("invalid emit-ahead '\(emitAhead)': at most 1h") }
+        let aheadSeconds = try Self.duration(emitAhead, setting: "emit-ahead", range: Bounds.emitAhead)
         return EmitConfiguration(
-            grace: try Self.duration(grace), push: PushConfiguration(apnsTopic: topic), ahead: ahead ? aheadSeconds : 0)
+            grace: try Self.duration(grace, setting: "grace", range: Bounds.grace), push: PushConfiguration(apnsTopic: topic), ahead: ahead ? aheadSeconds : 0)
     }
 
     /// A deliverer for the configured sink, which records rows found later than the grace period as missed.
@@ -58,8 +58,9 @@ struct EmitOptions: ParsableArguments {
         throw CLIError("invalid sink '\(spec)': expected jsonl:DIR, stdout or webhook:URL")
     }
 
-    /// `90`, `90s`, `15m`, `2h`, `30d`.
-    static func duration(_ text: String) throws -> TimeInterval {
+    /// `90`, `90s`, `15m`, `2h`, `30d` (a decimal point is allowed: `1.5h`), within `range` seconds; `setting` names
+    /// the value in the error. Only digits and one point are read, so no exponent, sign, `inf` or `nan` gets through.
+    static func duration(_ text: String, setting: String, range: ClosedRange<TimeInterval>) throws -> TimeInterval {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
         var number = Substring(text)
         var scale = 1.0
@@ -67,10 +68,47 @@ struct EmitOptions: ParsableArguments {
             number = number.dropLast()
             scale = unit
         }
-        guard let value = Double(number), value >= 0, value.isFinite, !number.isEmpty else {
-            throw CLIError("invalid duration '\(text)': expected a number with s, m, h or d, such as 2h")
+        let bounds = "\(Self.formatted(range.lowerBound)) to \(Self.formatted(range.upperBound))"
+        guard !number.isEmpty, number.count <= 12, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+            number.filter({ $0 == "." }).count <= 1, number != ".", let value = Double(number)
+        else {
+            throw CLIError("invalid \(setting) '\(text)': expected a number with s, m, h or d, from \(bounds)")
         }
-        return value * scale
+        let seconds = value * scale
+        guard range.contains(seconds) else { throw CLIError("invalid \(setting) '\(text)': expected \(bounds)") }
+        return seconds
+    }
+
+    /// `90s`, `15m`, `2h`, `30d`: the largest unit that divides the value.
+    static func formatted(_ seconds: TimeInterval) -> String {
+        for (unit, size) in [("d", 86_400.0), ("h", 3600), ("m", 60)] where seconds >= size && seconds.truncatingRemainder(dividingBy: size) == 0 {
+            return "\(Int(seconds / size))\(unit)"
+        }
+        return "\(Int(seconds))s"
+    }
+
+    /// The bounds of each duration setting.
+    enum Bounds {
+        static let grace: ClosedRange<TimeInterval> = 0...86_400
+        static let emitAhead: ClosedRange<TimeInterval> = 0...3600
+        static let retention: ClosedRange<TimeInterval> = 86_400...3650 * 86_400
+    }
+}
+
+/// The HTTP API as a service of the daemon: a failure to listen (or any other that ends the server) becomes one line
+/// naming the address and the reason; the group then cancels the scheduler, and `serve` exits with status 1.
+struct APIService: Service {
+    let address: String
+    let run: @Sendable () async throws -> Void
+
+    func run() async throws {
+        do { try await run() } catch let error as IOError {
+            throw CLIError("cannot listen on \(address): \(String(cString: strerror(error.errnoCode)))")
+        } catch is CancellationError {
+            return
+        } catch {
+            throw CLIError("the API on \(address) stopped: \(error)")
+        }
     }
 }
 
@@ -89,6 +127,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where the HTTP API listens, HOST:PORT (default 127.0.0.1:8080), or none.", valueName: "address"))
     var listen: String?
     @Option(
+        name: .customLong("idle-timeout"),
+        help: ArgumentHelp("Close an API connection that sends no complete request for this long (1s to 1h, default 30s).", valueName: "duration"))
+    var idleTimeout: String?
+    @Option(
         name: .customLong("guest-retention"),
         help: ArgumentHelp("Purge guests inactive this long, with their data, checked hourly (default 30d).", valueName: "duration"))
     var guestRetention: String?
@@ -99,18 +141,21 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         if once { return try runOnce() }
-        let group = try reportingErrors { try makeServiceGroup() }
+        let (group, lock) = try reportingErrors { try makeServiceGroup() }
+        defer { withExtendedLifetime(lock) {} }
         do { try await group.run() } catch {
             FileHandle.standardError.write(Data("dailyverse: \(error)\n".utf8))
             throw ExitCode(1)
         }
     }
 
-    func makeServiceGroup() throws -> ServiceGroup {
+    /// The daemon, and the lock that makes it the database's only scheduler (held while the group runs).
+    func makeServiceGroup() throws -> (ServiceGroup, SchedulerLock) {
         let levelName = try global.setting(flag: logLevel, environment: "DAILYVERSE_LOG_LEVEL", key: "log_level") ?? "info"
         guard let level = Logger.Level(rawValue: levelName) else { throw CLIError("invalid log level '\(levelName)'") }
         let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: level) }
         let database = try global.openDatabase(pool: true)
+        let lock = try SchedulerLock.acquire(database: try global.databasePath())
         let configuration = try emit.configuration(global, ahead: true)
         let emitter = Emitter(database: database, configuration: configuration)
         let deliverer = try emit.makeDeliverer(global, database, configuration)
@@ -134,17 +179,28 @@ struct Serve: AsyncParsableCommand {
             },
         ]
         let address = try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
+        let notifier = SystemdNotifier()
+        let readiness = Readiness(notifier: notifier, waitsForAPI: address != "none")
         if address != "none" {
             let (host, port) = try Self.hostAndPort(address)
+            let idleText = try global.setting(flag: idleTimeout, environment: "DAILYVERSE_IDLE_TIMEOUT", key: "idle_timeout") ?? "30s"
+            let idle = try EmitOptions.duration(idleText, setting: "idle timeout", range: 1...3600)
             let environment = try APIEnvironment(
                 service: DailyVerseService(database: database), clock: clock, onboarding: try global.onboardingMachine(database),
-                copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(),
+                copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(), throttles: try global.throttles(),
                 openAPI: try OpenAPIDocument.load(from: global.dataDirectory()))
             // The scheduler's counters go to the same registry as the API's.
             MetricsSystem.bootstrap(environment.metricsFactory)
-            services.append(
-                Application(
-                    router: buildRouter(environment), configuration: .init(address: .hostname(host, port: port), serverName: "dailyverse"), logger: logger))
+            let application = Application(
+                router: buildRouter(environment),
+                server: apiServer(idleTimeout: idle),
+                configuration: .init(address: .hostname(host, port: port), serverName: "dailyverse"),
+                onServerRunning: { _ in
+                    logger.info("API listening", metadata: ["address": "\(address)"])
+                    readiness.apiReady()
+                },
+                logger: logger)
+            services.append(APIService(address: address) { try await application.run() })
         }
         logger.info(
             "starting",
@@ -152,7 +208,10 @@ struct Serve: AsyncParsableCommand {
                 "database": "\(path)", "sink": "\(deliverer.sink.name)", "listen": "\(address)",
                 "emit_ahead": "\(Int(configuration.ahead))s",
             ])
-        return DaemonBuilder.serviceGroup(database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, services: services)
+        let group = DaemonBuilder.serviceGroup(
+            database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, readiness: readiness,
+            services: services)
+        return (group, lock)
     }
 
 
@@ -175,6 +234,8 @@ struct Serve: AsyncParsableCommand {
     func runOnce() throws {
         try reportingErrors {
             let database = try global.openDatabase()
+            let lock = try SchedulerLock.acquire(database: try global.databasePath())
+            defer { withExtendedLifetime(lock) {} }
             let now = try global.clock()
             let configuration = try emit.configuration(global)
             let deliverer = try emit.makeDeliverer(global, database, configuration)

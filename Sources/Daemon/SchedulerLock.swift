@@ -1,0 +1,53 @@
+import Foundation
+
+/// One scheduler per database: an exclusive `flock` on a file beside it, held for the life of the process and
+/// released by the kernel when the process ends, however it ends (so a killed scheduler never leaves it behind).
+/// The file holds the holder's process id, for the message another scheduler prints.
+public final class SchedulerLock: @unchecked Sendable {
+    private let descriptor: Int32
+    public let path: String
+
+    private init(descriptor: Int32, path: String) {
+        self.descriptor = descriptor
+        self.path = path
+    }
+
+    deinit { close(descriptor) }
+
+    /// The lock file of a database.
+    public static func path(forDatabase database: String) -> String { database + ".scheduler-lock" }
+
+    /// Takes the lock of `database`, or throws naming the database and what holds it.
+    public static func acquire(database: String) throws(SchedulerLockError) -> SchedulerLock {
+        let path = path(forDatabase: database)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let count = read(descriptor, &buffer, buffer.count)
+            close(descriptor)
+            guard code == EWOULDBLOCK else { throw .cannotCreate(path: path, reason: String(cString: strerror(code))) }
+            let holder = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw .held(database: database, holder: holder.isEmpty ? nil : holder)
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(descriptor, 0)
+        _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        return SchedulerLock(descriptor: descriptor, path: path)
+    }
+}
+
+public enum SchedulerLockError: Error, Equatable, Sendable, CustomStringConvertible {
+    case held(database: String, holder: String?)
+    case cannotCreate(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .held(let database, let holder):
+            "database '\(database)' already has a scheduler (\(holder.map { "process \($0)" } ?? "another process")): "
+                + "one serve per database; stop it or use another --db"
+        case .cannotCreate(let path, let reason): "cannot take the scheduler lock '\(path)': \(reason)"
+        }
+    }
+}
