@@ -35,7 +35,12 @@ extension AppDatabase {
     }
 
     public static func settings(_ db: Database, userID: String) throws -> UserSettings {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM settings WHERE user_id = ?", arguments: [userID]) else { return UserSettings() }
+        try storedSettings(db, userID: userID) ?? UserSettings()
+    }
+
+    /// The user's settings if they were ever stored (by the onboarding or `PATCH /v1/me/settings`), else nil.
+    public static func storedSettings(_ db: Database, userID: String) throws -> UserSettings? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM settings WHERE user_id = ?", arguments: [userID]) else { return nil }
         var settings = UserSettings()
         settings.reminderTime = row["reminder_time"]
         settings.timezone = row["timezone"]

@@ -30,6 +30,16 @@ public struct DeviceSettings: Sendable {
     }
 }
 
+extension DeviceSettings {
+    /// These settings, with each field left out taken from `defaults`.
+    public func filling(from defaults: DeviceSettings) -> DeviceSettings {
+        DeviceSettings(
+            token: token ?? defaults.token, timeZone: timeZone ?? defaults.timeZone, reminderTime: reminderTime ?? defaults.reminderTime,
+            locale: locale ?? defaults.locale, calendar: calendar ?? defaults.calendar, adjustment: adjustment ?? defaults.adjustment,
+            displayTheme: displayTheme ?? defaults.displayTheme, enabled: enabled ?? defaults.enabled)
+    }
+}
+
 /// A device with its place in the schedule.
 public struct DeviceState: Sendable {
     public let device: Device
@@ -45,19 +55,27 @@ extension AppDatabase {
         try writer.write { db in try Self.insertDevice(db, settings, id: id, now: now) }
     }
 
-    /// A user's device: a token seen before comes back to this user with the settings given (whoever had it: holding
-    /// a device's push token means holding the device); otherwise a new device. True when it is new.
-    public func registerDevice(_ settings: DeviceSettings, userID: String, now: Date) throws -> (device: Device, created: Bool) {
+    /// A user's device. A token this user registered before updates that device with the settings given (the app
+    /// registers at every launch): `created` false. Any other token is a fresh registration for this user, with the
+    /// fields the request leaves out taken from `defaults` (the user's settings): `created` true. That includes a
+    /// token another user (or the command line) registered: a push token is the app install's own secret, so its
+    /// previous device goes, with its settings, keys and undelivered rows, and nothing of it is shown or kept — the
+    /// caller cannot tell it from a new token.
+    public func registerDevice(
+        _ settings: DeviceSettings, userID: String, now: Date, defaults: @escaping (Database) throws -> DeviceSettings = { _ in DeviceSettings() }
+    ) throws -> (device: Device, created: Bool) {
         try writer.write { db in
             guard let token = settings.token else { throw DeviceError.missing("token") }
             let (endpoint, _, _) = Self.columns(token)
-            if let id = try String.fetchOne(
-                db, sql: "SELECT id FROM device WHERE platform = ? AND token = ?", arguments: [token.platform.rawValue, endpoint])
+            if let row = try Row.fetchOne(
+                db, sql: "SELECT id, user_id FROM device WHERE platform = ? AND token = ?", arguments: [token.platform.rawValue, endpoint])
             {
-                try db.execute(sql: "UPDATE device SET user_id = ? WHERE id = ?", arguments: [userID, id])
-                return (try Self.updateDevice(db, id: id, settings, now: now), false)
+                let id: String = row["id"]
+                if row["user_id"] as String? == userID { return (try Self.updateDevice(db, id: id, settings, now: now), false) }
+                try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])
             }
-            return (try Self.insertDevice(db, settings, id: UUID().uuidString.lowercased(), userID: userID, now: now), true)
+            let merged = settings.filling(from: try defaults(db))
+            return (try Self.insertDevice(db, merged, id: UUID().uuidString.lowercased(), userID: userID, now: now), true)
         }
     }
 

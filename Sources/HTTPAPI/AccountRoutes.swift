@@ -71,8 +71,9 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         let now = environment.clock()
         let email = (try? Email.normalize(body.email)) ?? body.email.lowercased()
         let keys = ["email " + email, "client " + context.client]
-        // Repeated failures for an email or from a client are refused for a while, whatever the password.
-        if let wait = keys.compactMap({ environment.throttles.signIn.retryAfter($0, now: now) }).max() {
+        // An attempt is reserved for the email and the client before any hashing, atomically: requests sent at once
+        // cannot all pass a check made before the count. Repeated failures are refused for a while, whatever the password.
+        if let wait = environment.throttles.signIn.admit(keys, now: now) {
             throw APIError.tooManyRequests(wait, "too many failed sign-ins; try again later")
         }
         let refused = APIError(.unauthorized, code: "invalid_credentials", "the email or the password is wrong")
@@ -80,11 +81,12 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         // The same work and answer whether or not the email exists.
         let password = body.password
         let encoded = stored?.hash ?? environment.decoyHash
-        guard try await hashing(environment, { PasswordHasher.verify(password, against: encoded) }), let stored else {
-            for key in keys { environment.throttles.signIn.record(key, now: now) }
-            throw refused
-        }
+        // A failure keeps its reservation; so does an attempt the hashing gate turned away (503), which cost no hash
+        // but was an attempt all the same.
+        guard try await hashing(environment, { PasswordHasher.verify(password, against: encoded) }), let stored else { throw refused }
+        // A success clears the email's failures and gives the client its attempt back.
         environment.throttles.signIn.reset(keys[0])
+        environment.throttles.signIn.release(keys[1], reservedAt: now)
         // Called with a guest's token, the guest is merged into the account and retired.
         if let guest = context.identity, guest.mode == .guest {
             try accounts.mergeGuest(guest.id, into: stored.userID, flow: environment.onboarding.flow, now: now)

@@ -1,3 +1,4 @@
+import Foundation
 import Accounts
 import Hummingbird
 import NIOCore
@@ -19,6 +20,15 @@ public struct APIContext: RequestContext {
 
     /// Request bodies are small JSON objects.
     public var maxUploadSize: Int { 16 * 1024 }
+
+    /// A path parameter, percent-decoded (`2%3A255` is `2:255`); 400 naming it when its encoding is not valid UTF-8.
+    public func pathParameter(_ name: String) throws -> String {
+        let raw = parameters.get(name) ?? ""
+        guard let decoded = raw.removingPercentEncoding else {
+            throw APIError.badRequest("bad_path", "the path parameter '\(name)' is not valid percent-encoded UTF-8")
+        }
+        return decoded
+    }
 
     /// The caller, or 401.
     public func requireIdentity() throws -> User {

@@ -1,3 +1,4 @@
+import Accounts
 import ContentStore
 import Delivery
 import Foundation
@@ -16,20 +17,24 @@ func addDeviceRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment
         return json(["devices": try database.devices(userID: user.id, now: environment.clock()).map(DeviceRecord.init)])
     }
 
-    // A token seen before (the app registers at every launch) updates that device and returns 200.
+    // A token this user registered before (the app registers at every launch) updates that device and returns 200;
+    // any other token, another user's included, is a new device for this user (201), with the user's settings for
+    // the fields the request leaves out (README, "Device tokens").
     router.post("/v1/devices") { request, context -> Response in
         let user = try context.requireIdentity()
         let object = try await jsonObject(request, context)
         let now = environment.clock()
         let (device, created) = try deviceInput {
-            try database.registerDevice(try DeviceRecord.settings(from: object), userID: user.id, now: now)
+            try database.registerDevice(try DeviceRecord.settings(from: object), userID: user.id, now: now) { db in
+                try AppDatabase.storedSettings(db, userID: user.id)?.deviceDefaults ?? DeviceSettings()
+            }
         }
         return json(["device": try deviceRecord(database, device.id, now: now)], status: created ? .created : .ok)
     }
 
     router.patch("/v1/devices/:id") { request, context -> Response in
         let user = try context.requireIdentity()
-        let id = context.parameters.get("id") ?? ""
+        let id = try context.pathParameter("id")
         let object = try await jsonObject(request, context)
         let now = environment.clock()
         try deviceInput {
@@ -42,7 +47,7 @@ func addDeviceRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment
 
     router.delete("/v1/devices/:id") { _, context -> Response in
         let user = try context.requireIdentity()
-        let id = context.parameters.get("id") ?? ""
+        let id = try context.pathParameter("id")
         guard try database.removeDevice(id: id, userID: user.id) else { throw deviceNotFound(id) }
         return Response(status: .noContent)
     }

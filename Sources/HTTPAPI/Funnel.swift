@@ -7,11 +7,11 @@ import Onboarding
 public struct OnboardingFunnel: Encodable, Sendable {
     public struct Step: Encodable, Sendable {
         public let screen: String
-        /// Users who viewed the screen.
+        /// Users who reached the screen, however they got there (viewed it, moved to it, or acted on it).
         public let reached: Int
         /// Users who skipped from it.
         public let skipped: Int
-        /// Users who viewed it and then completed the onboarding.
+        /// Users who reached it and then completed the onboarding.
         public let completed: Int
     }
 
@@ -43,12 +43,22 @@ extension AppDatabase {
                     db, sql: "SELECT count(DISTINCT user_id) FROM analytics_event WHERE name = ? AND at >= ? AND at < ?",
                     arguments: [name] + range) ?? 0
             }
-            let reached = try usersPerScreen("onboarding_screen_viewed")
+            // A user was on a screen when any onboarding event names it: a view, a move to it (advance, back, skip,
+            // auto-advance), or an action taken there.
+            let onScreen = """
+                v.screen IS NOT NULL AND v.name IN ('onboarding_started', 'onboarding_screen_viewed', 'onboarding_screen_reached',
+                    'onboarding_skipped', 'notification_permission_primed', 'notification_permission_granted',
+                    'notification_permission_denied', 'notification_permission_deferred', 'theme_selected', 'account_mode_chosen',
+                    'onboarding_completed')
+                """
+            let reached = try perScreen(
+                "SELECT v.screen, count(DISTINCT v.user_id) FROM analytics_event v WHERE \(onScreen) AND v.at >= ?1 AND v.at < ?2 GROUP BY v.screen",
+                range)
             let skipped = try usersPerScreen("onboarding_skipped")
             let completed = try perScreen(
                 """
                 SELECT v.screen, count(DISTINCT v.user_id) FROM analytics_event v
-                WHERE v.name = 'onboarding_screen_viewed' AND v.at >= ?1 AND v.at < ?2 AND EXISTS (
+                WHERE \(onScreen) AND v.at >= ?1 AND v.at < ?2 AND EXISTS (
                     SELECT 1 FROM analytics_event c
                     WHERE c.user_id = v.user_id AND c.name = 'onboarding_completed' AND c.at >= v.at AND c.at < ?2)
                 GROUP BY v.screen

@@ -16,7 +16,7 @@ func addHintRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) 
     for (path, change) in [("shown", HintChange.shown), ("dismissed", .dismissed)] {
         router.post("/v1/hints/:id/\(path)") { _, context -> Response in
             let (user, token) = try context.requireSession()
-            let id = context.parameters.get("id") ?? ""
+            let id = try context.pathParameter("id")
             guard let hint = catalog.hint(id) else { throw APIError.notFound("hint_not_found", "no hint '\(id)'") }
             let record = try onboardingInput {
                 try database.changeHint(hint, change, catalog: catalog, userID: user.id, token: token, now: environment.clock())

@@ -55,9 +55,12 @@ public struct APIEnvironment: Sendable {
 
 /// All routes: public reads, accounts and sessions, onboarding.
 public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
-    let router = Router(context: APIContext.self)
+    // HEAD is answered wherever GET is, with GET's headers and no body.
+    let router = Router(context: APIContext.self, options: .autoGenerateHeadEndpoints)
+    let routes = RouteTable()
     router.add(middleware: RequestMetricsMiddleware(factory: environment.metricsFactory))
     router.add(middleware: ErrorMiddleware())
+    router.add(middleware: EdgeMiddleware(routes: routes))
     router.add(middleware: AuthenticationMiddleware(environment: environment))
     addAccountRoutes(router, environment)
     addFlowRoute(router, environment)
@@ -96,7 +99,7 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
     }
 
     router.get("/v1/verses/:key") { request, context -> Response in
-        let key = context.parameters.get("key") ?? ""
+        let key = try context.pathParameter("key")
         let range: VerseRange
         do { range = try VerseRange(parsing: key) } catch { throw APIError.badRequest("bad_verse", "\(error)") }
         let translation = request.uri.queryParameters["translation"].map(String.init) ?? BundledContent.pickthall.id
@@ -104,8 +107,10 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
     }
 
     router.get("/v1/calendar/:year") { request, context -> Response in
-        guard let year = context.parameters.get("year").flatMap(Int.init) else {
-            throw APIError.badRequest("bad_year", "expected a Hijri year such as 1446")
+        // Parsed before any arithmetic: at most four digits (1 to 9999); whether the calendar covers it is its question.
+        let text = try context.pathParameter("year")
+        guard (1...4).contains(text.count), text.allSatisfy({ $0.isASCII && $0.isNumber }), let year = Int(text), year >= 1 else {
+            throw APIError.badRequest("bad_year", "invalid Hijri year '\(text.prefix(40))': expected a whole number from 1 to 9999, such as 1446")
         }
         let (calendar, adjustment) = try calendarChoice(request)
         return try conditional(request, try run { try environment.service.year(year, calendar: calendar, adjustment: adjustment) }, maxAge: 3600)
@@ -118,6 +123,7 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
         }
         return try conditional(request, themes, maxAge: 3600)
     }
+    routes.fill(router.routes.map { (path: $0.path.description, method: $0.method.rawValue) })
     return router
 }
 
@@ -171,11 +177,22 @@ func entityTag(_ body: Data) -> String {
 
 func conditional(_ request: Request, body: ByteBuffer, tag: String, maxAge: Int) -> Response {
     var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "public, max-age=\(maxAge)", .eTag: tag]
-    if request.headers[.ifNoneMatch]?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag }) == true {
+    if let header = request.headers[.ifNoneMatch], ifNoneMatch(header, matches: tag) {
         headers[.contentType] = nil
         return Response(status: .notModified, headers: headers)
     }
     return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+}
+
+/// `If-None-Match` against our (strong) tag, by RFC 9110's weak comparison (§13.1.2): `*` matches any current
+/// representation, and `W/"x"` matches `"x"`.
+func ifNoneMatch(_ header: String, matches tag: String) -> Bool {
+    header.split(separator: ",").contains { candidate in
+        var value = candidate.trimmingCharacters(in: .whitespaces)
+        if value == "*" { return true }
+        if value.hasPrefix("W/") { value.removeFirst(2) }
+        return value == tag
+    }
 }
 
 func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) -> Response {

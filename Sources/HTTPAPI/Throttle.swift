@@ -15,22 +15,27 @@ public final class Throttle: @unchecked Sendable {
         self.maximumKeys = maximumKeys
     }
 
-    /// Seconds to wait if `key` is over its limit at `now`, else nil.
-    public func retryAfter(_ key: String, now: Date) -> Int? {
-        lock.withLock { unlockedRetryAfter(key, now: now) }
-    }
-
-    public func record(_ key: String, now: Date) {
-        lock.withLock { unlockedRecord(key, now: now) }
-    }
-
     /// Counts an attempt at `now` if `key` is within its limit (returning nil), else returns the seconds to wait and
     /// counts nothing: the check and the count under one lock, so concurrent requests cannot all slip through.
-    public func admit(_ key: String, now: Date) -> Int? {
+    public func admit(_ key: String, now: Date) -> Int? { admit([key], now: now) }
+
+    /// Reserves an attempt for every key at once, before the work it limits (a password hash): nil when all are within
+    /// their limit (each is then counted), else the longest wait, with nothing counted. However many requests arrive at
+    /// once, no more than `limit` per key get past this in a window.
+    public func admit(_ keys: [String], now: Date) -> Int? {
         lock.withLock {
-            if let wait = unlockedRetryAfter(key, now: now) { return wait }
-            unlockedRecord(key, now: now)
+            if let wait = keys.compactMap({ unlockedRetryAfter($0, now: now) }).max() { return wait }
+            for key in keys { unlockedRecord(key, now: now) }
             return nil
+        }
+    }
+
+    /// Gives back an attempt reserved at `now` for `key` (the attempt succeeded and should not count against it).
+    public func release(_ key: String, reservedAt now: Date) {
+        lock.withLock {
+            guard var recent = events[key], let index = recent.lastIndex(of: now) else { return }
+            recent.remove(at: index)
+            events[key] = recent.isEmpty ? nil : recent
         }
     }
 
@@ -57,7 +62,8 @@ public final class Throttle: @unchecked Sendable {
 
 /// The limits the API applies.
 public struct Throttles: Sendable {
-    /// Failed sign-ins, per email and per client address.
+    /// Sign-in attempts per email and per client address, reserved before the password is verified; a success gives
+    /// its attempts back.
     public let signIn: Throttle
     /// New guests, per client address.
     public let guests: Throttle

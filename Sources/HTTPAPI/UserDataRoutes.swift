@@ -73,6 +73,21 @@ extension UserSettings {
     }
 }
 
+extension UserSettings {
+    /// What a new device of this user starts with (values stored before a rule changed are left to the device default).
+    var deviceDefaults: DeviceSettings {
+        var defaults = DeviceSettings()
+        defaults.timeZone = TimeZone.iana(timezone) == nil ? nil : timezone
+        defaults.reminderTime = try? ReminderTime(parsing: reminderTime)
+        defaults.calendar = CalendarKind(rawValue: calendar)
+        defaults.adjustment = try? Adjustment(adjustment)
+        defaults.displayTheme = displayTheme
+        defaults.enabled = notifications
+        defaults.locale = DeviceLocale(rawValue: locale)
+        return defaults
+    }
+}
+
 func addUserDataRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) {
     let database = environment.accounts
 
@@ -116,7 +131,7 @@ func addUserDataRoutes(_ router: Router<APIContext>, _ environment: APIEnvironme
 
 /// A verse key from the path, checked against the Quran; in its canonical form.
 func verseKey(_ context: APIContext, _ environment: APIEnvironment) throws -> String {
-    let text = context.parameters.get("key") ?? ""
+    let text = try context.pathParameter("key")
     let range: VerseRange
     do { range = try VerseRange(parsing: text) } catch { throw APIError.badRequest("bad_verse", "\(error)") }
     try run { try environment.accounts.validate(range) }

@@ -1,0 +1,145 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+
+/// The routes' paths and methods, for 405's `Allow` header. Filled once, when the router is built, before any request.
+final class RouteTable: @unchecked Sendable {
+    private let lock = NSLock()
+    private var routes: [(segments: [String], method: String)] = []
+
+    /// `paths`: Hummingbird's route paths (`/v1/devices/:id`) with their methods.
+    func fill(_ paths: [(path: String, method: String)]) {
+        let parsed = paths.map { (segments: $0.path.split(separator: "/").map(String.init), method: $0.method) }
+        lock.withLock { routes = parsed }
+    }
+
+    /// The methods some route answers at `path` (HEAD wherever GET is), sorted; empty when no route has this path.
+    func methods(at path: String) -> [String] {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
+        var methods: Set<String> = lock.withLock {
+            Set(
+                routes.filter { route in
+                    route.segments.count == segments.count
+                        && zip(route.segments, segments).allSatisfy { pattern, segment in pattern.hasPrefix(":") || pattern == segment }
+                }.map(\.method))
+        }
+        if methods.contains("GET") { methods.insert("HEAD") }
+        return methods.sorted()
+    }
+}
+
+/// What every request meets before its route: the body limit, whatever the route does with the body, and 405 with
+/// `Allow` for a method a known path does not take (Hummingbird's router says 404 for both).
+struct EdgeMiddleware<Context: RequestContext>: RouterMiddleware {
+    let routes: RouteTable
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var request = request
+        let limit = context.maxUploadSize
+        if let length = request.headers[.contentLength] {
+            guard length.count <= 19, length.allSatisfy({ $0.isASCII && $0.isNumber }), let bytes = Int(length) else {
+                throw APIError.badRequest("bad_request", "invalid Content-Length '\(length.prefix(40))'")
+            }
+            if bytes > limit { throw Self.tooLarge(limit) }
+        }
+        // A body sent in chunks has no length to check: read it up to the limit, here, for every route.
+        if request.headers[.contentLength] != nil || request.headers[.transferEncoding] != nil {
+            do { _ = try await request.collectBody(upTo: limit) } catch let error as HTTPResponseError where error.status == .contentTooLarge {
+                throw Self.tooLarge(limit)
+            }
+        }
+        do { return try await next(request, context) } catch let error as HTTPError where error.status == .notFound {
+            let allowed = routes.methods(at: request.uri.path)
+            guard !allowed.isEmpty else { throw error }
+            var refusal = APIError(
+                .methodNotAllowed, code: "method_not_allowed", "\(request.method) is not allowed on \(request.uri.path): use \(allowed.joined(separator: ", "))")
+            refusal.headers[.allow] = allowed.joined(separator: ", ")
+            throw refusal
+        }
+    }
+
+    static func tooLarge(_ limit: Int) -> APIError {
+        APIError(.contentTooLarge, code: "body_too_large", "the body is over the limit of \(limit) bytes")
+    }
+}
+
+// MARK: - Requests the router never sees
+
+/// Answers a request that cannot be parsed (over 1,000 headers, a header or URL over 80 KiB, raw non-ASCII bytes in
+/// the URL) with the API's JSON error and closes the connection: Hummingbird would answer an empty 400. It sits
+/// between the HTTP codec and Hummingbird's handler, and only speaks when no request is being answered, so two
+/// responses never cross. It also closes the connection after any response that says `Connection: close`.
+final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private var inFlight = 0
+    private var answered = false
+    private var closeAfterResponse = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head = unwrapInboundIn(data) { inFlight += 1 }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head(let response):
+            if response.headerFields[.connection]?.lowercased() == "close" { closeAfterResponse = true }
+            context.write(data, promise: promise)
+        case .body:
+            context.write(data, promise: promise)
+        case .end:
+            inFlight = max(0, inFlight - 1)
+            guard closeAfterResponse else { return context.write(data, promise: promise) }
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            let written = context.eventLoop.makePromise(of: Void.self)
+            written.futureResult.cascade(to: promise)
+            written.futureResult.whenComplete { _ in bound.value.close(promise: nil) }
+            context.writeAndFlush(data, promise: written)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        if answered { return }  // the decoder reports every later byte too
+        guard let parseError = error as? HTTPParserError, inFlight == 0 else { return context.fireErrorCaught(error) }
+        answered = true
+        let (status, code, message) = Self.describe(parseError)
+        let body = (try? JSONText.encoder.encode(APIError.Body(error: .init(code: code, message: message)))) ?? Data()
+        var fields: HTTPFields = [.contentType: "application/json; charset=utf-8", .connection: "close"]
+        fields[.contentLength] = String(body.count)
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
+        context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: body))), promise: nil)
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenComplete { _ in bound.value.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+    }
+
+    static func describe(_ error: HTTPParserError) -> (HTTPResponse.Status, String, String) {
+        switch error {
+        case .headerOverflow:
+            (.requestHeaderFieldsTooLarge, "headers_too_large", "the request line and headers are over the limit (80 KiB in all, 1000 headers)")
+        case .invalidURL:
+            (.badRequest, "bad_url", "the request target is not a valid URL: bytes outside ASCII must be percent-encoded")
+        default:
+            (.badRequest, "bad_request", "malformed HTTP request (\(error))")
+        }
+    }
+}
+
+/// How `serve` (and the tests that start a real server) run HTTP/1: an idle timeout, which also bounds how long a
+/// request's head may take to arrive (a connection that sends no complete request is closed), and JSON for
+/// requests that cannot be parsed.
+public func apiServer(idleTimeout: TimeInterval) -> HTTPServerBuilder {
+    .http1(
+        configuration: .init(
+            additionalChannelHandlers: [MalformedRequestHandler()],
+            idleTimeout: .milliseconds(Int64((min(max(idleTimeout, 0.001), 86_400) * 1000).rounded()))))
+}
