@@ -13,14 +13,30 @@ public final class AppDatabase: Sendable {
 
     public init(_ writer: any DatabaseWriter) throws {
         self.writer = writer
-        try Self.migrator.migrate(writer)
+        try Self.migrate(writer, path: ":memory:")
         checkpointer = nil
     }
 
     private init(pool: DatabasePool, path: String, checkpointLimits: WALCheckpointer.Limits) throws {
         writer = pool
-        try Self.migrator.migrate(pool)
+        try Self.migrate(pool, path: path)
         checkpointer = try WALCheckpointer(path: path, pool: pool, limits: checkpointLimits)
+    }
+
+    /// Migrates, after refusing a database that a newer version wrote (a migration this binary does not know):
+    /// using it could lose what the newer schema keeps. Nothing is read or written before the check.
+    static func migrate(_ writer: any DatabaseWriter, path: String) throws {
+        let migrator = Self.migrator
+        let unknown = try writer.read { db -> [String] in
+            guard try db.tableExists("grdb_migrations") else { return [] }
+            let applied = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations")
+            return Set(applied).subtracting(migrator.migrations).sorted()
+        }
+        guard unknown.isEmpty else {
+            throw StoreError.cannotOpen(
+                path: path, reason: "it was written by a newer version of dailyverse (unknown migrations: \(unknown.joined(separator: ", "))); upgrade dailyverse")
+        }
+        try migrator.migrate(writer)
     }
 
     /// Waits until the log checkpoints asked for so far have run (a benchmark counts them in the work it measures).
@@ -34,26 +50,39 @@ public final class AppDatabase: Sendable {
     /// past the limit (the thread did not keep up).
     public var checkpointCounts: (thread: Int, writer: Int) { (checkpointer?.completedCount ?? 0, checkpointer?.inlineCount ?? 0) }
 
-    /// Opens (creating it and its folder when needed) the database at `path`, in WAL mode.
+    /// Opens (creating it when needed) the database at `path`, in WAL mode. Its folder is created only when
+    /// `createFolder` is set (the default location); an explicit path into a missing folder is a mistyped path.
+    /// A database that cannot be written (its file or folder read-only) is refused here, naming the file.
     ///
     /// A short-lived command opens one connection (`DatabaseQueue`); a long-running process that reads
     /// while it writes asks for a `DatabasePool` (`pool: true`), whose log is checkpointed on a thread of its own.
-    public static func open(path: String, pool: Bool = false) throws(StoreError) -> AppDatabase {
-        try open(path: path, pool: pool, checkpointLimits: WALCheckpointer.Limits())
+    public static func open(path: String, pool: Bool = false, createFolder: Bool = false) throws(StoreError) -> AppDatabase {
+        try open(path: path, pool: pool, createFolder: createFolder, checkpointLimits: WALCheckpointer.Limits())
     }
 
-    /// `open(path:pool:)` with the pool's log checkpointed at other sizes than the defaults (for tests).
-    static func open(path: String, pool: Bool, checkpointLimits: WALCheckpointer.Limits) throws(StoreError) -> AppDatabase {
+    /// `open(path:pool:createFolder:)` with the pool's log checkpointed at other sizes than the defaults (for tests).
+    static func open(path: String, pool: Bool, createFolder: Bool = false, checkpointLimits: WALCheckpointer.Limits) throws(StoreError)
+        -> AppDatabase
+    {
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        } catch {
-            throw .cannotOpen(path: path, reason: "cannot create folder '\(folder.path)'")
-        }
         var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw .cannotOpen(path: path, reason: "it is a folder")
+        if createFolder {
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            } catch {
+                throw .cannotOpen(path: path, reason: "cannot create folder '\(folder.path)'")
+            }
+        } else if !FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory) || !isDirectory.boolValue {
+            throw .cannotOpen(path: path, reason: "the folder '\(folder.path)' does not exist (create it first)")
+        }
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            if isDirectory.boolValue { throw .cannotOpen(path: path, reason: "it is a folder") }
+            guard access(path, R_OK | W_OK) == 0 else { throw .cannotOpen(path: path, reason: "the file is not readable and writable by this user") }
+        }
+        // The log and shared-memory files live beside the database.
+        guard access(folder.path, W_OK | X_OK) == 0 else {
+            throw .cannotOpen(path: path, reason: "the folder '\(folder.path)' is not writable by this user")
         }
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)

@@ -73,7 +73,7 @@ struct Today: ParsableCommand {
             if let occasion = report.occasion { out += "\(occasion.name)\n" }
             if let description = report.selectedOccasion?.description { out += wrap(description, indent: "") + "\n" }
             out += "\nTheme: \(report.theme.name)\n" + wrap(report.theme.relevance) + "\n\n"
-            out += verseText(report.content, arabic: report.verse.arabic, translation: report.verse.translation.text)
+            out += verseText(report.content, verse: report.verse)
             out += "\n" + wrap(report.attribution, indent: "") + "\n"
             print(out, terminator: "")
         }
@@ -157,7 +157,7 @@ struct VerseCommand: ParsableCommand {
             let range = try VerseRange(parsing: key)
             let report = try DailyVerseService(database: global.openDatabase()).verse(range, translation: translation)
             if global.json { return try printJSON(report) }
-            print(verseText(report.content, arabic: report.verse.arabic, translation: report.verse.translation.text))
+            print(verseText(report.content, verse: report.verse))
             print(wrap(report.attribution, indent: ""))
         }
     }
@@ -351,6 +351,9 @@ extension DailyVerseCommand {
     /// The program's entry point. (From a `main.swift`, `main()` would resolve to the synchronous overload, which
     /// cannot run `serve`.)
     public static func runAsMain() async {
+        // The database, its log and the spool hold device tokens, emails and password hashes: whatever this process
+        // creates is readable by its owner only, as under the shipped unit (UMask=0077).
+        umask(0o077)
         do {
             var command = try await asyncParseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -359,7 +362,19 @@ extension DailyVerseCommand {
                 try command.run()
             }
         } catch {
-            exit(withError: error)
+            // --help and --version print as the parser does (exit 0); an error already reported is an ExitCode.
+            if error is ExitCode || exitCode(for: error) == .success { exit(withError: error) }
+            // Every other error, the parser's included, is one line and exit status 1: the README's contract.
+            FileHandle.standardError.write(Data("dailyverse: \(oneLineMessage(for: error))\n".utf8))
+            Foundation.exit(1)
         }
+    }
+
+    /// The parser's message for `error` on one line, with a pointer to `--help` in place of the usage block.
+    static func oneLineMessage(for error: Error) -> String {
+        var text = message(for: error).split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !$0.hasPrefix("Usage:") && !$0.hasPrefix("See '") }.joined(separator: " ")
+        if text.hasPrefix("Error: ") { text.removeFirst("Error: ".count) }
+        return text + " (see --help)"
     }
 }

@@ -22,7 +22,7 @@ struct DeviceOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Local reminder time, HH:MM (default 08:00).", valueName: "time")) var time: String?
     @Option(help: ArgumentHelp("en or ar: which text the notification carries.", valueName: "code")) var locale: String?
     @Option(help: ArgumentHelp("umm-al-qura, tabular or sighted.", valueName: "name")) var calendar: String?
-    @Option(help: ArgumentHelp("Hijri date adjustment, -2…+2.", valueName: "days")) var adjust: Int?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Hijri date adjustment, -2…+2.", valueName: "days")) var adjust: Int?
     @Option(name: .customLong("display-theme"), help: ArgumentHelp("Display theme id.", valueName: "id")) var displayTheme: String?
     @Option(help: ArgumentHelp("true or false.", valueName: "bool")) var enabled: Bool?
 

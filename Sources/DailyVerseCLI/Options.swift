@@ -30,6 +30,7 @@ public struct GlobalOptions: ParsableArguments {
     static let defaultConfigPath = "/etc/dailyverse/config.toml"
     static let configKeys: Set<String> = [
         "database", "data", "sink", "grace", "emit_ahead", "apns_topic", "log_level", "listen", "guest_retention", "outbox_retention",
+        "idle_timeout", "throttle_sign_in", "throttle_guests", "throttle_accounts",
     ]
 
     /// The configuration file, if one is named or the default exists. Flags override the environment, which
@@ -74,15 +75,31 @@ public struct GlobalOptions: ParsableArguments {
 
     /// How long a guest may be inactive before it is purged with its data.
     func guestRetention(flag: String?) throws -> TimeInterval {
-        try EmitOptions.duration(try setting(flag: flag, environment: "DAILYVERSE_GUEST_RETENTION", key: "guest_retention") ?? "30d")
+        let text = try setting(flag: flag, environment: "DAILYVERSE_GUEST_RETENTION", key: "guest_retention") ?? "30d"
+        return try EmitOptions.duration(text, setting: "guest retention", range: EmitOptions.Bounds.retention)
     }
 
     /// How long settled outbox rows (delivered, failed, missed) are kept.
     func outboxRetention(flag: String?) throws -> TimeInterval {
         let text = try setting(flag: flag, environment: "DAILYVERSE_OUTBOX_RETENTION", key: "outbox_retention") ?? "30d"
-        let retention = try EmitOptions.duration(text)
-        guard retention >= 86_400 else { throw CLIError("invalid outbox retention '\(text)': keep settled rows at least 1d") }
-        return retention
+        return try EmitOptions.duration(text, setting: "outbox retention", range: EmitOptions.Bounds.retention)
+    }
+
+    /// The API's throttles: `COUNT/DURATION` each (`5/15m`), from the environment or the configuration file.
+    func throttles() throws -> Throttles {
+        func throttle(_ key: String, _ fallback: String) throws -> Throttle {
+            let name = "DAILYVERSE_" + key.uppercased()
+            let text = try setting(flag: nil, environment: name, key: key) ?? fallback
+            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2, (1...7).contains(parts[0].count), parts[0].allSatisfy({ $0.isASCII && $0.isNumber }),
+                let limit = Int(parts[0]), (1...1_000_000).contains(limit)
+            else { throw CLIError("invalid \(key) '\(text)': expected COUNT/DURATION such as \(fallback), COUNT from 1 to 1000000") }
+            let window = try EmitOptions.duration(String(parts[1]), setting: "\(key) window", range: 1...86_400)
+            return Throttle(limit: limit, window: window)
+        }
+        return Throttles(
+            signIn: try throttle("throttle_sign_in", "5/15m"), guests: try throttle("throttle_guests", "10/1h"),
+            accounts: try throttle("throttle_accounts", "5/1h"))
     }
 
     /// The pinned clock, or the wall clock.
@@ -117,7 +134,9 @@ public struct GlobalOptions: ParsableArguments {
 
     /// Opens the database, creating, migrating and seeding it on first use.
     func openDatabase(pool: Bool = false) throws -> AppDatabase {
-        let database = try AppDatabase.open(path: databasePath(), pool: pool)
+        // Folders are created for the default location only: an explicit path into a missing folder is a typo.
+        let explicit = try setting(flag: db, environment: "DAILYVERSE_DB", key: "database")
+        let database = try AppDatabase.open(path: explicit ?? AppDatabase.defaultPath(environment: environment), pool: pool, createFolder: explicit == nil)
         do {
             try database.seedIfNeeded(from: try dataDirectory())
         } catch let error as StoreError {
@@ -133,7 +152,8 @@ struct CalendarOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("umm-al-qura (default), tabular or sighted.", valueName: "name"))
     var calendar: String = CalendarKind.ummAlQura.rawValue
 
-    @Option(name: .long, help: ArgumentHelp("Shift the Hijri date by -2…+2 days.", valueName: "days"))
+    /// `.unconditional`: the value may start with a dash, so `--adjust -1` reads as users type it.
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Shift the Hijri date by -2…+2 days.", valueName: "days"))
     var adjust: Int = 0
 
     func kind() throws -> CalendarKind { try CalendarKind(parsing: calendar) }
@@ -152,8 +172,8 @@ func parseInstant(_ text: String, option: String) throws -> Date {
     let plain = ISO8601DateFormatter()
     let fractional = ISO8601DateFormatter()
     fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    guard let date = plain.date(from: text) ?? fractional.date(from: text) else {
-        throw CLIError("invalid \(option) '\(text)': expected an ISO 8601 instant such as 2025-03-01T06:00:00Z")
+    guard let date = plain.date(from: text) ?? fractional.date(from: text), date.isInSupportedRange else {
+        throw CLIError("invalid \(option) '\(text)': expected an ISO 8601 instant such as 2025-03-01T06:00:00Z (years 0001-9999)")
     }
     return date
 }

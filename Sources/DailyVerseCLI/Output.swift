@@ -7,6 +7,7 @@ import GRDB
 import Notifications
 import HijriCalendar
 import VerseCalendar
+import VerseOfTheDay
 
 /// Runs a command body; any error becomes one line on stderr and exit status 1, never a trace.
 @discardableResult
@@ -77,10 +78,12 @@ func wrap(_ text: String, width: Int = 78, indent: String = "  ") -> String {
 }
 
 /// The verse and its layers as readable text.
-func verseText(_ content: VerseContent, arabic: String, translation: String) -> String {
+func verseText(_ content: VerseContent, verse: VerseJSON) -> String {
     var out = "\(content.surah.transliteration) (\(content.surah.arabic)) \(content.range.key)\n\n"
-    out += "  \(arabic)\n\n"
-    out += wrap(translation) + "\n"
+    // The basmala opening the sura is its heading, above aya 1.
+    if let basmala = verse.basmala { out += "  \(basmala)\n" }
+    out += "  \(verse.arabic)\n\n"
+    out += wrap(verse.translation.text) + "\n"
     out += "  — \(content.translationName)\n"
     for layer in content.layers {
         out += "\n\(layer.layer.icon) \(layer.layer.title)\n"

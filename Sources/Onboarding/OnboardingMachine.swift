@@ -125,9 +125,12 @@ public struct OnboardingMachine: Sendable {
         }
         guard !state.isCompleted else { throw refuse("onboarding is already completed; reset to start again") }
 
+        // Reaching a screen is recorded however the user got there (advance, back, skip, auto-advance), so that the
+        // funnel counts it even when the app sends no view.
         func move(to target: Int) {
             next.currentScreen = flow.screens[target].id
             next.viewedAt = nil
+            record("onboarding_screen_reached", screen: flow.screens[target].id)
         }
         func require(_ action: String) throws(OnboardingError) {
             guard screen.allows.contains(action) else {

@@ -10,6 +10,8 @@ public struct VerseJSON: Encodable, Sendable {
     public let ayahEnd: Int
     public let surahName: String
     public let arabic: String
+    /// The basmala that opens the sura, shown as a heading above aya 1 (every sura but 1 and 9); null otherwise.
+    public let basmala: String?
     public let translation: TranslationJSON
 
     public struct TranslationJSON: Encodable, Sendable {
@@ -18,7 +20,19 @@ public struct VerseJSON: Encodable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case key, surah, ayah, ayahEnd = "ayah_end", surahName = "surah_name", arabic, translation
+        case key, surah, ayah, ayahEnd = "ayah_end", surahName = "surah_name", arabic, basmala, translation
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(key, forKey: .key)
+        try container.encode(surah, forKey: .surah)
+        try container.encode(ayah, forKey: .ayah)
+        try container.encode(ayahEnd, forKey: .ayahEnd)
+        try container.encode(surahName, forKey: .surahName)
+        try container.encode(arabic, forKey: .arabic)
+        try container.encode(basmala, forKey: .basmala)
+        try container.encode(translation, forKey: .translation)
     }
 
     init(_ content: VerseContent) {
@@ -28,6 +42,7 @@ public struct VerseJSON: Encodable, Sendable {
         ayahEnd = content.range.end
         surahName = content.surah.transliteration
         arabic = VerseFormatting.arabic(content.arabic, surah: content.range.surah, passage: content.range.isPassage)
+        basmala = content.arabic.ayat.first.flatMap { VerseFormatting.basmala($0.text, surah: content.range.surah, ayah: $0.number) }
         translation = TranslationJSON(
             id: content.translation.edition,
             text: VerseFormatting.translation(content.translation, passage: content.range.isPassage))
@@ -153,10 +168,20 @@ public enum VerseFormatting {
     /// Tanzil writes the basmala at the start of aya 1 of every sura but 1 and 9; it is a heading, not part
     /// of that aya (Pickthall does not translate it there), so it is left out when an aya is shown.
     public static func withoutBasmala(_ text: String, surah: Int, ayah: Int) -> String {
-        guard ayah == 1, surah != 1, surah != 9 else { return text }
+        split(text, surah: surah, ayah: ayah)?.rest ?? text
+    }
+
+    /// The basmala at the start of aya 1 (every sura but 1 and 9), to show as the passage's heading; nil elsewhere.
+    public static func basmala(_ text: String, surah: Int, ayah: Int) -> String? {
+        split(text, surah: surah, ayah: ayah)?.basmala
+    }
+
+    /// Its four words, and the aya after them.
+    static func split(_ text: String, surah: Int, ayah: Int) -> (basmala: String, rest: String)? {
+        guard ayah == 1, surah != 1, surah != 9 else { return nil }
         let words = text.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: false)
-        guard words.count == 5, words[0].unicodeScalars.first == "\u{0628}" else { return text }
-        return String(words[4])
+        guard words.count == 5, words[0].unicodeScalars.first == "\u{0628}" else { return nil }
+        return (words[0..<4].joined(separator: " "), String(words[4]))
     }
 
     /// A passage carries the end-of-aya sign with its number in Arabic-Indic digits after each aya.

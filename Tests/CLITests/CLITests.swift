@@ -13,7 +13,7 @@ struct CLI {
 
     /// One seeded database for the read-only tests, made by the first run of the binary.
     static let sharedDatabase: String = {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("dv-cli-\(UUID().uuidString)/shared.sqlite").path
+        let path = freshDatabase(named: "shared.sqlite")
         _ = run(["hijri", "2025-03-01", "--calendar", "sighted"], database: path)
         return path
     }()
@@ -62,8 +62,11 @@ struct CLI {
         return process
     }
 
-    static func freshDatabase() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("dv-cli-\(UUID().uuidString)/db.sqlite").path
+    /// A database path in a new folder (created: an explicit --db into a missing folder is refused).
+    static func freshDatabase(named name: String = "db.sqlite") -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-cli-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder.appendingPathComponent(name).path
     }
 }
 
@@ -83,8 +86,9 @@ struct CLI {
         let theme = try #require(json["theme"] as? [String: Any])
         #expect(Set(theme.keys) == ["id", "name", "relevance"])
         let verse = try #require(json["verse"] as? [String: Any])
-        #expect(Set(verse.keys) == ["key", "surah", "ayah", "ayah_end", "surah_name", "arabic", "translation"])
+        #expect(Set(verse.keys) == ["key", "surah", "ayah", "ayah_end", "surah_name", "arabic", "basmala", "translation"])
         #expect(verse["key"] as? String == "44:4")
+        #expect(verse["basmala"] is NSNull, "44:4 does not open its sura")
         #expect(Set((verse["translation"] as? [String: Any] ?? [:]).keys) == ["id", "text"])
         let layers = try #require(json["layers"] as? [[String: Any]])
         #expect(layers.map { $0["id"] as? String } == ["foundation", "classical_shia", "contemporary", "ahlul_bayt", "comparative"])

@@ -6,6 +6,7 @@ import Testing
     @Test func theFunnelCountsUsersPerScreen() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-funnel-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let path = folder.appendingPathComponent("funnel.sqlite").path
         #expect(CLI.run(["today", "--date", "2025-03-01"], database: path).status == 0)
         // Three users on 1 March: one goes through every screen and completes, one skips from `mission` and
@@ -54,6 +55,7 @@ import Testing
     @Test func guestsArePurgedAfterTheRetention() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-purge-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let path = folder.appendingPathComponent("purge.sqlite").path
         #expect(CLI.run(["today", "--date", "2025-03-01"], database: path).status == 0)
         let queue = try DatabaseQueue(path: path)
