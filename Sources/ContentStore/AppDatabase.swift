@@ -13,7 +13,7 @@ public final class AppDatabase: Sendable {
 
     public init(_ writer: any DatabaseWriter) throws {
         self.writer = writer
-        try Self.migrate(writer, path: ":memory:")
+        try Self.migrate(writer, path: writer.path)
         checkpointer = nil
     }
 
@@ -26,17 +26,22 @@ public final class AppDatabase: Sendable {
     /// Migrates, after refusing a database that a newer version wrote (a migration this binary does not know):
     /// using it could lose what the newer schema keeps. Nothing is read or written before the check.
     static func migrate(_ writer: any DatabaseWriter, path: String) throws {
-        let migrator = Self.migrator
-        let unknown = try writer.read { db -> [String] in
+        try refuseNewer(writer, path: path)
+        try migrator.migrate(writer)
+    }
+
+    /// Throws naming the migrations this binary does not know, if any.
+    static func refuseNewer(_ reader: any DatabaseReader, path: String) throws {
+        let known = migrator.migrations
+        let unknown = try reader.read { db -> [String] in
             guard try db.tableExists("grdb_migrations") else { return [] }
             let applied = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations")
-            return Set(applied).subtracting(migrator.migrations).sorted()
+            return Set(applied).subtracting(known).sorted()
         }
         guard unknown.isEmpty else {
             throw StoreError.cannotOpen(
                 path: path, reason: "it was written by a newer version of dailyverse (unknown migrations: \(unknown.joined(separator: ", "))); upgrade dailyverse")
         }
-        try migrator.migrate(writer)
     }
 
     /// Waits until the log checkpoints asked for so far have run (a benchmark counts them in the work it measures).
@@ -84,6 +89,22 @@ public final class AppDatabase: Sendable {
         guard access(folder.path, W_OK | X_OK) == 0 else {
             throw .cannotOpen(path: path, reason: "the folder '\(folder.path)' is not writable by this user")
         }
+        // A newer version's database is refused before a pool is opened on it (opening a pool can write to the file).
+        if FileManager.default.fileExists(atPath: path) {
+            var readOnly = Configuration()
+            readOnly.readonly = true
+            do {
+                let queue = try DatabaseQueue(path: path, configuration: readOnly)
+                try Self.refuseNewer(queue, path: path)
+                try queue.close()
+            } catch let error as StoreError {
+                throw error
+            } catch let error as DatabaseError {
+                throw .cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
+            } catch {
+                throw .cannotOpen(path: path, reason: "\(error)")
+            }
+        }
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in
@@ -102,6 +123,8 @@ public final class AppDatabase: Sendable {
                 }
             }
             return try AppDatabase(queue)
+        } catch let error as StoreError {
+            throw error
         } catch let error as DatabaseError {
             throw .cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
         } catch {

@@ -169,10 +169,7 @@ struct CalendarOptions: ParsableArguments {
 }
 
 func parseInstant(_ text: String, option: String) throws -> Date {
-    let plain = ISO8601DateFormatter()
-    let fractional = ISO8601DateFormatter()
-    fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    guard let date = plain.date(from: text) ?? fractional.date(from: text), date.isInSupportedRange else {
+    guard let date = Date(iso8601: text), date.isInSupportedRange else {
         throw CLIError("invalid \(option) '\(text)': expected an ISO 8601 instant such as 2025-03-01T06:00:00Z (years 0001-9999)")
     }
     return date

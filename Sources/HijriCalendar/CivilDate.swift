@@ -172,6 +172,48 @@ extension Date {
         return Int(min(max(value, -0x1p50), 0x1p50).rounded(.down))
     }
 
+    /// Parses an ISO 8601 instant, `YYYY-MM-DDTHH:MM:SS` with an optional fraction and `Z` or `±HH:MM`, on the
+    /// proleptic Gregorian calendar (Foundation's formatters switch to the Julian calendar before 1582). Nil for
+    /// anything else, a day the month lacks included.
+    public init?(iso8601 text: String) {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 20, bytes.count <= 40, bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: "t") else { return nil }
+        guard let date = try? CivilDate(parsing: String(decoding: bytes[0..<10], as: UTF8.self)) else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            guard range.upperBound <= bytes.count, bytes[range].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+            return bytes[range].reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        }
+        guard bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), let hour = number(11..<13), let minute = number(14..<16),
+            let second = number(17..<19), hour <= 23, minute <= 59, second <= 59
+        else { return nil }
+        var index = 19
+        var fraction = 0.0
+        if bytes[index] == UInt8(ascii: ".") {
+            var scale = 0.1
+            index += 1
+            let start = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+                fraction += Double(bytes[index] - UInt8(ascii: "0")) * scale
+                scale /= 10
+                index += 1
+            }
+            guard index > start else { return nil }
+        }
+        guard index < bytes.count else { return nil }
+        var offset = 0
+        if bytes[index] == UInt8(ascii: "Z") || bytes[index] == UInt8(ascii: "z") {
+            guard index + 1 == bytes.count else { return nil }
+        } else {
+            guard bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-"), index + 6 == bytes.count,
+                bytes[index + 3] == UInt8(ascii: ":"), let hours = number((index + 1)..<(index + 3)), let minutes = number((index + 4)..<(index + 6)),
+                hours <= 23, minutes <= 59
+            else { return nil }
+            offset = (hours * 3600 + minutes * 60) * (bytes[index] == UInt8(ascii: "-") ? -1 : 1)
+        }
+        let seconds = date.dayNumber * 86_400 + hour * 3600 + minute * 60 + second - offset
+        self.init(timeIntervalSince1970: Double(seconds) + fraction)
+    }
+
     /// Whether this instant lies in the supported years (0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z).
     public var isInSupportedRange: Bool { CivilDate.secondsRange.contains(timeIntervalSince1970) }
 
