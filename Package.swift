@@ -111,7 +111,8 @@ let package = Package(
             name: "HTTPAPITests",
             dependencies: [
                 "HTTPAPI", "ContentStore", "VerseOfTheDay", "Accounts", "Onboarding", .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Yams", package: "Yams"),
+                .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "CLITests", dependencies: ["dailyverse", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
     ]

@@ -119,7 +119,7 @@ public struct SchedulerService: Service {
     /// Sleeps `seconds` (clamped to 0…1 day, so no value can overflow the nanoseconds), ended early by a graceful
     /// shutdown or a cancellation, both of which throw `CancellationError`.
     static func sleep(seconds: TimeInterval) async throws {
-        let clamped = seconds.isFinite ? min(max(seconds, 0), 86_400) : 0
+        let clamped = seconds.isNaN ? 0 : min(max(seconds, 0), 86_400)
         try await cancelWhenGracefulShutdown { try await Task.sleep(nanoseconds: UInt64(clamped * 1e9)) }
     }
 

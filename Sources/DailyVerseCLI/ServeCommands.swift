@@ -140,8 +140,10 @@ struct Serve: AsyncParsableCommand {
     var outboxRetention: String?
 
     func run() async throws {
+        // Checked whatever the mode, so that a typo in the configuration is found by a test run (--once) too.
+        let (level, idle) = try reportingErrors { (try checkedLogLevel(), try checkedIdleTimeout()) }
         if once { return try runOnce() }
-        let (group, lock) = try reportingErrors { try makeServiceGroup() }
+        let (group, lock) = try reportingErrors { try makeServiceGroup(level: level, idleTimeout: idle) }
         defer { withExtendedLifetime(lock) {} }
         do { try await group.run() } catch {
             FileHandle.standardError.write(Data("dailyverse: \(error)\n".utf8))
@@ -149,10 +151,21 @@ struct Serve: AsyncParsableCommand {
         }
     }
 
+    func checkedLogLevel() throws -> Logger.Level {
+        let name = try global.setting(flag: logLevel, environment: "DAILYVERSE_LOG_LEVEL", key: "log_level") ?? "info"
+        guard let level = Logger.Level(rawValue: name) else {
+            throw CLIError("invalid log level '\(name)': expected trace, debug, info, notice, warning or error")
+        }
+        return level
+    }
+
+    func checkedIdleTimeout() throws -> TimeInterval {
+        let text = try global.setting(flag: idleTimeout, environment: "DAILYVERSE_IDLE_TIMEOUT", key: "idle_timeout") ?? "30s"
+        return try EmitOptions.duration(text, setting: "idle timeout", range: 1...3600)
+    }
+
     /// The daemon, and the lock that makes it the database's only scheduler (held while the group runs).
-    func makeServiceGroup() throws -> (ServiceGroup, SchedulerLock) {
-        let levelName = try global.setting(flag: logLevel, environment: "DAILYVERSE_LOG_LEVEL", key: "log_level") ?? "info"
-        guard let level = Logger.Level(rawValue: levelName) else { throw CLIError("invalid log level '\(levelName)'") }
+    func makeServiceGroup(level: Logger.Level, idleTimeout idle: TimeInterval) throws -> (ServiceGroup, SchedulerLock) {
         let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: level) }
         let database = try global.openDatabase(pool: true)
         let lock = try SchedulerLock.acquire(database: try global.databasePath())
@@ -183,8 +196,6 @@ struct Serve: AsyncParsableCommand {
         let readiness = Readiness(notifier: notifier, waitsForAPI: address != "none")
         if address != "none" {
             let (host, port) = try Self.hostAndPort(address)
-            let idleText = try global.setting(flag: idleTimeout, environment: "DAILYVERSE_IDLE_TIMEOUT", key: "idle_timeout") ?? "30s"
-            let idle = try EmitOptions.duration(idleText, setting: "idle timeout", range: 1...3600)
             let environment = try APIEnvironment(
                 service: DailyVerseService(database: database), clock: clock, onboarding: try global.onboardingMachine(database),
                 copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(), throttles: try global.throttles(),

@@ -17,6 +17,9 @@ final class RouteTable: @unchecked Sendable {
         lock.withLock { routes = parsed }
     }
 
+    /// `{id}` (as Hummingbird describes a capture) or `:id` (as routes are written).
+    static func isCapture(_ segment: String) -> Bool { segment.hasPrefix("{") || segment.hasPrefix(":") }
+
     /// The methods some route answers at `path` (HEAD wherever GET is), sorted; empty when no route has this path.
     func methods(at path: String) -> [String] {
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
@@ -24,7 +27,7 @@ final class RouteTable: @unchecked Sendable {
             Set(
                 routes.filter { route in
                     route.segments.count == segments.count
-                        && zip(route.segments, segments).allSatisfy { pattern, segment in pattern.hasPrefix(":") || pattern == segment }
+                        && zip(route.segments, segments).allSatisfy { pattern, segment in Self.isCapture(pattern) || pattern == segment }
                 }.map(\.method))
         }
         if methods.contains("GET") { methods.insert("HEAD") }
