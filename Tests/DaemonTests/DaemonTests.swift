@@ -131,3 +131,87 @@ import Testing
         #expect(messages == ["READY=1\nSTATUS=scheduling", "WATCHDOG=1", "STOPPING=1"])
     }
 }
+
+/// A service that fails: as the HTTP API does when its address is taken.
+struct FailingService: Service {
+    struct Failure: Error {}
+    func run() async throws { throw Failure() }
+}
+
+@Suite struct CancellationTests {
+    static let dataDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("data")
+
+    /// When one service fails, the group cancels the others: each must return (no busy loop on a cancelled sleep),
+    /// and the group's run throws the failure. The watchdog runs its loop here (WATCHDOG_USEC set).
+    @Test func whenAServiceFailsEveryOtherServiceReturns() async throws {
+        let database = try AppDatabase.inMemory()
+        try database.seed(try BundledContent(directory: Self.dataDirectory))
+        let now = ISO8601DateFormatter().date(from: "2025-03-01T08:05:00Z")!
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let maintenance = MaintenanceService(name: "purge", interval: 3600, clock: { now }, logger: logger) { _ in nil }
+        let group = DaemonBuilder.serviceGroup(
+            database: database, emitter: Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t"))),
+            deliverer: Deliverer(database: database, sink: StdoutSink()), clock: { now }, logger: logger,
+            notifier: SystemdNotifier(environment: ["WATCHDOG_USEC": "2000000"]), services: [maintenance, FailingService()])
+        let started = Date()
+        await #expect(throws: FailingService.Failure.self) { try await group.run() }
+        // Every service returned: run() came back, long before the maintenance's hour-long sleep would have ended
+        // (under a busy loop it would never come back). Generous, for a loaded machine.
+        #expect(Date().timeIntervalSince(started) < 600)
+    }
+
+    /// The scheduler returns on cancellation too (not only on graceful shutdown), with the pass it was in finished.
+    @Test func theSchedulerReturnsWhenItsTaskIsCancelled() async throws {
+        let database = try AppDatabase.inMemory()
+        try database.seed(try BundledContent(directory: Self.dataDirectory))
+        let now = ISO8601DateFormatter().date(from: "2025-03-01T08:05:00Z")!
+        let readiness = Readiness(notifier: SystemdNotifier(environment: [:]), waitsForAPI: false)
+        let scheduler = SchedulerService(
+            database: database, emitter: Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t"))),
+            deliverer: Deliverer(database: database, sink: StdoutSink()), clock: { now }, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+            notifier: SystemdNotifier(environment: [:]), heartbeat: Heartbeat(), maximumSleep: 3600, readiness: readiness)
+        // (The clock is pinned and no device is due: the scheduler sleeps its maximum, an hour.)
+        let task = Task { try await scheduler.run() }
+        // Wait (bounded) for its first pass, then cancel while it sleeps.
+        for _ in 0..<1000 where !readiness.isReady { try await Task.sleep(nanoseconds: 5_000_000) }
+        #expect(readiness.isReady)
+        let started = Date()
+        task.cancel()
+        try await task.value
+        #expect(Date().timeIntervalSince(started) < 600, "long before its hour-long sleep would have ended")
+    }
+
+    @Test func readyIsSentOnceBothTheSchedulerAndTheAPIAreUp() {
+        let readiness = Readiness(notifier: SystemdNotifier(environment: [:]), waitsForAPI: true)
+        readiness.schedulerReady()
+        #expect(!readiness.isReady, "the API does not listen yet")
+        readiness.apiReady()
+        #expect(readiness.isReady)
+        let schedulerOnly = Readiness(notifier: SystemdNotifier(environment: [:]), waitsForAPI: false)
+        #expect(!schedulerOnly.isReady)
+        schedulerOnly.schedulerReady()
+        #expect(schedulerOnly.isReady)
+    }
+
+    @Test(arguments: [
+        ("60000000", 60.0), ("1", 0.000_001), ("0", nil), ("-5", nil), ("1e9", nil), ("9223372036854775807", nil), ("86400000001", nil),
+        ("", nil), ("abc", nil), ("99999999999999999999", nil),
+    ] as [(String, Double?)])
+    func theWatchdogIntervalFromTheEnvironmentIsRangeChecked(text: String, expected: Double?) {
+        #expect(SystemdNotifier(environment: ["WATCHDOG_USEC": text]).watchdogInterval == expected)
+    }
+
+    @Test func sleepsOfAnyLengthNeverTrap() async throws {
+        // Nothing to wait for: these return at once.
+        for seconds in [-1, .nan, -.infinity, 0, -1e300] as [TimeInterval] {
+            try await SchedulerService.sleep(seconds: seconds)
+        }
+        // Past a day (infinity included) it sleeps a day: cancelled, each ends with CancellationError at once.
+        for seconds in [.infinity, 1e300, 1e20, Double(Int.max)] as [TimeInterval] {
+            let task = Task { try await SchedulerService.sleep(seconds: seconds) }
+            task.cancel()
+            await #expect(throws: CancellationError.self) { try await task.value }
+        }
+    }
+}

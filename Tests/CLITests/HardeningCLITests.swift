@@ -1,0 +1,573 @@
+import Foundation
+import GRDB
+import Testing
+
+/// The CLI's hardening promises, checked on the built binary as an operator runs it:
+/// every error is one line and exit status 1 (the argument parser's too); signed options read as typed; integers and
+/// instants from outside never crash it; a database is refused, never damaged or silently created elsewhere; files it
+/// creates are owner-only; one scheduler per database; a listen failure ends `serve`.
+@Suite struct HardeningCLITests {
+    static let apns = String(repeating: "ab", count: 32)
+
+    // MARK: - 1. One line, exit status 1, the parser's errors included
+
+    /// Parser errors (bad values, unknown options, missing arguments) keep the contract: one line, status 1.
+    @Test(arguments: [
+        (["sighting", "remove", "1446", "abc"], "abc"),
+        (["devices", "update", "SOMEID", "--enabled", "maybe"], "maybe"),
+        (["calendar", "--hijri-year", "12x"], "12x"),
+        (["today", "--no-such-flag"], "--no-such-flag"),
+        (["frobnicate"], "frobnicate"),
+        (["sighting", "set", "1446"], "<month>"),
+    ] as [([String], String)])
+    func parserErrorsAreOneLine(arguments: [String], value: String) throws {
+        // The parser fails before any database is opened: the shared one is never touched.
+        Harness.expectOneLineError(try Harness.run(arguments), naming: value)
+    }
+
+    /// `--help` is not an error: usage on stdout, nothing on stderr, exit 0.
+    @Test(arguments: [["--help"], ["-h"], ["sighting", "remove", "--help"], ["serve", "--help"]])
+    func helpStillExitsZero(arguments: [String]) throws {
+        let outcome = try Harness.run(arguments)
+        #expect(outcome.reason == .exit && outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("USAGE:"))
+        #expect(outcome.stderr.isEmpty)
+    }
+
+    // MARK: - 2. Signed options as users type them
+
+    /// `--adjust -1` and `--adjust=-1` are the same option, and -1 shows the Hijri date of the day before.
+    @Test func negativeAdjustmentReadsAsTyped() throws {
+        let spaced = CLI.run(["hijri", "2025-03-01", "--adjust", "-1", "--json"])
+        let joined = CLI.run(["hijri", "2025-03-01", "--adjust=-1", "--json"])
+        #expect(spaced.status == 0, "\(spaced.stderr)")
+        #expect(joined.status == 0, "\(joined.stderr)")
+        #expect(!spaced.stdout.isEmpty && spaced.stdout == joined.stdout)
+        let unadjusted = Harness.ymd(CLI.run(["hijri", "2025-03-01", "--adjust", "0", "--json"]).json)
+        let adjusted = Harness.ymd(spaced.json)
+        let dayBefore = Harness.ymd(CLI.run(["hijri", "2025-02-28", "--json"]).json)
+        // 2025-03-01 is 1 Ramadan 1446; one day back is 29 Sha'ban (Sha'ban 1446 has 29 days).
+        #expect(unadjusted == [1446, 9, 1])
+        #expect(adjusted == [1446, 8, 29])
+        #expect(adjusted == dayBefore)
+        #expect(CLI.run(["hijri", "2025-03-01", "--adjust", "-1"]).stdout.contains("29 Sha'ban 1446"))
+        // `today` takes it too, and reports the adjustment it used.
+        let today = CLI.run(["today", "--date", "2025-03-01", "--adjust", "-1", "--json"])
+        #expect(today.status == 0, "\(today.stderr)")
+        let hijri = today.json["hijri"] as? [String: Any] ?? [:]
+        #expect(hijri["adjustment"] as? Int == -1)
+        #expect(hijri["day"] as? Int == 29)
+    }
+
+    /// A negative value out of range is refused naming it, in both spellings.
+    @Test(arguments: [["--adjust", "-3"], ["--adjust=-3"]])
+    func negativeAdjustmentOutOfRange(option: [String]) throws {
+        let outcome = try Harness.run(["hijri", "2025-03-01"] + option)
+        Harness.expectOneLineError(outcome, naming: "-3")
+    }
+
+    /// `devices add --adjust -1` stores -1; `devices update --adjust -2` changes it.
+    @Test func deviceAdjustmentReadsAsTyped() throws {
+        let db = Harness.scratchDatabase()
+        defer { Harness.remove(db) }
+        let added = CLI.run(["devices", "add", "--platform", "apns", "--token", Self.apns, "--tz", "UTC", "--adjust", "-1"], database: db)
+        #expect(added.status == 0, "\(added.stderr)")
+        let id = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(UUID(uuidString: id) != nil)
+        let list = CLI.run(["devices", "list", "--json"], database: db)
+        let devices = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
+        #expect(devices.count == 1)
+        #expect(devices.first?["adjustment"] as? Int == -1)
+        let updated = CLI.run(["devices", "update", id, "--adjust", "-2", "--json"], database: db)
+        #expect(updated.status == 0, "\(updated.stderr)")
+        #expect(updated.json["adjustment"] as? Int == -2)
+    }
+
+    // MARK: - 3. Integers and instants from outside never crash
+
+    /// Each is refused with status exactly 1 (a trap would end in a signal) and one line naming the value.
+    static let hostileValues: [([String], String)] = [
+        // Hijri years at Int's bounds, and past them (the parser's error).
+        (["calendar", "--hijri-year", "9223372036854775807"], "9223372036854775807"),
+        (["calendar", "--hijri-year=-9223372036854775808"], "-9223372036854775808"),
+        (["calendar", "--hijri-year", "9223372036854775807", "--calendar", "tabular"], "9223372036854775807"),
+        (["calendar", "--hijri-year=-9223372036854775808", "--calendar", "tabular"], "-9223372036854775808"),
+        (["calendar", "--hijri-year", "99999999999999999999"], "99999999999999999999"),
+        // Hijri dates past each calendar: Umm al-Qura ends with 1600 AH, the tabular calendar on 2 Rabi al-Thani
+        // 9666 AH (9999-12-31).
+        (["gregorian", "9999-12-30"], "9999-12"),
+        (["gregorian", "9999-12-30", "--calendar", "tabular"], "9999-12"),
+        (["gregorian", "9666-04-03", "--calendar", "tabular"], "9666-04-03"),
+        (["gregorian", "9666-04-02", "--calendar", "tabular", "--adjust=-1"], "9666-04-02"),
+        // Published starts and their removal.
+        (["sighting", "set", "9223372036854775807", "1", "2025-03-01"], "9223372036854775807"),
+        (["sighting", "set", "1446", "13", "2025-03-01"], "13"),
+        (["sighting", "remove", "--", "-9223372036854775808", "1"], "-9223372036854775808"),
+        (["sighting", "remove", "1446", "9223372036854775807"], "9223372036854775807"),
+        // Gregorian years outside 0001-9999.
+        (["today", "--date", "0000-01-01"], "0000-01-01"),
+        (["today", "--date", "10000-01-01"], "10000-01-01"),
+        // Adjustments at Int's bounds.
+        (["hijri", "2025-03-01", "--adjust", "9223372036854775807"], "9223372036854775807"),
+        (["hijri", "2025-03-01", "--adjust=-9223372036854775808"], "-9223372036854775808"),
+        (["today", "--date", "2025-03-01", "--adjust=-9223372036854775808"], "-9223372036854775808"),
+        (["devices", "add", "--platform", "apns", "--token", apns, "--tz", "UTC", "--adjust", "9223372036854775807"], "9223372036854775807"),
+        // Durations: no exponent, no infinity, no sign, and within each setting's bounds.
+        (["serve", "--once", "--grace", "1e308d"], "1e308d"),
+        (["serve", "--once", "--grace", "inf"], "inf"),
+        (["serve", "--once", "--grace=-1h"], "-1h"),
+        (["serve", "--once", "--grace", "25h"], "25h"),
+        (["serve", "--once", "--grace", "999999999999d"], "999999999999d"),
+        (["serve", "--once", "--emit-ahead", "2h"], "2h"),
+        (["guests", "purge", "--retention", "0d"], "0d"),
+        (["outbox", "prune", "--retention", "99999999999d"], "99999999999d"),
+        // Listen addresses (the daemon checks them before it starts anything).
+        (["serve", "--listen", "127.0.0.1:65536"], "127.0.0.1:65536"),
+        (["serve", "--listen", "127.0.0.1:-1"], "127.0.0.1:-1"),
+        (["serve", "--listen", "127.0.0.1:99999999999999999999"], "127.0.0.1:99999999999999999999"),
+        // Instants past year 9999.
+        (["today", "--now", "99999-01-01T00:00:00Z"], "99999-01-01T00:00:00Z"),
+        (["today", "--at", "99999-01-01T00:00:00Z"], "99999-01-01T00:00:00Z"),
+        (["serve", "--once", "--now", "99999-01-01T00:00:00Z"], "99999-01-01T00:00:00Z"),
+    ]
+
+    @Test(arguments: HardeningCLITests.hostileValues)
+    func hostileValueIsOneLineNotACrash(arguments: [String], value: String) throws {
+        let db = Harness.scratchDatabase()
+        defer { Harness.remove(db) }
+        let outcome = try Harness.run(arguments, database: db)
+        Harness.expectOneLineError(outcome, naming: value)
+    }
+
+    /// The last day of each calendar converts; the day after is refused (above, `gregorian 9666-04-03`).
+    @Test func tabularCalendarEdges() {
+        let last = CLI.run(["gregorian", "9666-04-02", "--calendar", "tabular", "--json"])
+        #expect(last.status == 0, "\(last.stderr)")
+        #expect(last.json["gregorian"] as? String == "9999-12-31")
+        let first = CLI.run(["gregorian", "0001-01-01", "--calendar", "tabular", "--json"])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.json["gregorian"] as? String == "0622-07-19")
+    }
+
+    /// Instants at the ends of the supported years: a result or one line of error, never a signal.
+    @Test(arguments: [
+        ["today", "--now", "9999-12-31T23:59:59Z", "--tz", "Pacific/Kiritimati"],
+        ["today", "--now", "0001-01-03T00:00:00Z", "--tz", "Etc/GMT+12"],
+        ["calendar", "--now", "9999-12-31T23:59:59Z"],
+        ["calendar", "--now", "9999-12-31T23:59:59Z", "--calendar", "tabular"],
+        ["outbox", "prune", "--now", "0001-01-03T00:00:00Z", "--retention", "3650d"],
+        ["guests", "purge", "--now", "0001-01-03T00:00:00Z", "--retention", "3650d"],
+        ["onboarding", "funnel", "--from", "0001-01-01", "--to", "9999-12-31"],
+        ["status", "--now", "9999-12-31T23:59:59Z"],
+    ])
+    func extremeInstantsNeverCrash(arguments: [String]) throws {
+        let db = Harness.scratchDatabase()
+        defer { Harness.remove(db) }
+        Harness.expectNoCrash(try Harness.run(arguments, database: db))
+    }
+
+    /// Devices whose local date is outside 0001-9999 at the pinned instant: the pass ends, by status 0 or 1.
+    @Test func schedulerAtTheEndsOfTimeNeverCrashes() throws {
+        let db = Harness.scratchDatabase()
+        defer { Harness.remove(db) }
+        let late = ["devices", "add", "--platform", "apns", "--token", Self.apns, "--tz", "Pacific/Kiritimati", "--time", "00:00"]
+        #expect(CLI.run(late + ["--now", "9999-12-30T00:00:00Z"], database: db).status == 0)
+        let early = ["devices", "add", "--platform", "apns", "--token", String(repeating: "cd", count: 32), "--tz", "Etc/GMT+12", "--time", "23:59"]
+        #expect(CLI.run(early + ["--now", "0001-01-03T00:00:00Z"], database: db).status == 0)
+        for now in ["9999-12-31T23:59:59Z", "0001-01-03T00:00:00Z"] {
+            Harness.expectNoCrash(try Harness.run(["serve", "--once", "--now", now, "--grace", "1d", "--sink", "stdout"], database: db))
+        }
+    }
+
+    // MARK: - 4. An adjusted date out of range names the adjusted date
+
+    /// 1882-11-12 is 1 Muharram 1300, the first day of the Umm al-Qura table; 2174-11-25 is its last.
+    @Test func adjustedDateOutOfRangeIsNamed() throws {
+        let first = CLI.run(["hijri", "1882-11-12", "--json"])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(Harness.ymd(first.json) == [1300, 1, 1])
+        for option in [["--adjust=-1"], ["--adjust", "-1"]] {
+            let outcome = try Harness.run(["hijri", "1882-11-12"] + option)
+            Harness.expectOneLineError(outcome, naming: "1882-11-11")
+            #expect(outcome.stderr.contains("adjusted by -1"), "\(outcome.stderr)")
+        }
+        let last = CLI.run(["hijri", "2174-11-25", "--json"])
+        #expect(last.status == 0, "\(last.stderr)")
+        #expect(Harness.ymd(last.json) == [1600, 12, 30])
+        let after = try Harness.run(["hijri", "2174-11-25", "--adjust", "1"])
+        Harness.expectOneLineError(after, naming: "2174-11-26")
+        #expect(after.stderr.contains("adjusted by +1"), "\(after.stderr)")
+    }
+
+    // MARK: - 5. The log level is checked by --once too
+
+    /// A bad log level from the flag, the environment or the configuration file fails a single pass.
+    @Test func badLogLevelFailsOnce() throws {
+        let db = Harness.scratchDatabase()
+        defer { Harness.remove(db) }
+        Harness.expectOneLineError(try Harness.run(["serve", "--log-level", "loud", "--once"], database: db), naming: "loud")
+        Harness.expectOneLineError(try Harness.run(["serve", "--once"], database: db, environment: ["DAILYVERSE_LOG_LEVEL": "loud"]), naming: "loud")
+        let config = Harness.folder(of: db).appendingPathComponent("config.toml").path
+        try "log_level = \"loud\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        Harness.expectOneLineError(try Harness.run(["serve", "--once", "--config", config], database: db), naming: "loud")
+        // A valid level passes.
+        let fine = CLI.run(["serve", "--once", "--log-level", "debug", "--now", "2025-03-01T08:30:00Z"], database: db)
+        #expect(fine.status == 0, "\(fine.stderr)")
+    }
+
+    // MARK: - 6. Database safety
+
+    /// An explicit path (flag or DAILYVERSE_DB) into a missing folder is a typo: refused naming the folder, which
+    /// is not created.
+    @Test(arguments: [true, false])
+    func missingFolderIsRefusedNotCreated(asFlag: Bool) throws {
+        let top = FileManager.default.temporaryDirectory.appendingPathComponent("dv-missing-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: top) }
+        let path = top.appendingPathComponent("nested").appendingPathComponent("db.sqlite").path
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let outcome =
+            try asFlag
+            ? Harness.run(["today", "--db", path, "--date", "2025-03-01"])
+            : Harness.run(["today", "--date", "2025-03-01"], database: path)
+        Harness.expectOneLineError(outcome, naming: "'\(folder)'")
+        #expect(outcome.stderr.contains("does not exist"), "\(outcome.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: top.path), "the CLI created \(top.path)")
+    }
+
+    /// A database with a migration this binary does not know is refused by every command, naming the migration,
+    /// and its file is left byte for byte as it was.
+    @Test func newerVersionDatabaseIsRefusedAndLeftAlone() throws {
+        let db = Harness.scratchDatabase()
+        defer { Harness.remove(db) }
+        let folder = Harness.folder(of: db)
+        #expect(CLI.run(["today", "--date", "2025-03-01"], database: db).status == 0)
+        try Harness.markAsWrittenByNewerVersion(db)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: db))
+        let snapshot = try Harness.snapshot(db)
+        #expect(snapshot.migrations.contains("v99-future"))
+        let commands: [[String]] = [
+            ["today", "--date", "2025-03-01"],
+            ["status"],
+            ["hijri", "2025-03-01", "--calendar", "sighted"],
+            ["sighting", "set", "1446", "9", "2025-03-02"],
+            ["devices", "add", "--platform", "apns", "--token", Self.apns, "--tz", "UTC"],
+            ["outbox", "prune"],
+            ["guests", "purge"],
+            ["serve", "--once", "--sink", "jsonl:" + folder.appendingPathComponent("spool").path],
+        ]
+        for command in commands {
+            let outcome = try Harness.run(command, database: db)
+            Harness.expectOneLineError(outcome, naming: "v99-future")
+            #expect(outcome.stderr.contains(db), "\(command): \(outcome.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == bytes, "a refused command changed the database file")
+        // The daemon opens a pool. (GRDB's pool makes sure the log exists by creating and dropping a table before
+        // the version check can run, so the file's header may change here: what is checked is its content.)
+        let daemon = try Harness.run(["serve", "--listen", "none", "--sink", "jsonl:" + folder.appendingPathComponent("spool").path], database: db)
+        Harness.expectOneLineError(daemon, naming: "v99-future")
+        #expect(try Harness.snapshot(db) == snapshot, "a refused command changed the database's schema or rows")
+    }
+
+    /// The refusal names the file given, not an in-memory stand-in.
+    @Test func newerVersionErrorNamesOnlyTheFile() throws {
+        let db = Harness.scratchDatabase()
+        defer { Harness.remove(db) }
+        #expect(CLI.run(["today", "--date", "2025-03-01"], database: db).status == 0)
+        try Harness.markAsWrittenByNewerVersion(db)
+        let outcome = try Harness.run(["status"], database: db)
+        Harness.expectOneLineError(outcome, naming: "'\(db)'")
+        #expect(!outcome.stderr.contains(":memory:"), "\(outcome.stderr)")
+    }
+
+    /// What the CLI creates is its owner's only: the database, the scheduler lock, the spool and its lock, and the
+    /// default data folder. (The test process's own umask is usually 022, so a missing umask would show here.)
+    @Test func createdFilesAreOwnerOnly() throws {
+        let db = Harness.scratchDatabase()
+        defer { Harness.remove(db) }
+        let folder = Harness.folder(of: db)
+        #expect(CLI.run(["today", "--date", "2025-03-01"], database: db).status == 0)
+        #expect(Harness.permissions(db) == 0o600, "database mode \(Harness.octal(Harness.permissions(db)))")
+        // serve --once with the default sink: a spool folder beside the database.
+        let once = CLI.run(["serve", "--once", "--now", "2025-03-01T08:30:00Z"], database: db)
+        #expect(once.status == 0, "\(once.stderr)")
+        let spool = folder.appendingPathComponent("spool").path
+        let spoolMode = try #require(Harness.permissions(spool), "no spool folder at \(spool)")
+        #expect(spoolMode & 0o077 == 0, "spool folder mode \(Harness.octal(spoolMode))")
+        let spoolLock = try #require(Harness.permissions(spool + "/.lock"), "no spool lock")
+        #expect(spoolLock & 0o077 == 0, "spool lock mode \(Harness.octal(spoolLock))")
+        #expect(Harness.permissions(db + ".scheduler-lock") == 0o600, "scheduler lock mode \(Harness.octal(Harness.permissions(db + ".scheduler-lock")))")
+        // The default location (no explicit database): its folders are created, owner-only.
+        let xdg = folder.appendingPathComponent("xdg")
+        let fromDefault = CLI.run(["today", "--date", "2025-03-01"], database: "", environment: ["XDG_DATA_HOME": xdg.path])
+        #expect(fromDefault.status == 0, "\(fromDefault.stderr)")
+        let defaultFolder = xdg.appendingPathComponent("dailyverse")
+        let folderMode = try #require(Harness.permissions(defaultFolder.path), "no folder at \(defaultFolder.path)")
+        #expect(folderMode & 0o077 == 0, "data folder mode \(Harness.octal(folderMode))")
+        let defaultDatabase = defaultFolder.appendingPathComponent("dailyverse.sqlite").path
+        #expect(Harness.permissions(defaultDatabase) == 0o600, "database mode \(Harness.octal(Harness.permissions(defaultDatabase)))")
+    }
+
+    /// A database file or folder this user cannot write is refused up front, naming it.
+    /// Not as root: root passes `access(W_OK)` on a 0444 file and in a 0555 folder, so the refusal cannot be seen.
+    @Test(.disabled(if: getuid() == 0, "root may write read-only files: access(W_OK) succeeds"))
+    func readOnlyDatabaseIsRefusedNamingIt() throws {
+        let db = Harness.scratchDatabase()
+        defer { Harness.remove(db) }
+        let folder = Harness.folder(of: db)
+        #expect(CLI.run(["today", "--date", "2025-03-01"], database: db).status == 0)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: db))
+        // The file read-only.
+        let readOnlyFile = chmod(db, 0o444)
+        try #require(readOnlyFile == 0)
+        for command in [["today", "--date", "2025-03-01"], ["sighting", "set", "1446", "9", "2025-03-02"]] {
+            let outcome = try Harness.run(command, database: db)
+            Harness.expectOneLineError(outcome, naming: "'\(db)'")
+        }
+        let writableFile = chmod(db, 0o600)
+        try #require(writableFile == 0)
+        // The folder read-only (the log and shared-memory files live beside the database).
+        let readOnlyFolder = chmod(folder.path, 0o555)
+        try #require(readOnlyFolder == 0)
+        defer { _ = chmod(folder.path, 0o755) }
+        let outcome = try Harness.run(["today", "--date", "2025-03-01"], database: db)
+        Harness.expectOneLineError(outcome, naming: "'\(folder.path)'")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == bytes)
+    }
+
+    // MARK: - 7. One scheduler per database
+
+    /// While a daemon holds the database, `serve --once` and a second daemon are refused naming the database and
+    /// the holder; once the daemon stops on SIGTERM, `serve --once` runs.
+    @Test func oneSchedulerPerDatabase() throws {
+        let db = Harness.scratchDatabase()
+        defer { Harness.remove(db) }
+        let folder = Harness.folder(of: db)
+        let daemon = try CLI.start(["serve", "--listen", "none", "--sink", "jsonl:" + folder.appendingPathComponent("daemon-spool").path], database: db)
+        defer { Harness.stop(daemon) }
+        let pid = String(daemon.processIdentifier)
+        let lockFile = db + ".scheduler-lock"
+        _ = Harness.waitUntil(.seconds(60)) {
+            !daemon.isRunning || (try? String(contentsOfFile: lockFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) == pid
+        }
+        try #require(daemon.isRunning, "the daemon exited before taking the lock")
+        let holder = (try? String(contentsOfFile: lockFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        try #require(holder == pid, "the lock file holds \(holder ?? "nothing"), not the daemon's pid \(pid)")
+
+        let once = try Harness.run(["serve", "--once", "--sink", "jsonl:" + folder.appendingPathComponent("once-spool").path], database: db)
+        Harness.expectOneLineError(once, naming: "already has a scheduler")
+        #expect(once.stderr.contains("'\(db)'"), "\(once.stderr)")
+        #expect(once.stderr.contains("process \(pid)"), "\(once.stderr)")
+        let second = try Harness.run(["serve", "--listen", "none", "--sink", "jsonl:" + folder.appendingPathComponent("second-spool").path], database: db)
+        Harness.expectOneLineError(second, naming: "already has a scheduler")
+
+        kill(daemon.processIdentifier, SIGTERM)
+        let stopped = Harness.waitUntil(.seconds(20)) { !daemon.isRunning }
+        try #require(stopped, "the daemon did not stop within 20 s of SIGTERM")
+        daemon.waitUntilExit()
+        #expect(daemon.terminationReason == .exit && daemon.terminationStatus == 0)
+        let after = try Harness.run(["serve", "--once", "--sink", "jsonl:" + folder.appendingPathComponent("once-spool").path], database: db)
+        #expect(after.reason == .exit && after.status == 0, "\(after.stderr)")
+        #expect(after.stdout.contains("pass at"))
+    }
+
+    // MARK: - 8. A listen failure ends serve
+
+    /// The port is taken: `serve` exits by itself with status 1 and says why in a line, no trace.
+    @Test func listenFailureEndsServe() throws {
+        let db = Harness.scratchDatabase()
+        defer { Harness.remove(db) }
+        // Seeded first, so that the time limit below is the daemon's start alone.
+        #expect(CLI.run(["today", "--date", "2025-03-01"], database: db).status == 0)
+        let (descriptor, port) = try Harness.occupyLoopbackPort()
+        defer { close(descriptor) }
+        let spool = Harness.folder(of: db).appendingPathComponent("spool").path
+        let outcome = try Harness.run(["serve", "--listen", "127.0.0.1:\(port)", "--sink", "jsonl:" + spool], database: db, limit: .seconds(20))
+        #expect(!outcome.timedOut, "serve was still running 20 s after its listen failed")
+        #expect(outcome.reason == .exit, "ended by signal \(outcome.status)")
+        #expect(outcome.status == 1, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("cannot listen on 127.0.0.1:\(port)"), "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("Address already in use"), "\(outcome.stderr)")
+        let lines = outcome.stderr.split(separator: "\n")
+        #expect(lines.count <= 6, "\(outcome.stderr)")
+        #expect(lines.last?.hasPrefix("dailyverse: cannot listen on 127.0.0.1:\(port)") == true, "\(outcome.stderr)")
+        for trace in ["Fatal error", "Program crashed", "Backtrace", "Stack dump"] {
+            #expect(!outcome.stderr.contains(trace), "\(outcome.stderr)")
+        }
+    }
+}
+
+// MARK: - Harness
+
+/// Runs the binary with a time limit and reports how it ended; files and sockets for the tests above.
+private enum Harness {
+    /// How a bounded run of the binary ended.
+    struct Outcome {
+        let status: Int32
+        let reason: Process.TerminationReason
+        let stdout: String
+        let stderr: String
+        /// Killed at the time limit.
+        let timedOut: Bool
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Runs the binary as `CLI.run` does (same environment), its output going to files so that nothing blocks, and
+    /// kills it if it is still running after `limit` (a hang guard, not a measurement).
+    static func run(_ arguments: [String], database: String = CLI.sharedDatabase, environment: [String: String] = [:], limit: Duration = .seconds(60)) throws -> Outcome {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-run-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let outPath = folder.appendingPathComponent("stdout").path
+        let errPath = folder.appendingPathComponent("stderr").path
+        guard FileManager.default.createFile(atPath: outPath, contents: nil), FileManager.default.createFile(atPath: errPath, contents: nil) else {
+            throw Failure(description: "cannot create output files in \(folder.path)")
+        }
+        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+        defer {
+            try? out.close()
+            try? err.close()
+        }
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["DAILYVERSE_DB"] = database
+        env["DAILYVERSE_DATA"] = CLI.repository.appendingPathComponent("data").path
+        env["TZ"] = "UTC"
+        env.removeValue(forKey: "DAILYVERSE_NOW")
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let exited = waitUntil(limit) { !process.isRunning }
+        if !exited { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        func read(_ path: String) -> String { String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self) }
+        return Outcome(status: process.terminationStatus, reason: process.terminationReason, stdout: read(outPath), stderr: read(errPath), timedOut: !exited)
+    }
+
+    /// Polls `condition` every 50 ms until it holds or `limit` has passed; whether it held.
+    @discardableResult
+    static func waitUntil(_ limit: Duration, _ condition: () -> Bool) -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + limit
+        while clock.now < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return condition()
+    }
+
+    /// Ends a child still running (a test that failed midway), and reaps it.
+    static func stop(_ process: Process) {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// The error contract: exit status exactly 1 (not a signal, not a hang), nothing on stdout, and exactly one line
+    /// on stderr, starting `dailyverse: ` and naming `value`.
+    static func expectOneLineError(_ outcome: Outcome, naming value: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(!outcome.timedOut, "still running at the time limit", sourceLocation: sourceLocation)
+        #expect(outcome.reason == .exit, "ended by signal \(outcome.status): \(outcome.stderr)", sourceLocation: sourceLocation)
+        #expect(outcome.status == 1, "status \(outcome.status): \(outcome.stderr)", sourceLocation: sourceLocation)
+        #expect(outcome.stdout.isEmpty, "stdout: \(outcome.stdout)", sourceLocation: sourceLocation)
+        #expect(lineBreaks(outcome.stderr) == 1, "stderr: \(outcome.stderr)", sourceLocation: sourceLocation)
+        #expect(outcome.stderr.hasSuffix("\n"), "stderr: \(outcome.stderr)", sourceLocation: sourceLocation)
+        #expect(outcome.stderr.hasPrefix("dailyverse: "), "stderr: \(outcome.stderr)", sourceLocation: sourceLocation)
+        #expect(outcome.stderr.contains(value), "stderr does not name \(value): \(outcome.stderr)", sourceLocation: sourceLocation)
+    }
+
+    /// Either outcome is allowed, a crash or a hang is not: status 0, or status 1 with one line of error.
+    static func expectNoCrash(_ outcome: Outcome, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(!outcome.timedOut, "still running at the time limit", sourceLocation: sourceLocation)
+        #expect(outcome.reason == .exit, "ended by signal \(outcome.status): \(outcome.stderr)", sourceLocation: sourceLocation)
+        #expect(outcome.status == 0 || outcome.status == 1, "status \(outcome.status): \(outcome.stderr)", sourceLocation: sourceLocation)
+        if outcome.status == 1 {
+            #expect(lineBreaks(outcome.stderr) == 1, "stderr: \(outcome.stderr)", sourceLocation: sourceLocation)
+            #expect(outcome.stderr.hasPrefix("dailyverse: "), "stderr: \(outcome.stderr)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// How many "\n" a text holds.
+    static func lineBreaks(_ text: String) -> Int { text.utf8.count(where: { $0 == UInt8(ascii: "\n") }) }
+
+    // MARK: Files
+
+    /// A database path in a new folder of its own (see `CLI.freshDatabase`).
+    static func scratchDatabase() -> String { CLI.freshDatabase() }
+
+    static func folder(of database: String) -> URL { URL(fileURLWithPath: database).deletingLastPathComponent() }
+
+    /// Removes a scratch database's folder and everything in it.
+    static func remove(_ database: String) { try? FileManager.default.removeItem(at: folder(of: database)) }
+
+    /// The permission bits of a file or folder, or nil if there is none.
+    static func permissions(_ path: String) -> Int? {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? NSNumber).map { $0.intValue & 0o777 }
+    }
+
+    static func octal(_ mode: Int?) -> String { mode.map { "0" + String($0, radix: 8) } ?? "none" }
+
+    /// Year, month and day of a `hijri --json` or `gregorian --json` result.
+    static func ymd(_ json: [String: Any]) -> [Int] {
+        let hijri = json["hijri"] as? [String: Any] ?? [:]
+        return ["year", "month", "day"].compactMap { hijri[$0] as? Int }
+    }
+
+    /// Records a migration this binary does not know, as a newer version would, and folds the log back into the file
+    /// so that the file alone is the database when the CLI opens it.
+    static func markAsWrittenByNewerVersion(_ path: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99-future')") }
+        try queue.writeWithoutTransaction { db in _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+
+    /// What a refused command must not change: the migrations, the schema, and the rows of the tables commands write.
+    struct Snapshot: Equatable, Sendable {
+        let migrations: [String]
+        let schema: [String]
+        let counts: [Int]
+    }
+
+    static func snapshot(_ path: String) throws -> Snapshot {
+        try DatabaseQueue(path: path).read { db in
+            Snapshot(
+                migrations: try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier"),
+                schema: try String.fetchAll(db, sql: "SELECT type || ' ' || name || ' ' || ifnull(sql, '') FROM sqlite_master ORDER BY type, name"),
+                counts: try ["device", "outbox", "published_month_start", "user", "ayah_text", "commentary"].map { table in
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? -1
+                })
+        }
+    }
+
+    // MARK: Sockets
+
+    /// A socket listening on 127.0.0.1 at a port the kernel chose: the port is taken until the descriptor is closed.
+    static func occupyLoopbackPort() throws -> (descriptor: Int32, port: UInt16) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
+        guard bound == 0, listen(descriptor, 8) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw Failure(description: "bind/listen on 127.0.0.1: \(reason)")
+        }
+        let named = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        guard named == 0 else {
+            close(descriptor)
+            throw Failure(description: "getsockname: \(String(cString: strerror(errno)))")
+        }
+        return (descriptor, UInt16(bigEndian: address.sin_port))
+    }
+}

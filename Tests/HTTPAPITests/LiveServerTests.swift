@@ -1,0 +1,187 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Testing
+
+@testable import HTTPAPI
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A real server on a loopback port, as `serve` runs it (`apiServer`), spoken to over a raw socket: what the parser
+/// refuses and what a silent client gets never reach the router, so only a real connection shows them.
+@Suite struct LiveServerTests {
+    /// Runs the API on 127.0.0.1 with an ephemeral port; `body` gets the port. The server is then shut down
+    /// gracefully, as `serve` does on SIGTERM.
+    func withServer(idleTimeout: TimeInterval = 30, _ body: @Sendable (Int) async throws -> Void) async throws {
+        let environment = try makeEnvironment(clock: { AccountRoutesTests.now })
+        let port = PortBox()
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let application = Application(
+            router: buildRouter(environment), server: apiServer(idleTimeout: idleTimeout),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "dailyverse"),
+            onServerRunning: { channel in port.set(channel.localAddress?.port ?? 0) }, logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [application], logger: logger))
+        async let running: Void = group.run()
+        do {
+            try await body(try await port.wait())
+        } catch {
+            await group.triggerGracefulShutdown()
+            try await running
+            throw error
+        }
+        await group.triggerGracefulShutdown()
+        try await running
+    }
+
+    /// Blocking socket work, off the cooperative pool: on two cores, tests blocking its threads would starve the
+    /// server they talk to.
+    static func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
+    /// Sends `request` and reads until the server closes the connection (at most `timeout` seconds).
+    static func exchange(port: Int, _ request: [UInt8], timeout: TimeInterval = 60) async throws -> (response: String, closed: Bool) {
+        try await blocking {
+            let socket = try RawSocket(port: port, timeout: timeout)
+            defer { socket.close() }
+            try socket.send(request)
+            return socket.readUntilClosed()
+        }
+    }
+
+    @Test func requestsTheParserRefusesGetTheJSONError() async throws {
+        try await withServer { port in
+            let manyHeaders = "GET /health HTTP/1.1\r\nHost: x\r\n" + (0..<1000).map { "X-H\($0): v\r\n" }.joined() + "\r\n"
+            let longHeader = "GET /health HTTP/1.1\r\nHost: x\r\nX-Long: " + String(repeating: "a", count: 1 << 20) + "\r\n\r\n"
+            let longURL = "GET /health?" + String(repeating: "a", count: 1 << 20) + " HTTP/1.1\r\nHost: x\r\n\r\n"
+            let cases: [(String, [UInt8], String, String)] = [
+                ("1,000 headers", Array(manyHeaders.utf8), "431", "headers_too_large"),
+                ("a 1 MB header", Array(longHeader.utf8), "431", "headers_too_large"),
+                ("a 1 MB URL", Array(longURL.utf8), "431", "headers_too_large"),
+                ("invalid UTF-8 in the path", Array("GET /v1/verses/".utf8) + [0xFF, 0xFE] + Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8), "400", "bad_url"),
+            ]
+            for (name, request, status, code) in cases {
+                let (response, closed) = try await Self.exchange(port: port, request)
+                #expect(response.hasPrefix("HTTP/1.1 \(status)"), "\(name): \(response.prefix(80))")
+                #expect(response.contains("application/json"), "\(name)")
+                #expect(response.contains(#""code":"\#(code)""#), "\(name): \(response.suffix(200))")
+                #expect(closed, "\(name): the connection is closed after the error")
+            }
+            // A well-formed request on the same server is still answered.
+            let (ok, _) = try await Self.exchange(port: port, Array("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            #expect(ok.hasPrefix("HTTP/1.1 200"))
+        }
+    }
+
+    @Test func aConnectionThatSendsNoCompleteRequestIsClosed() async throws {
+        try await withServer(idleTimeout: 0.3) { port in
+            // Silent, and a head that never ends (a byte at a time, as a slow client sends it): both are closed by
+            // the idle timeout; reading waits for the close, up to 60 s, so a server that keeps them open fails.
+            let (silent, partial) = try await Self.blocking {
+                let silent = try RawSocket(port: port, timeout: 60)
+                defer { silent.close() }
+                let partial = try RawSocket(port: port, timeout: 60)
+                defer { partial.close() }
+                try partial.send(Array("GET /health HTTP/1.1\r\nHo".utf8))
+                return (silent.readUntilClosed().closed, partial.readUntilClosed().closed)
+            }
+            #expect(silent)
+            #expect(partial)
+            // A client that completes its request in time is answered.
+            let (ok, _) = try await Self.exchange(port: port, Array("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            #expect(ok.hasPrefix("HTTP/1.1 200"))
+        }
+    }
+
+    @Test func aBodyOverTheLimitSentInChunksIsRefused() async throws {
+        try await withServer { port in
+            var request = "POST /v1/guests HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"
+            for _ in 0..<40 { request += "400\r\n" + String(repeating: " ", count: 1024) + "\r\n" }
+            request += "0\r\n\r\n"
+            let bytes = Array(request.utf8)
+            let response = try await Self.blocking {
+                let socket = try RawSocket(port: port, timeout: 60)
+                defer { socket.close() }
+                try socket.send(bytes)
+                return socket.readUntilClosed(stopAfterHead: true).response
+            }
+            #expect(response.hasPrefix("HTTP/1.1 413"), "\(response.prefix(80))")
+        }
+    }
+}
+
+/// The bound port, handed from `onServerRunning` to the test.
+final class PortBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var port: Int?
+    func set(_ value: Int) { lock.withLock { port = value } }
+    func wait() async throws -> Int {
+        // Generous: other suites' blocking work can hold the cooperative pool for a while on two cores.
+        let deadline = Date().addingTimeInterval(300)
+        while Date() < deadline {
+            if let port = lock.withLock({ port }) { return port }
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        throw CancellationError()
+    }
+}
+
+/// A blocking TCP client on 127.0.0.1 with a receive timeout, to send bytes no HTTP client would.
+struct RawSocket {
+    let descriptor: Int32
+
+    init(port: Int, timeout: TimeInterval) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw POSIXError(.EIO) }
+        var wait = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1_000_000))
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            Glibc.close(descriptor)
+            throw POSIXError(.ECONNREFUSED)
+        }
+    }
+
+    func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            // The server may close while we still send (it refused the head early): what it answered is read next.
+            guard sent > 0 else { return }
+            offset += sent
+        }
+    }
+
+    /// Reads until the peer closes (closed: true) or the receive timeout passes (closed: false).
+    func readUntilClosed(stopAfterHead: Bool = false) -> (response: String, closed: Bool) {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                received += buffer[0..<count]
+                if stopAfterHead, String(decoding: received, as: UTF8.self).contains("\r\n\r\n") {
+                    return (String(decoding: received, as: UTF8.self), false)
+                }
+                continue
+            }
+            // 0: the peer closed; -1 with ECONNRESET: closed too (it discarded what we sent); else the timeout.
+            let closed = count == 0 || errno == ECONNRESET
+            return (String(decoding: received, as: UTF8.self), closed)
+        }
+    }
+
+    func close() { Glibc.close(descriptor) }
+}
