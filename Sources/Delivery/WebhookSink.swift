@@ -64,15 +64,21 @@ public struct WebhookSink: Sink {
         }
     }
 
-    /// `Retry-After: 120` or `Retry-After: Wed, 21 Oct 2015 07:28:00 GMT`.
+    /// The longest wait a server's `Retry-After` is taken for: a larger value (or a date far ahead) waits this long.
+    static let maximumRetryAfter: TimeInterval = 86_400
+
+    /// `Retry-After: 120` or `Retry-After: Wed, 21 Oct 2015 07:28:00 GMT`, at most `maximumRetryAfter`.
     static func retryAfter(_ value: String?, now: Date) -> TimeInterval? {
-        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
-        if let seconds = Int(value), seconds >= 0 { return TimeInterval(seconds) }
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty, value.count <= 64 else { return nil }
+        if value.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            // Digits only; more than fit in an Int are "a very long time".
+            return min(Int(value).map(TimeInterval.init) ?? maximumRetryAfter, maximumRetryAfter)
+        }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: value).map { max(0, $0.timeIntervalSince(now)) }
+        return formatter.date(from: value).map { min(max(0, $0.timeIntervalSince(now)), maximumRetryAfter) }
     }
 }
 

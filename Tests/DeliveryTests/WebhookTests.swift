@@ -146,6 +146,11 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         #expect(WebhookSink.retryAfter("Wed, 21 Oct 2015 07:28:00 GMT", now: now) == 60)
         #expect(WebhookSink.retryAfter("soon", now: now) == nil)
         #expect(WebhookSink.retryAfter(nil, now: now) == nil)
+        // Past every range: a day at most, never a trap.
+        #expect(WebhookSink.retryAfter("\(Int.max)", now: now) == 86_400)
+        #expect(WebhookSink.retryAfter("99999999999999999999999", now: now) == 86_400)
+        #expect(WebhookSink.retryAfter("-5", now: now) == nil)
+        #expect(WebhookSink.retryAfter("Fri, 31 Dec 9999 23:59:59 GMT", now: now) == 86_400)
         #expect(throws: SinkError.self) { try WebhookSink(url: URL(string: "ftp://example.org/x")!) }
     }
 }
