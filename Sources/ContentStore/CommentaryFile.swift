@@ -9,6 +9,8 @@ import VerseCalendar
 /// Blank lines and lines starting with `#` are skipped. Unknown keys are refused, so a typo cannot drop a field.
 public struct CommentaryFile: Sendable {
     public let entries: [CommentaryEntry]
+    /// The line each entry came from, for errors found after parsing (a verse the Quran lacks).
+    public let lineNumbers: [Int]
 
     private struct Line: Decodable {
         let verses: String
@@ -34,6 +36,7 @@ public struct CommentaryFile: Sendable {
     public init(data: Data, name: String) throws(StoreError) {
         guard let text = String(data: data, encoding: .utf8) else { throw .malformedData(file: name, reason: "not valid UTF-8") }
         var entries: [CommentaryEntry] = []
+        var lineNumbers: [Int] = []
         var seen = Set<String>()
         let decoder = JSONDecoder()
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -70,8 +73,10 @@ public struct CommentaryFile: Sendable {
                 work: parsed.source.work, author: parsed.source.author, reference: parsed.source.reference,
                 provenance: parsed.source.provenance)
             entries.append(CommentaryEntry(verses: verses, layer: parsed.layer, body: parsed.body, source: source))
+            lineNumbers.append(lineNumber)
         }
         self.entries = entries
+        self.lineNumbers = lineNumbers
     }
 
     static func describe(_ error: Error) -> String {

@@ -30,8 +30,8 @@ extension AppDatabase {
         try writer.write { db in
             let counts = try Int.fetchAll(db, sql: "SELECT ayah_count FROM surah ORDER BY number")
             guard counts.count == 114 else { throw StoreError.notSeeded("Quran text") }
-            for entry in file.entries where entry.verses.end > counts[entry.verses.surah - 1] {
-                throw StoreError.malformedData(file: name, reason: StoreError.verseNotFound(entry.verses.key).description)
+            for (entry, line) in zip(file.entries, file.lineNumbers) where entry.verses.end > counts[entry.verses.surah - 1] {
+                throw StoreError.malformedLine(file: name, line: line, reason: StoreError.verseNotFound(entry.verses.key).description)
             }
             try Self.storeCommentary(db, file.entries, origin: "import", replace: true, progress: progress)
         }

@@ -13,8 +13,21 @@ public struct ConfigFile: Sendable, Equatable {
 
     /// Values by dotted key (`webhook.url`).
     public let values: [String: Value]
+    /// The line each key is set on, and the file's name, for errors found after parsing (an unknown key).
+    public let lines: [String: Int]
+    public let file: String
 
-    public init(values: [String: Value]) { self.values = values }
+    public init(values: [String: Value], lines: [String: Int] = [:], file: String = "config") {
+        self.values = values
+        self.lines = lines
+        self.file = file
+    }
+
+    /// Refuses a key outside `known`, naming the file and the line.
+    public func checkKeys(_ known: Set<String>) throws(ConfigError) {
+        guard let key = Set(values.keys).subtracting(known).min(by: { (lines[$0] ?? 0, $0) < (lines[$1] ?? 0, $1) }) else { return }
+        throw .unknownKey(file: file, line: lines[key] ?? 0, key: key)
+    }
 
     public init(contentsOf path: String) throws(ConfigError) {
         guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path) }
@@ -24,6 +37,7 @@ public struct ConfigFile: Sendable, Equatable {
 
     public init(parsing text: String, file: String = "config") throws(ConfigError) {
         var values: [String: Value] = [:]
+        var lines: [String: Int] = [:]
         var section = ""
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             func fail(_ reason: String) -> ConfigError { .invalid(file: file, line: index + 1, reason: reason) }
@@ -43,8 +57,9 @@ public struct ConfigFile: Sendable, Equatable {
             guard values[fullKey] == nil else { throw fail("'\(fullKey)' is set twice") }
             guard let value = Self.value(valueText) else { throw fail("invalid value for '\(fullKey)': \(valueText)") }
             values[fullKey] = value
+            lines[fullKey] = index + 1
         }
-        self.values = values
+        self.init(values: values, lines: lines, file: file)
     }
 
     public func string(_ key: String) throws(ConfigError) -> String? {
@@ -125,14 +140,14 @@ public enum ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
     case unreadable(String)
     case invalid(file: String, line: Int, reason: String)
     case wrongType(key: String, expected: String)
-    case unknownKey(String)
+    case unknownKey(file: String, line: Int, key: String)
 
     public var description: String {
         switch self {
         case .unreadable(let path): "cannot read configuration file '\(path)'"
         case .invalid(let file, let line, let reason): "\(file):\(line): \(reason)"
         case .wrongType(let key, let expected): "configuration key '\(key)' must be \(expected)"
-        case .unknownKey(let key): "unknown configuration key '\(key)'"
+        case .unknownKey(let file, let line, let key): "\(file):\(line): unknown configuration key '\(key)'"
         }
     }
 }

@@ -42,7 +42,7 @@ public struct GlobalOptions: ParsableArguments {
         return try Self.loaded.value(for: path) {
             guard named != nil || FileManager.default.fileExists(atPath: path) else { return nil }
             let file = try ConfigFile(contentsOf: path)
-            if let unknown = Set(file.values.keys).subtracting(Self.configKeys).sorted().first { throw ConfigError.unknownKey(unknown) }
+            try file.checkKeys(Self.configKeys)
             return file
         }
     }

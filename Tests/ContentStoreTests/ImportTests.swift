@@ -78,6 +78,8 @@ import VerseCalendar
                 try database.importCommentary(CommentaryFile(data: Data(text.utf8), name: "bad.jsonl"), name: "bad.jsonl")
             }
             #expect(error?.description.contains(reason) == true, "\(error?.description ?? "") should say \(reason)")
+            // Every refusal names the file and the line, the bad verse found after parsing included.
+            #expect(error?.description.hasPrefix("bad.jsonl:2: ") == true, "\(error?.description ?? "")")
             // Nothing from the bad file was stored, not even its good first line.
             let body = try database.verse(VerseRange(surah: 2, start: 255), translation: "en.pickthall").layers[0].entry?.body
             #expect(body == "One.")

@@ -33,6 +33,13 @@ import Testing
         #expect(throws: ConfigError.wrongType(key: "retries", expected: "a string")) { try file.string("retries") }
     }
 
+    @Test func anUnknownKeyIsNamedWithItsFileAndLine() throws {
+        let file = try ConfigFile(parsing: "grace = '2h'\n\nsink = 'stdout'\ngrase = '1h'\n", file: "/etc/dailyverse/config.toml")
+        #expect(throws: ConfigError.unknownKey(file: "/etc/dailyverse/config.toml", line: 4, key: "grase")) { try file.checkKeys(["grace", "sink"]) }
+        #expect(throws: Never.self) { try file.checkKeys(["grace", "sink", "grase"]) }
+        #expect(ConfigError.unknownKey(file: "c.toml", line: 4, key: "grase").description == "c.toml:4: unknown configuration key 'grase'")
+    }
+
     @Test(arguments: [
         ("key", 1, "expected key = value"),
         ("key = ", 1, "invalid value"),
