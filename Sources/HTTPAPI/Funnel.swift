@@ -63,10 +63,23 @@ extension AppDatabase {
                     WHERE c.user_id = v.user_id AND c.name = 'onboarding_completed' AND c.at >= v.at AND c.at < ?2)
                 GROUP BY v.screen
                 """, range)
+            // Every user starts on the first screen: whoever has any onboarding event reached it, even one who
+            // advanced from it without the app sending a view.
+            var reachedFirst = reached, completedFirst = completed
+            if let first = flow.screens.first?.id {
+                reachedFirst[first] = try Int.fetchOne(
+                    db, sql: "SELECT count(DISTINCT v.user_id) FROM analytics_event v WHERE \(onScreen) AND v.at >= ?1 AND v.at < ?2", arguments: range)
+                completedFirst[first] = try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(DISTINCT v.user_id) FROM analytics_event v
+                        WHERE v.name = 'onboarding_completed' AND v.at >= ?1 AND v.at < ?2
+                        """, arguments: range)
+            }
             return OnboardingFunnel(
                 from: from.iso8601UTC, to: to.iso8601UTC, started: try users("onboarding_started"), completed: try users("onboarding_completed"),
                 screens: flow.screens.map {
-                    .init(screen: $0.id, reached: reached[$0.id] ?? 0, skipped: skipped[$0.id] ?? 0, completed: completed[$0.id] ?? 0)
+                    .init(screen: $0.id, reached: reachedFirst[$0.id] ?? 0, skipped: skipped[$0.id] ?? 0, completed: completedFirst[$0.id] ?? 0)
                 })
         }
     }

@@ -189,6 +189,34 @@ import Testing
         #expect(throttle.admit(["email d"], now: now) != nil)
     }
 
+    // MARK: - The funnel
+
+    @Test func aScreenReachedWithoutAViewIsCountedInTheFunnel() async throws {
+        let environment = try makeEnvironment(clock: { AccountRoutesTests.now })
+        try await Application(router: buildRouter(environment)).test(.router) { client in
+            let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
+            // Through every screen with advance alone (no view event), then complete.
+            for event in [
+                ["type": "advance"], ["type": "advance"], ["type": "advance"], ["type": "advance"], ["type": "select_theme", "theme": "midnight"],
+                ["type": "choose_account", "mode": "guest"], ["type": "complete"],
+            ] {
+                #expect(try await helper.post(client, "/v1/onboarding/events", event, token: a).0 == 200, "\(event)")
+            }
+            // A second guest views the first screen and stops there.
+            let b = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
+            #expect(try await helper.post(client, "/v1/onboarding/events", ["type": "view"], token: b).0 == 200)
+        }
+        let flow = environment.onboarding.flow
+        let funnel = try environment.accounts.onboardingFunnel(
+            flow: flow, from: AccountRoutesTests.now.addingTimeInterval(-60), to: AccountRoutesTests.now.addingTimeInterval(60))
+        #expect(funnel.screens.map(\.screen) == flow.screens.map(\.id))
+        #expect(funnel.screens.first?.reached == 2, "both started there, though a sent no view")
+        #expect(funnel.screens.first?.completed == 1)
+        #expect(funnel.screens.dropFirst().map(\.reached) == Array(repeating: 1, count: flow.screens.count - 1), "\(funnel.screens)")
+        #expect(funnel.screens.dropFirst().map(\.completed) == Array(repeating: 1, count: flow.screens.count - 1))
+        #expect(funnel.completed == 1)
+    }
+
     // MARK: - Device tokens
 
     @Test func anotherUsersTokenIsAFreshRegistration() async throws {
