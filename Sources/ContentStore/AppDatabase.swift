@@ -44,6 +44,13 @@ public final class AppDatabase: Sendable {
         }
     }
 
+    /// An error met on this database, as one line that names the file and the cause: SQLite's message and code
+    /// ("database or disk is full", SQLITE_FULL) rather than GRDB's description with its SQL.
+    public func describe(_ error: Error) -> String {
+        guard let error = error as? DatabaseError else { return "\(error)" }
+        return "database '\(writer.path)': \(error.message ?? "error") (SQLite code \(error.resultCode.rawValue))"
+    }
+
     /// Waits until the log checkpoints asked for so far have run (a benchmark counts them in the work it measures).
     public func waitForCheckpoints() { checkpointer?.waitUntilIdle() }
 

@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import Logging
 import Metrics
+import Notifications
 import ServiceLifecycle
 
 /// A flag set once, read from any thread: how the blocking passes learn of a graceful shutdown.
@@ -75,44 +76,101 @@ public struct SchedulerService: Service {
     struct PassResult: Sendable {
         let emitted: EmitSummary
         let delivered: DeliverySummary
+        /// How long the pass took.
+        let seconds: Double
+        /// Why emitting failed, if it did (what was committed before was delivered all the same).
+        let emitError: String?
         /// Fires missed: found too late by the emitter, or left unsent past the grace period and found by the deliverer.
         var missed: Int { emitted.missed + delivered.missed }
     }
 
+    /// Emits what is due, then delivers the outbox, even when emitting failed: rows committed before a failure (a full
+    /// database disk) go out while later passes keep failing.
     func pass(now: Date, stop: StopFlag) async throws -> PassResult {
-        let emitter = emitter, deliverer = deliverer, heartbeat = heartbeat
+        let emitter = emitter, deliverer = deliverer, heartbeat = heartbeat, database = database
         return try await Self.blocking {
-            let emitted = try emitter.run(now: now, shouldStop: { heartbeat.beat(); return stop.isSet })
-            let delivered = try deliverer.run(now: now, shouldStop: { heartbeat.beat(); return stop.isSet })
-            return PassResult(emitted: emitted, delivered: delivered)
+            let started = ContinuousClock.now
+            var emitted = EmitSummary()
+            var emitError: String? = nil
+            do { emitted = try emitter.run(now: now, shouldStop: { heartbeat.beat(); return stop.isSet }) } catch {
+                emitError = database.describe(error)
+            }
+            let delivered: DeliverySummary
+            do { delivered = try deliverer.run(now: now, shouldStop: { heartbeat.beat(); return stop.isSet }) } catch {
+                throw PassError(description: [emitError.map { "emitting: \($0)" }, "delivering: \(database.describe(error))"].compactMap { $0 }
+                    .joined(separator: "; "))
+            }
+            let elapsed = ContinuousClock.now - started
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            return PassResult(emitted: emitted, delivered: delivered, seconds: seconds, emitError: emitError)
         }
     }
+
+    struct PassError: Error, CustomStringConvertible { let description: String }
+
+    /// How long the loop waits after a failed pass before the next.
+    static let failureDelay: TimeInterval = 30
 
     func loop(_ stop: StopFlag) async throws {
         var ready = false
         while !stop.isSet && !Task.isCancelled {
             let now = clock()
-            let result = try await pass(now: now, stop: stop)
-            heartbeat.beat()
-            Self.count(result)
-            if result.emitted.devices > 0 || result.delivered != DeliverySummary() {
-                logger.info(
-                    "pass done",
-                    metadata: [
-                        "devices": "\(result.emitted.devices)", "queued": "\(result.emitted.queued)",
-                        "missed": "\(result.missed)",
-                        "delivered": "\(result.delivered.delivered)", "retrying": "\(result.delivered.retrying)",
-                        "failed": "\(result.delivered.failed)",
-                    ])
-            }
-            if !ready {
-                readiness.schedulerReady()
-                logger.info("scheduler ready", metadata: ["sink": "\(deliverer.sink.name)"])
-                ready = true
+            var wait: TimeInterval
+            do {
+                let result = try await pass(now: now, stop: stop)
+                Self.count(result)
+                log(result)
+                if result.emitError == nil {
+                    heartbeat.beat()
+                    if !ready {
+                        readiness.schedulerReady()
+                        logger.info("scheduler ready", metadata: ["sink": "\(deliverer.sink.name)"])
+                        ready = true
+                    }
+                }
+                wait = try nextWake(after: now)
+                if result.emitError != nil || result.delivered.localError != nil { wait = min(wait, Self.failureDelay) }
+            } catch {
+                // A failed pass (the database's disk full, an I/O error) is said, and tried again: nothing it did is
+                // half-written (each batch is a transaction), and the watchdog notices if it never recovers.
+                logger.error("pass failed", metadata: ["error": "\(database.describe(error))", "retry_in": "\(Int(Self.failureDelay))s"])
+                wait = Self.failureDelay
             }
             if stop.isSet { break }
             // A sleep ended by shutdown or cancellation ends the loop: swallowing its error would make a busy loop.
-            do { try await Self.sleep(seconds: try nextWake(after: now)) } catch is CancellationError { break }
+            do { try await Self.sleep(seconds: wait) } catch is CancellationError { break }
+        }
+    }
+
+    /// One line a pass at info (with its duration), and what went wrong at warning or error, with its cause.
+    func log(_ result: PassResult) {
+        let delivered = result.delivered
+        if result.emitted.devices > 0 || delivered != DeliverySummary() || result.emitError != nil {
+            logger.info(
+                "pass done",
+                metadata: [
+                    "devices": "\(result.emitted.devices)", "queued": "\(result.emitted.queued)", "missed": "\(result.missed)",
+                    "delivered": "\(delivered.delivered)", "retrying": "\(delivered.retrying)", "failed": "\(delivered.failed)",
+                    "deferred": "\(delivered.deferred)", "seconds": "\(String(format: "%.3f", result.seconds))",
+                ])
+        }
+        if let error = result.emitError {
+            logger.error("emitting failed; what was committed before was delivered", metadata: ["error": "\(error)"])
+        }
+        if result.emitted.skippedDays > 0 {
+            logger.warning(
+                "fire-days older than the look-back were skipped (the scheduler was not running)",
+                metadata: ["skipped": "\(result.emitted.skippedDays)", "look_back_days": "\(Scheduler.lookbackDays)"])
+        }
+        if let local = delivered.localError {
+            logger.error(
+                "cannot deliver: rows kept pending until it clears", metadata: ["sink": "\(deliverer.sink.name)", "error": "\(local)",
+                "pending": "\(delivered.deferred)", "retry_in": "\(Int(deliverer.localRetryDelay))s"])
+        }
+        if delivered.failed > 0 {
+            logger.error("deliveries failed", metadata: ["failed": "\(delivered.failed)", "last_error": "\(delivered.lastError ?? "")"])
+        } else if delivered.retrying > 0 {
+            logger.warning("deliveries to retry", metadata: ["retrying": "\(delivered.retrying)", "last_error": "\(delivered.lastError ?? "")"])
         }
     }
 

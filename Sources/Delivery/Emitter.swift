@@ -41,6 +41,8 @@ public struct EmitSummary: Equatable, Sendable {
     public var devices = 0
     public var queued = 0
     public var missed = 0
+    /// Local dates that fell before the look-back window (the daemon was down longer): neither sent nor recorded.
+    public var skippedDays = 0
     public init() {}
 }
 
@@ -77,6 +79,8 @@ public struct Emitter: Sendable {
         let rows: [(fire: Scheduler.Fire, payload: EncodedPayload?)]
         let lastFired: CivilDate?
         let nextFire: Double?
+        /// Dates between the last fire and the look-back window, skipped (for the log).
+        var skippedDays = 0
     }
 
     /// The instant until which a pass at `now` writes fires, or nil when, emitting ahead, the queue's first fire is
@@ -178,11 +182,15 @@ public struct Emitter: Sendable {
                 }
                 let lastFired = fires.last?.localDate ?? entry.lastFired
                 let next = Scheduler.next(lastFired: lastFired, time: device.reminderTime, zone: zone, now: now, eligibleFrom: device.createdAt)
+                // Dates older than the look-back leave no row: counted, so that the log says how many.
+                let skipped = entry.lastFired.map { last in
+                    max(0, Scheduler.localDate(through, zone).adding(days: -Scheduler.lookbackDays).dayNumber - last.dayNumber - 1)
+                } ?? 0
                 // A next fire not after the horizon belongs to the next pass; never leave it behind this pass's cursor.
                 plans.append(
                     Plan(
                         entry: entry, rows: rows, lastFired: lastFired,
-                        nextFire: max(next.fireAt.timeIntervalSince1970, through.timeIntervalSince1970 + 1)))
+                        nextFire: max(next.fireAt.timeIntervalSince1970, through.timeIntervalSince1970 + 1), skippedDays: skipped))
             }
             try database.writer.write { db in
                 // Devices changed since they were read are checked one by one; usually none did.
@@ -223,6 +231,7 @@ public struct Emitter: Sendable {
                         }
                         guard let device = entry.device else { continue }
                         summary.devices += 1
+                        summary.skippedDays += plan.skippedDays
                         for (fire, payload) in plan.rows {
                             // Headers and payload are read in place from the batch's buffer, which stays as it is meanwhile.
                             let inserted = try insert.execute(

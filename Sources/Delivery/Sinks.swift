@@ -35,22 +35,35 @@ public struct StdoutSink: Sink {
 /// Crash-safe: lines are written and synced before the outbox records them as delivered. After a crash between
 /// the two, the records already on disk are found (by idempotency key) and marked delivered without being written
 /// again; a line cut short by the crash is removed and written whole.
+///
+/// Only what can be on disk without being recorded is read back: the lines of the last append to a file, since the
+/// deliverer records each batch before it hands over the next. So a new process reads the last `reconcileLines`
+/// lines of a file (at least the largest batch), not the whole day's file, and keeps the keys of its last few
+/// appends per file: memory and start-up time do not grow with the spool.
+///
+/// An append is all or nothing: when a write or sync fails (a full disk), the file is cut back to where the append
+/// began, and the error says so as a `local` failure that the deliverer retries until it clears.
 public final class JSONLinesSpool: Sink, @unchecked Sendable {
     public let name: String
     public let directory: URL
+    /// How many lines are read back from a file's end the first time this process writes to it.
+    public let reconcileLines: Int
+    /// How many appends' keys are remembered per file (a batch the outbox failed to record comes back next pass).
+    static let rememberedAppends = 4
     private let lock = NSLock()
-    private var known: [String: Set<String>] = [:]  // file name -> idempotency keys on disk
+    private var recent: [String: [Set<String>]] = [:]  // file name -> keys of its last appends, oldest first
     private let lockFile: Int32
 
-    public init(directory: URL) throws {
+    public init(directory: URL, reconcileLines: Int = 2000) throws {
         self.directory = directory
         self.name = "jsonl:\(directory.path)"
+        self.reconcileLines = max(1, reconcileLines)
         do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch {
             throw SinkError("cannot create spool directory '\(directory.path)'")
         }
         // One writer at a time: a second process on the same spool would break the reconciliation.
-        lockFile = open(directory.appendingPathComponent(".lock").path, O_CREAT | O_RDWR, 0o644)
-        guard lockFile >= 0 else { throw SinkError("cannot write in spool directory '\(directory.path)'") }
+        lockFile = open(directory.appendingPathComponent(".lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard lockFile >= 0 else { throw SinkError("cannot write in spool directory '\(directory.path)': \(String(cString: strerror(errno)))") }
         guard flock(lockFile, LOCK_EX | LOCK_NB) == 0 else {
             close(lockFile)
             throw SinkError("spool directory '\(directory.path)' is in use by another process")
@@ -69,29 +82,64 @@ public final class JSONLinesSpool: Sink, @unchecked Sendable {
         let byFile = Dictionary(grouping: records) { "\($0.localDate).jsonl" }
         for (file, group) in byFile.sorted(by: { $0.key < $1.key }) {
             let url = directory.appendingPathComponent(file)
-            var keys = try known[file] ?? reconcile(url)
+            if recent[file] == nil { recent[file] = [try reconcile(url)] }
+            let remembered = recent[file] ?? []
+            var written = Set<String>()
             var text = ""
             for record in group {
-                if keys.insert(record.idempotencyKey).inserted { text += record.jsonLine() + "\n" }
+                let key = record.idempotencyKey
+                if !remembered.contains(where: { $0.contains(key) }) && written.insert(key).inserted { text += record.jsonLine() + "\n" }
                 outcomes[record.id] = .delivered
             }
-            if !text.isEmpty { try append(text, to: url) }
-            known[file] = keys
+            guard !text.isEmpty else { continue }
+            do { try append(text, to: url) } catch {
+                // What is on disk is no longer what we remember: read it back before the next write.
+                recent[file] = nil
+                throw error
+            }
+            recent[file] = Array((remembered + [written]).suffix(Self.rememberedAppends))
         }
         return outcomes
     }
 
-    /// The keys already in a spool file; a last line without its newline (a write cut short) is cut off.
+    /// The keys in the last `reconcileLines` lines of a spool file; a last line without its newline (a write cut
+    /// short) is cut off first.
     private func reconcile(_ url: URL) throws -> Set<String> {
-        guard let data = FileManager.default.contents(atPath: url.path) else { return [] }
-        var complete = data
-        if let last = data.last, last != UInt8(ascii: "\n") {
-            let end = data.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? data.startIndex
-            complete = data[data.startIndex..<end]
-            guard truncate(url.path, off_t(complete.count)) == 0 else { throw SinkError("cannot repair spool file '\(url.path)'") }
+        let descriptor = open(url.path, O_RDWR | O_CLOEXEC)
+        if descriptor < 0 {
+            if errno == ENOENT { return [] }
+            throw SinkError.local("cannot open spool file '\(url.path)'", errno: errno)
         }
+        defer { close(descriptor) }
+        let size = lseek(descriptor, 0, SEEK_END)
+        guard size > 0 else { return [] }
+        // Read backwards in chunks until enough lines are in hand (one more newline than lines, or the file's start).
+        var tail: [UInt8] = []
+        var offset = size
+        var newlines = 0
+        let chunk: off_t = 64 * 1024
+        while offset > 0 && newlines <= reconcileLines {
+            let length = min(chunk, offset)
+            offset -= length
+            var buffer = [UInt8](repeating: 0, count: Int(length))
+            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, Int(length), offset) }
+            guard count == Int(length) else { throw SinkError.local("cannot read spool file '\(url.path)'", errno: errno) }
+            newlines += buffer.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+            tail = buffer + tail
+        }
+        // A cut-off last line goes.
+        if tail.last != UInt8(ascii: "\n") {
+            let keep = tail.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+            let newSize = offset + off_t(keep)
+            guard ftruncate(descriptor, newSize) == 0, fsync(descriptor) == 0 else {
+                throw SinkError.local("cannot repair spool file '\(url.path)'", errno: errno)
+            }
+            tail.removeSubrange(keep...)
+        }
+        var lines = tail.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
+        if offset > 0, !lines.isEmpty { lines.removeFirst() }  // the first may be the end of a line before the tail
         var keys = Set<String>()
-        for line in complete.split(separator: UInt8(ascii: "\n")) {
+        for line in lines.suffix(reconcileLines) {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
                 let key = object["idempotency_key"] as? String
             else { continue }
@@ -100,24 +148,46 @@ public final class JSONLinesSpool: Sink, @unchecked Sendable {
         return keys
     }
 
+    /// Appends and syncs `text`, or leaves the file as it was: on a failed write or sync it is cut back.
     private func append(_ text: String, to url: URL) throws {
-        let descriptor = open(url.path, O_WRONLY | O_APPEND | O_CREAT, 0o644)
-        guard descriptor >= 0 else { throw SinkError("cannot open spool file '\(url.path)'") }
+        let descriptor = open(url.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw SinkError.local("cannot open spool file '\(url.path)'", errno: errno) }
         defer { close(descriptor) }
+        let start = lseek(descriptor, 0, SEEK_END)
         let bytes = Array(text.utf8)
         var written = 0
+        var failure: Int32? = nil
         while written < bytes.count {
             let n = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            guard n > 0 else { throw SinkError("cannot write spool file '\(url.path)'") }
-            written += n
+            if n > 0 { written += n; continue }
+            if n < 0 && errno == EINTR { continue }
+            failure = n < 0 ? errno : ENOSPC
+            break
         }
-        guard fsync(descriptor) == 0 else { throw SinkError("cannot sync spool file '\(url.path)'") }
+        if failure == nil, fsync(descriptor) != 0 { failure = errno }
+        guard let code = failure else { return }
+        // All or nothing: cut back to where this append began (if that fails too, the next write reads the file back
+        // and repairs it).
+        if start >= 0 { _ = ftruncate(descriptor, start); _ = fsync(descriptor) }
+        throw SinkError.local("cannot write spool file '\(url.path)'", errno: code)
     }
 }
 
 public struct SinkError: Error, CustomStringConvertible, Equatable {
     public let description: String
-    public init(_ description: String) { self.description = description }
+    /// A failure of this machine (a full disk, an I/O error), not of the records: retried until it clears, never
+    /// counted against a row's attempts.
+    public let isLocal: Bool
+
+    public init(_ description: String, isLocal: Bool = false) {
+        self.description = description
+        self.isLocal = isLocal
+    }
+
+    /// "cannot write spool file '…': No space left on device (errno 28)".
+    public static func local(_ what: String, errno code: Int32) -> SinkError {
+        SinkError("\(what): \(String(cString: strerror(code))) (errno \(code))", isLocal: true)
+    }
 }
 
 public struct DeliverySummary: Equatable, Sendable {
@@ -126,6 +196,12 @@ public struct DeliverySummary: Equatable, Sendable {
     public var failed = 0
     /// Rows found later than the grace period, never sent.
     public var missed = 0
+    /// Rows kept pending because this machine could not write (a full disk): not an attempt, retried until it clears.
+    public var deferred = 0
+    /// The last error met (a row's retry or failure, or the local failure), for the log.
+    public var lastError: String?
+    /// Set when the sink failed locally (a full disk, an I/O error): the log says it at error level.
+    public var localError: String?
     public init() {}
 }
 
@@ -138,6 +214,8 @@ public struct Deliverer: Sendable {
     public var baseBackoff: TimeInterval = 2
     public var maximumBackoff: TimeInterval = 600
     public var maximumAttempts = 8
+    /// How long rows wait after a local failure (the spool's disk full) before they are tried again.
+    public var localRetryDelay: TimeInterval = 30
     public var random: @Sendable () -> Double = { Double.random(in: 0..<1) }
     /// A row never handed to the sink by this long after its fire (the daemon was down) is recorded as missed and
     /// not sent, as the scheduler does with a fire found that late; nil: every row is sent, however late.
@@ -164,10 +242,27 @@ public struct Deliverer: Sendable {
                 }
             }
             var outcomes: [Int64: DeliveryOutcome] = [:]
+            var localFailure: SinkError? = nil
             if !live.isEmpty {
-                do { outcomes = try sink.deliver(live) } catch {
+                do { outcomes = try sink.deliver(live) } catch let error as SinkError where error.isLocal {
+                    localFailure = error
+                } catch {
                     outcomes = Dictionary(uniqueKeysWithValues: live.map { ($0.id, .retry(error: "\(error)", after: nil)) })
                 }
+            }
+            if let localFailure {
+                // Not the records' fault: they stay pending with their attempts as they were, and wait a little.
+                try database.writer.write { db in
+                    for record in live {
+                        try db.execute(
+                            sql: "UPDATE outbox SET last_error = ?, next_attempt_at = ? WHERE id = ? AND status = 'pending'",
+                            arguments: [localFailure.description, now.timeIntervalSince1970 + localRetryDelay, record.id])
+                    }
+                }
+                summary.deferred += live.count
+                summary.localError = localFailure.description
+                summary.lastError = localFailure.description
+                live = []
             }
             try database.writer.write { db in
                 for record in expired {
@@ -192,15 +287,18 @@ public struct Deliverer: Sendable {
                             sql: "UPDATE outbox SET attempts = ?, last_error = ?, next_attempt_at = ? WHERE id = ?",
                             arguments: [attempts, error, now.timeIntervalSince1970 + max(after ?? 0, backoff), record.id])
                         summary.retrying += 1
+                        summary.lastError = error
                     case .retry(let error, _), .failed(let error):
                         try db.execute(
                             sql: "UPDATE outbox SET status = 'failed', attempts = ?, last_error = ?, next_attempt_at = NULL WHERE id = ?",
                             arguments: [attempts, error, record.id])
                         summary.failed += 1
+                        summary.lastError = error
                     }
                 }
             }
-            if records.count < batchSize || shouldStop() { break }
+            // After a local failure the next batch would fail alike: the pass ends, and the rows wait their delay.
+            if records.count < batchSize || shouldStop() || summary.localError != nil { break }
         }
         return summary
     }

@@ -86,7 +86,7 @@ public enum Scheduler {
 
     /// The civil date `instant` falls on in `zone`.
     public static func localDate(_ instant: Date, _ zone: some UTCOffsets) -> CivilDate {
-        let seconds = Int(instant.timeIntervalSince1970.rounded(.down)) + zone.secondsFromGMT(for: instant)
+        let seconds = Date.wholeSeconds(instant) + zone.secondsFromGMT(for: instant)
         return CivilDate(dayNumber: seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
     }
 }

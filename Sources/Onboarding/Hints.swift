@@ -110,7 +110,10 @@ public enum HintRules {
     }
 
     static func localDay(_ instant: Date, _ zone: TimeZone) -> Int {
-        let seconds = Int(instant.timeIntervalSince1970.rounded(.down)) + zone.secondsFromGMT(for: instant)
+        // Clamped before the conversion, which would trap on an instant past Int's range (or NaN).
+        let raw = instant.timeIntervalSince1970
+        let whole = raw.isNaN ? 0 : Int(min(max(raw, -0x1p50), 0x1p50).rounded(.down))
+        let seconds = whole + zone.secondsFromGMT(for: instant)
         return seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
     }
 }

@@ -1,0 +1,173 @@
+import ContentStore
+import Foundation
+import GRDB
+import Testing
+
+@testable import Delivery
+
+/// A small filesystem of its own (tmpfs), to fill: needs the right to mount, which root has (CI runs as root).
+struct SmallFilesystem {
+    let folder: URL
+
+    static let available: Bool = {
+        guard getuid() == 0 else { return false }
+        guard let probe = try? SmallFilesystem(kilobytes: 16) else { return false }
+        probe.remove()
+        return true
+    }()
+
+    init(kilobytes: Int) throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-full-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/mount")
+        process.arguments = ["-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", folder.path]
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            try? FileManager.default.removeItem(at: folder)
+            throw POSIXError(.EPERM)
+        }
+    }
+
+    /// Fills the filesystem but for `free` bytes, with a file to delete later.
+    func fill(leaving free: Int) throws -> URL {
+        let filler = folder.appendingPathComponent("filler")
+        var stats = statvfs()
+        guard statvfs(folder.path, &stats) == 0 else { throw POSIXError(.EIO) }
+        let available = Int(stats.f_bavail) * Int(stats.f_frsize)
+        try Data(count: max(0, available - free)).write(to: filler)
+        return filler
+    }
+
+    func remove() {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/umount")
+        process.arguments = [folder.path]
+        try? process.run()
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
+
+@Suite struct SpoolFaultTests {
+    /// `count` devices due at 08:00 UTC on 1 March, emitted: as many pending rows.
+    func pendingRows(_ count: Int) throws -> AppDatabase {
+        let database = try seededDatabase()
+        for n in 0..<count { _ = try database.addDevice(DeviceSettings(token: try apnsToken(n + 1), timeZone: "UTC"), now: instant("2025-02-01T00:00:00Z")) }
+        _ = try Emitter(database: database, configuration: configuration).run(now: instant("2025-03-01T08:05:00Z"))
+        #expect(try database.outbox(status: .pending).count == count)
+        return database
+    }
+
+    /// Every line of the day's file: whole JSON objects, each key once.
+    func spoolKeys(_ folder: URL) throws -> [String] {
+        let text = try String(contentsOf: folder.appendingPathComponent("2025-03-01.jsonl"), encoding: .utf8)
+        #expect(text.isEmpty || text.hasSuffix("\n"), "no cut-off last line")
+        return try text.split(separator: "\n").map { line in
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "a corrupt line: \(line.prefix(80))")
+            return try #require(object["idempotency_key"] as? String)
+        }
+    }
+
+    @Test(.enabled(if: SmallFilesystem.available, "needs root to mount a tmpfs"))
+    func aFullSpoolDiskKeepsRowsPendingWritesNothingHalfAndNothingTwice() throws {
+        let disk = try SmallFilesystem(kilobytes: 256)
+        defer { disk.remove() }
+        let spool = disk.folder.appendingPathComponent("spool")
+        let database = try pendingRows(40)
+        var deliverer = Deliverer(database: database, sink: try JSONLinesSpool(directory: spool))
+        deliverer.batchSize = 10
+        // Room for the first batch or so, not for all: a batch's append fails part-way.
+        let filler = try disk.fill(leaving: 20_000)
+        var now = instant("2025-03-01T08:06:00Z")
+        let first = try deliverer.run(now: now)
+        #expect(first.delivered > 0 && first.delivered < 40, "\(first)")
+        #expect(first.deferred > 0)
+        #expect(first.failed == 0 && first.retrying == 0)
+        #expect(first.localError?.contains("No space left on device (errno 28)") == true, "\(first.localError ?? "")")
+        #expect(first.localError?.contains(spool.path) == true)
+        // The disk stays full for a long while: rows are never failed, attempts are not spent.
+        for _ in 0..<20 {
+            now = now.addingTimeInterval(31)
+            let pass = try deliverer.run(now: now)
+            #expect(pass.failed == 0 && pass.delivered == 0)
+        }
+        let waiting = try database.outbox(status: .pending)
+        #expect(waiting.count == 40 - first.delivered)
+        #expect(waiting.allSatisfy { $0.attempts == 0 })
+        // The rows tried say why they wait (a pass stops at the first local failure: the rest were not tried).
+        #expect(waiting.filter { ($0.lastError ?? "").contains("No space left on device (errno 28)") }.count >= 10)
+        // What is on disk is whole and once.
+        let before = try spoolKeys(spool)
+        #expect(before.count == first.delivered && Set(before).count == before.count)
+
+        // Freed: everything goes, each line once, in this process and then in a new one.
+        try FileManager.default.removeItem(at: filler)
+        now = now.addingTimeInterval(31)
+        let freed = try deliverer.run(now: now)
+        #expect(freed.delivered == 40 - first.delivered)
+        #expect(try database.outbox(status: .delivered).count == 40)
+        let after = try spoolKeys(spool)
+        #expect(after.count == 40 && Set(after).count == 40)
+    }
+
+    @Test(.enabled(if: SmallFilesystem.available, "needs root to mount a tmpfs"))
+    func aFullDiskFoundByANewProcessIsRepairedAsAfterACrash() throws {
+        let disk = try SmallFilesystem(kilobytes: 256)
+        defer { disk.remove() }
+        let spool = disk.folder.appendingPathComponent("spool")
+        let database = try pendingRows(30)
+        let records = try database.outbox(status: .pending)
+        // A first process fills the disk mid-line and dies before the outbox records anything.
+        do {
+            let sink = try JSONLinesSpool(directory: spool)
+            _ = try sink.deliver(Array(records.prefix(5)))
+            let file = try FileHandle(forWritingTo: spool.appendingPathComponent("2025-03-01.jsonl"))
+            try file.seekToEnd()
+            try file.write(contentsOf: Data(#"{"id":77,"idempotency_key":"cut-off"#.utf8))
+            try file.close()
+        }
+        let filler = try disk.fill(leaving: 0)
+        var now = instant("2025-03-01T08:06:00Z")
+        let deliverer = Deliverer(database: database, sink: try JSONLinesSpool(directory: spool))
+        // Full: the five already on disk are recognised (their keys read back), the rest wait.
+        let full = try deliverer.run(now: now)
+        #expect(full.failed == 0)
+        try FileManager.default.removeItem(at: filler)
+        now = now.addingTimeInterval(31)
+        _ = try deliverer.run(now: now)
+        #expect(try database.outbox(status: .delivered).count == 30)
+        let keys = try spoolKeys(spool)
+        #expect(keys.count == 30 && Set(keys).count == 30)
+        #expect(!keys.contains("cut-off"))
+    }
+
+    /// A new process reads back the end of the day's file only, not all of it.
+    @Test func reconcilingReadsTheFilesTailOnly() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-tail-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        func line(_ n: Int) -> String { #"{"id":\#(n),"idempotency_key":"device-\#(n)/2025-03-01","local_date":"2025-03-01"}"# }
+        // 5,000 lines, the last cut short.
+        let text = (0..<5000).map(line).joined(separator: "\n") + "\n" + #"{"id":5000,"idem"#
+        try Data(text.utf8).write(to: folder.appendingPathComponent("2025-03-01.jsonl"))
+        func record(_ n: Int) -> OutboxRecord {
+            OutboxRecord(
+                Row([
+                    "id": Int64(n), "device_id": "device-\(n)", "platform": "apns", "local_date": "2025-03-01", "fire_at": 1_740_816_000.0,
+                    "headers": "{}", "payload": "{}", "status": "pending", "attempts": 0, "last_error": nil, "delivered_at": nil,
+                ]))
+        }
+        let sink = try JSONLinesSpool(directory: folder, reconcileLines: 100)
+        // Keys among the last 100 lines are found and not written again; one far back is beyond what a crash can
+        // leave unrecorded, and one never written is new: both are written.
+        let outcomes = try sink.deliver([record(4990), record(4901), record(10), record(7000)])
+        #expect(outcomes.count == 4)
+        let lines = try String(contentsOf: folder.appendingPathComponent("2025-03-01.jsonl"), encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 5002)
+        #expect(lines[4999].contains("device-4999"), "the cut-off line was removed")
+        #expect(lines.suffix(2).map { $0.contains("device-10/") || $0.contains("device-7000/") } == [true, true])
+    }
+}
