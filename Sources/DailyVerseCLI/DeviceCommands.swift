@@ -61,19 +61,36 @@ struct DevicesAdd: ParsableCommand {
 }
 
 struct DevicesList: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the devices.")
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List the devices, oldest first, as they are read.",
+        discussion: "For many devices, a page at a time: --limit N, then --after the last id printed.")
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var page: PageOptions
+    @Option(help: ArgumentHelp("Only the devices after this one (the last id of the previous page).", valueName: "id"))
+    var after: String?
 
     func run() throws {
         try reportingErrors {
-            let states = try global.openDatabase().deviceStates(now: try global.clock())
-            if global.json { return try printJSON(states.map(DeviceRecord.init)) }
-            if states.isEmpty { print("no devices") }
-            for state in states {
-                let device = state.device
-                let next = state.nextFireAt?.iso8601UTC ?? "disabled"
-                print("\(device.id)  \(device.platform.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(device.timeZone) \(device.reminderTime) \(device.locale.rawValue)  next \(next)")
+            let limit = try page.checkedLimit()
+            let database = try global.openDatabase()
+            let now = try global.clock()
+            let out = BufferedOutput()
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            var count = 0
+            if global.json { out.write("[") }
+            try database.forEachDeviceState(after: after, limit: limit, now: now) { state in
+                if global.json {
+                    out.write((count == 0 ? "\n" : ",\n") + String(decoding: try encoder.encode(DeviceRecord(state)), as: UTF8.self))
+                } else {
+                    let device = state.device
+                    let next = state.nextFireAt?.iso8601UTC ?? "disabled"
+                    out.write("\(device.id)  \(device.platform.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(device.timeZone) \(device.reminderTime) \(device.locale.rawValue)  next \(next)\n")
+                }
+                count += 1
             }
+            if global.json { out.write(count == 0 ? "]\n" : "\n]\n") } else if count == 0 { out.write("no devices\n") }
+            out.flush()
         }
     }
 }

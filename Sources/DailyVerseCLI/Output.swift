@@ -41,6 +41,46 @@ func printJSON<T: Encodable>(_ value: T) throws {
     FileHandle.standardOutput.write(Data("\n".utf8))
 }
 
+/// Standard output through a 64 KiB buffer, for listings of millions of lines written as they are read: one system
+/// call per buffer, not per line. A reader that goes away (`| head -1`) ends the process, as for any command line tool.
+final class BufferedOutput {
+    private var buffer: [UInt8] = []
+    private let capacity = 64 * 1024
+
+    init() { buffer.reserveCapacity(capacity) }
+
+    func write(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        if buffer.count >= capacity { flush() }
+    }
+
+    func flush() {
+        guard !buffer.isEmpty else { return }
+        var offset = 0
+        while offset < buffer.count {
+            let written = buffer[offset...].withUnsafeBytes { Foundation.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { break }
+            offset += written
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    deinit { flush() }
+}
+
+/// Options of the commands that list many rows: a page at a time, in a stable order.
+struct PageOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("At most this many rows (1 to 100000000).", valueName: "n"))
+    var limit: Int?
+
+    func checkedLimit() throws -> Int? {
+        guard let limit else { return nil }
+        guard (1...100_000_000).contains(limit) else { throw CLIError("invalid --limit \(limit): expected 1 to 100000000") }
+        return limit
+    }
+}
+
 /// A progress bar on stderr, drawn only when stderr is a terminal.
 final class ProgressBar {
     private let label: String

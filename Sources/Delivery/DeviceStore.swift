@@ -239,6 +239,25 @@ extension AppDatabase {
         }
     }
 
+    /// Visits devices in the order `devices list` prints them (creation, then id), as they are read: a listing of a
+    /// million starts at once and holds one at a time. `after`: only devices after the one with this id.
+    public func forEachDeviceState(after: String? = nil, limit: Int? = nil, now: Date, _ body: (DeviceState) throws -> Void) throws {
+        try writer.read { db in
+            var arguments: StatementArguments = [now.timeIntervalSince1970]
+            var filter = ""
+            if let after {
+                guard try Bool.fetchOne(db, sql: "SELECT 1 FROM device WHERE id = ?", arguments: [after]) == true else {
+                    throw DeviceError.notFound(after)
+                }
+                filter = "WHERE (d.created_at, d.id) > (SELECT created_at, id FROM device WHERE id = ?)"
+                arguments += [after]
+            }
+            arguments += [limit ?? -1]
+            let rows = try Row.fetchCursor(db, sql: "SELECT \(Self.stateColumns(now)) \(filter) ORDER BY d.created_at, d.id LIMIT ?", arguments: arguments)
+            while let row = try rows.next() { try body(try Self.deviceState(row, now: now)) }
+        }
+    }
+
     public func deviceStates(limit: Int? = nil, now: Date) throws -> [DeviceState] {
         try writer.read { db in
             try Row.fetchAll(

@@ -71,6 +71,40 @@ extension AppDatabase {
         }
     }
 
+    /// Visits outbox rows in id order, oldest first, as they are read: a listing of millions of rows starts at once
+    /// and holds one row at a time. `after`: only rows with a larger id (the last id of a previous page).
+    public func forEachOutboxRow(
+        date: CivilDate? = nil, status: OutboxStatus? = nil, after: Int64? = nil, limit: Int? = nil, _ body: (OutboxRecord) throws -> Void
+    ) throws {
+        try writer.read { db in
+            var conditions: [String] = []
+            var arguments: StatementArguments = []
+            if let date { conditions.append("local_date = ?"); arguments += [date.description] }
+            if let status { conditions.append("status = ?"); arguments += [status.rawValue] }
+            if let after { conditions.append("id > ?"); arguments += [after] }
+            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            arguments += [limit ?? -1]
+            let rows = try Row.fetchCursor(db, sql: "SELECT * FROM outbox \(filter) ORDER BY id LIMIT ?", arguments: arguments)
+            while let row = try rows.next() { try body(OutboxRecord(row)) }
+        }
+    }
+
+    /// Puts failed rows (all, or those with the given ids) back to pending with a fresh set of attempts, due now: for
+    /// after the cause is mended (a webhook's address, a gateway's configuration). A row more than the grace period
+    /// late is then recorded as missed by the deliverer, as any late fire is. How many were put back.
+    public func requeueFailed(ids: [Int64]? = nil, now: Date) throws -> Int {
+        try writer.write { db in
+            var sql = "UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = ? WHERE status = 'failed'"
+            var arguments: StatementArguments = [now.timeIntervalSince1970]
+            if let ids {
+                sql += " AND id IN (\(ids.map { _ in "?" }.joined(separator: ",")))"
+                arguments += StatementArguments(ids)
+            }
+            try db.execute(sql: sql, arguments: arguments)
+            return db.changesCount
+        }
+    }
+
     /// Removes rows settled (delivered, failed or missed) and created before `cutoff`, oldest first, `chunk` rows per
     /// transaction so that a large prune never holds the scheduler up for long. Pending rows always stay. How many
     /// went.

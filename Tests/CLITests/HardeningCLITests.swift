@@ -571,3 +571,49 @@ private enum Harness {
         return (descriptor, UInt16(bigEndian: address.sin_port))
     }
 }
+
+/// Lists stream a page at a time, and failed rows can be put back.
+@Suite struct ListingCLITests {
+    @Test func listsTakeALimitAndAnAfterAndRequeuePutsFailedRowsBack() throws {
+        let database = CLI.freshDatabase()
+        defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: database).deletingLastPathComponent()) }
+        for n in 1...5 {
+            let token = String(format: "%064x", n)
+            let added = CLI.run(["devices", "add", "--platform", "apns", "--token", token, "--tz", "UTC", "--now", "2025-02-01T00:00:0\(n)Z"], database: database)
+            #expect(added.status == 0, "\(added.stderr)")
+        }
+        let all = try #require(try JSONSerialization.jsonObject(with: Data(CLI.run(["devices", "list", "--json"], database: database).stdout.utf8)) as? [[String: Any]])
+        #expect(all.count == 5)
+        let ids = all.compactMap { $0["id"] as? String }
+        let first = try #require(try JSONSerialization.jsonObject(with: Data(CLI.run(["devices", "list", "--json", "--limit", "2"], database: database).stdout.utf8)) as? [[String: Any]])
+        #expect(first.compactMap { $0["id"] as? String } == Array(ids.prefix(2)))
+        let next = CLI.run(["devices", "list", "--json", "--limit", "2", "--after", ids[1]], database: database)
+        let second = try #require(try JSONSerialization.jsonObject(with: Data(next.stdout.utf8)) as? [[String: Any]])
+        #expect(second.compactMap { $0["id"] as? String } == Array(ids[2..<4]))
+        #expect(CLI.run(["devices", "list", "--limit", "0"], database: database).status == 1)
+        #expect(CLI.run(["devices", "list", "--after", "no-such-device"], database: database).status == 1)
+
+        // Five rows fire; then they are marked failed, as a gateway's 4xx would.
+        let spool = URL(fileURLWithPath: database).deletingLastPathComponent().appendingPathComponent("spool").path
+        #expect(CLI.run(["serve", "--once", "--now", "2025-03-01T08:05:00Z", "--sink", "jsonl:\(spool)"], database: database).status == 0)
+        let queue = try DatabaseQueue(path: database)
+        // (Each device also has two days before, inside the look-back, recorded as missed.)
+        try queue.write { db in try db.execute(sql: "UPDATE outbox SET status = 'failed', attempts = 8, last_error = 'HTTP 400' WHERE status = 'delivered'") }
+        let rows = try #require(
+            try JSONSerialization.jsonObject(with: Data(CLI.run(["outbox", "list", "--json", "--status", "failed", "--limit", "3"], database: database).stdout.utf8))
+                as? [[String: Any]])
+        #expect(rows.count == 3)
+        let lastID = try #require(rows.last?["id"] as? Int)
+        let rest = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(CLI.run(["outbox", "list", "--json", "--status", "failed", "--after", "\(lastID)"], database: database).stdout.utf8))
+                as? [[String: Any]])
+        #expect(rest.count == 2)
+        #expect(CLI.run(["outbox", "requeue"], database: database).status == 1, "ids or --all")
+        let one = CLI.run(["outbox", "requeue", "\(lastID)", "--json"], database: database)
+        #expect(one.json["requeued"] as? Int == 1)
+        #expect(CLI.run(["outbox", "requeue", "--all", "--json"], database: database).json["requeued"] as? Int == 4)
+        let pending = try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE status = 'pending' AND attempts = 0") }
+        #expect(pending == 5)
+    }
+}
