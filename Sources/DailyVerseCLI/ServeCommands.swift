@@ -55,7 +55,7 @@ struct EmitOptions: ParsableArguments {
         if spec == "stdout" { return StdoutSink() }
         if spec.hasPrefix("jsonl:"), spec.count > 6 { return try JSONLinesSpool(directory: URL(fileURLWithPath: String(spec.dropFirst(6)))) }
         if spec.hasPrefix("webhook:"), let url = URL(string: String(spec.dropFirst(8))) { return try WebhookSink(url: url) }
-        throw CLIError("invalid sink '\(spec)': expected jsonl:DIR, stdout or webhook:URL")
+        throw CLIError("invalid sink '\(WebhookSink.redacted(spec))': expected jsonl:DIR, stdout or webhook:URL")
     }
 
     /// `90`, `90s`, `15m`, `2h`, `30d` (a decimal point is allowed: `1.5h`), within `range` seconds; `setting` names
@@ -219,6 +219,9 @@ struct Serve: AsyncParsableCommand {
                 "database": "\(path)", "sink": "\(deliverer.sink.name)", "listen": "\(address)",
                 "emit_ahead": "\(Int(configuration.ahead))s",
             ])
+        // Precedence is flags, environment, file: a file setting that loses is said, so that it is not a surprise
+        // (the shipped unit sets the database, data and sink in its environment).
+        for line in GlobalOptions.overrides.all { logger.warning("configuration: \(line)") }
         let group = DaemonBuilder.serviceGroup(
             database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, readiness: readiness,
             services: services)

@@ -16,10 +16,11 @@ public struct WebhookSink: Sink {
 
     public init(url: URL, timeout: TimeInterval = 30) throws {
         guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", url.host != nil else {
-            throw SinkError("invalid webhook URL '\(url.absoluteString)': expected http:// or https://")
+            throw SinkError("invalid webhook URL '\(Self.redacted(url.absoluteString))': expected http:// or https://")
         }
         self.url = url
-        self.name = "webhook:\(url.absoluteString)"
+        // The name goes into logs, `status` and the outbox's last_error: never the credentials a URL may carry.
+        self.name = "webhook:\(Self.redacted(url.absoluteString))"
         self.timeout = timeout
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
@@ -36,6 +37,21 @@ public struct WebhookSink: Sink {
         return Dictionary(uniqueKeysWithValues: records.map { ($0.id, outcome) })
     }
 
+    /// A URL as it may be shown: user info and query (where API keys travel) replaced by `***`.
+    public static func redacted(_ text: String) -> String {
+        guard var components = URLComponents(string: text), components.host != nil else {
+            // Not a URL we can take apart: show the scheme and nothing that may be a secret.
+            return text.contains("@") || text.contains("?") ? (text.split(separator: ":").first.map { "\($0):***" } ?? "***") : text
+        }
+        if components.user != nil || components.password != nil {
+            components.user = "***"
+            components.password = nil
+        }
+        if components.query != nil { components.percentEncodedQuery = "***" }
+        if components.fragment != nil { components.fragment = nil }
+        return components.string ?? "***"
+    }
+
     struct Response: Sendable {
         let status: Int?
         let retryAfter: String?
@@ -47,7 +63,9 @@ public struct WebhookSink: Sink {
         let box = ResponseBox()
         session.dataTask(with: request) { _, response, error in
             let http = response as? HTTPURLResponse
-            box.value = Response(status: http?.statusCode, retryAfter: http?.value(forHTTPHeaderField: "Retry-After"), error: error.map { "\($0.localizedDescription)" })
+            // An error's text can quote the URL: redacted before it is kept in last_error or logged.
+            let text = error.map { "\($0.localizedDescription)".replacingOccurrences(of: request.url?.absoluteString ?? "\u{0}", with: Self.redacted(request.url?.absoluteString ?? "")) }
+            box.value = Response(status: http?.statusCode, retryAfter: http?.value(forHTTPHeaderField: "Retry-After"), error: text)
             semaphore.signal()
         }.resume()
         semaphore.wait()

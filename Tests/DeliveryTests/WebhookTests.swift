@@ -1,5 +1,8 @@
 import ContentStore
 import Foundation
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 import Testing
 
 @testable import Delivery
@@ -152,5 +155,20 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         #expect(WebhookSink.retryAfter("-5", now: now) == nil)
         #expect(WebhookSink.retryAfter("Fri, 31 Dec 9999 23:59:59 GMT", now: now) == 86_400)
         #expect(throws: SinkError.self) { try WebhookSink(url: URL(string: "ftp://example.org/x")!) }
+    }
+
+    @Test func credentialsInTheURLAreNeverShown() throws {
+        let sink = try WebhookSink(url: try #require(URL(string: "http://user:secret@gateway.example:8080/hook?api_key=abc123#frag")))
+        #expect(sink.name == "webhook:http://***@gateway.example:8080/hook?***")
+        #expect(!sink.name.contains("secret") && !sink.name.contains("abc123"))
+        let plain = try WebhookSink(url: try #require(URL(string: "https://gateway.example/hook")))
+        #expect(plain.name == "webhook:https://gateway.example/hook")
+        let error = #expect(throws: SinkError.self) { try WebhookSink(url: try #require(URL(string: "ftp://u:pw@host/x?k=v"))) }
+        #expect(error?.description.contains("pw") == false)
+        #expect(error?.description.contains("k=v") == false)
+        // A refused connection's error, as kept in last_error, names the redacted URL at most.
+        let unreachable = try WebhookSink(url: try #require(URL(string: "http://u:pw@127.0.0.1:9/hook?token=t0p")), timeout: 5)
+        let response = unreachable.send(URLRequest(url: unreachable.url))
+        #expect(response.error.map { !$0.contains("pw") && !$0.contains("t0p") } ?? true)
     }
 }
