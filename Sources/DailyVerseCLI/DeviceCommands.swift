@@ -159,7 +159,14 @@ struct DevicesImport: ParsableCommand {
             guard let data = FileManager.default.contents(atPath: file) else { throw CLIError("cannot read '\(file)'") }
             let name = URL(fileURLWithPath: file).lastPathComponent
             var items: [(line: Int, settings: DeviceSettings)] = []
-            for (index, line) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            // Checking a million lines takes a while: progress by bytes read, before anything is written.
+            let checking = ProgressBar("checking")
+            let text = String(decoding: data, as: UTF8.self)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            var bytes = 0
+            for (index, line) in lines.enumerated() {
+                bytes += line.utf8.count + 1
+                if index % 1000 == 0 || index == lines.count - 1 { checking.update(min(bytes, data.count), data.count) }
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
                 if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
                 do { items.append((index + 1, try DeviceRecord.settings(fromJSONLine: trimmed))) } catch {

@@ -41,6 +41,7 @@ public struct GlobalOptions: ParsableArguments {
         let path = named ?? Self.defaultConfigPath
         return try Self.loaded.value(for: path) {
             guard named != nil || FileManager.default.fileExists(atPath: path) else { return nil }
+            try Self.checkOwnership(path)
             let file = try ConfigFile(contentsOf: path)
             try file.checkKeys(Self.configKeys)
             return file
@@ -48,6 +49,34 @@ public struct GlobalOptions: ParsableArguments {
     }
 
     private static let loaded = LoadedConfig()
+
+    /// The configuration can point the sink at any address and the database at any file: a file that another user
+    /// could have written is refused, naming the reason.
+    static func checkOwnership(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }  // unreadable: ConfigFile says so
+        let mode = Int(info.st_mode) & 0o777
+        if mode & 0o022 != 0 {
+            throw CLIError(
+                "configuration file '\(path)' is writable by \(mode & 0o002 != 0 ? "everyone" : "its group") (mode 0\(String(mode, radix: 8))): "
+                    + "run chmod go-w on it")
+        }
+        let owner = info.st_uid
+        if owner != 0 && owner != getuid() {
+            throw CLIError("configuration file '\(path)' belongs to user \(owner), neither root nor this user (\(getuid())): refusing it")
+        }
+    }
+
+    /// Settings of the configuration file that a flag or an environment variable overrode in this process, as
+    /// "key (FILE) is overridden by NAME", for `serve` to say at start.
+    static let overrides = Overrides()
+
+    final class Overrides: @unchecked Sendable {
+        private let lock = NSLock()
+        private var seen: [String] = []
+        func note(_ line: String) { lock.withLock { if !seen.contains(line) { seen.append(line) } } }
+        var all: [String] { lock.withLock { seen } }
+    }
 
     /// Configuration files read so far, by path, with the error if reading failed.
     private final class LoadedConfig: @unchecked Sendable {
@@ -68,9 +97,14 @@ public struct GlobalOptions: ParsableArguments {
     /// The file is read (and checked) even when a flag or the environment wins, so a typo in it never goes unnoticed.
     func setting(flag: String?, environment name: String, key: String) throws -> String? {
         let file = try configFile()
+        let fromFile = try file?.string(key)
+        let winner = flag.map { _ in "the command line" } ?? environment[name].flatMap { $0.isEmpty ? nil : "\(name) in the environment" }
+        if let winner, fromFile != nil, let file {
+            Self.overrides.note("'\(key)' in \(file.file) is overridden by \(winner)")
+        }
         if let flag { return flag }
         if let value = environment[name], !value.isEmpty { return value }
-        return try file?.string(key)
+        return fromFile
     }
 
     /// How long a guest may be inactive before it is purged with its data.

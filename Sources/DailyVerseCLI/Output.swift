@@ -81,24 +81,47 @@ struct PageOptions: ParsableArguments {
     }
 }
 
-/// A progress bar on stderr, drawn only when stderr is a terminal.
+/// Progress on stderr: a bar redrawn in place on a terminal; elsewhere (a log, a pipe, systemd) a line every
+/// `interval` seconds and one at the end, so that a long import says it is alive.
 final class ProgressBar {
     private let label: String
-    private let enabled = isatty(STDERR_FILENO) == 1
+    private let isTerminal: Bool
+    private let interval: TimeInterval
+    private let now: () -> Date
+    private let write: (String) -> Void
     private var lastPercent = -1
+    private var lastLine: Date?
 
-    init(_ label: String) { self.label = label }
+    init(
+        _ label: String, isTerminal: Bool = isatty(STDERR_FILENO) == 1, interval: TimeInterval = 5, now: @escaping () -> Date = Date.init,
+        write: @escaping (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }
+    ) {
+        self.label = label
+        self.isTerminal = isTerminal
+        self.interval = interval
+        self.now = now
+        self.write = write
+    }
 
     func update(_ done: Int, _ total: Int) {
-        guard enabled, total > 0 else { return }
-        let percent = done * 100 / total
-        guard percent != lastPercent else { return }
-        lastPercent = percent
-        let width = 30
-        let filled = width * done / total
-        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-        FileHandle.standardError.write(Data("\r\(label) \(bar) \(percent)% \(done)/\(total)".utf8))
-        if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
+        guard total > 0 else { return }
+        let done = min(max(done, 0), total)
+        let percent = Int(Double(done) * 100 / Double(total))
+        if isTerminal {
+            guard percent != lastPercent else { return }
+            lastPercent = percent
+            let width = 30
+            let filled = width * percent / 100
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            write("\r\(label) \(bar) \(percent)% \(done)/\(total)" + (done == total ? "\n" : ""))
+            return
+        }
+        let time = now()
+        if done == total || lastLine.map({ time.timeIntervalSince($0) >= interval }) ?? true {
+            // The first call only starts the clock, unless it is already the end.
+            if lastLine != nil || done == total { write("\(label): \(done)/\(total) (\(percent)%)\n") }
+            lastLine = time
+        }
     }
 }
 

@@ -617,3 +617,79 @@ private enum Harness {
         #expect(pending == 5)
     }
 }
+
+/// What an operator meets: a configuration file others could write, settings the environment overrides, long imports.
+@Suite struct OperatorCLITests {
+    func configFile(_ text: String, mode: Int) throws -> String {
+        let folder = URL(fileURLWithPath: CLI.freshDatabase()).deletingLastPathComponent()
+        let path = folder.appendingPathComponent("config.toml").path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(chmod(path, mode_t(mode)) == 0)
+        return path
+    }
+
+    @Test func aConfigurationFileOthersCanWriteIsRefused() throws {
+        for mode in [0o666, 0o620, 0o602] {
+            let path = try configFile("sink = \"webhook:http://attacker.example/x\"\n", mode: mode)
+            let result = CLI.run(["today", "--date", "2025-03-01", "--config", path])
+            #expect(result.status == 1, "mode \(String(mode, radix: 8))")
+            #expect(result.stderr.contains(path) && result.stderr.contains("chmod go-w"), "\(result.stderr)")
+        }
+        let safe = try configFile("grace = \"2h\"\n", mode: 0o644)
+        #expect(CLI.run(["today", "--date", "2025-03-01", "--config", safe]).status == 0)
+        // Owned by someone else (only root can hand a file over, as this test does when it runs as root).
+        if getuid() == 0 {
+            #expect(chown(safe, 4242, 4242) == 0)
+            let result = CLI.run(["today", "--date", "2025-03-01", "--config", safe])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("belongs to user 4242"), "\(result.stderr)")
+        }
+    }
+
+    @Test func serveSaysWhichFileSettingsTheEnvironmentOverrides() throws {
+        let database = CLI.freshDatabase()
+        let folder = URL(fileURLWithPath: database).deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = try configFile("sink = \"jsonl:\(folder.appendingPathComponent("file-spool").path)\"\n", mode: 0o600)
+        let log = folder.appendingPathComponent("serve.log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["serve", "--listen", "none", "--config", config]
+        var environment = ProcessInfo.processInfo.environment
+        environment["DAILYVERSE_DB"] = database
+        environment["DAILYVERSE_DATA"] = CLI.repository.appendingPathComponent("data").path
+        environment["DAILYVERSE_SINK"] = "jsonl:" + folder.appendingPathComponent("env-spool").path
+        environment.removeValue(forKey: "DAILYVERSE_NOW")
+        process.environment = environment
+        process.standardError = try FileHandle(forWritingTo: log)
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
+        // Wait (bounded) for the start lines.
+        let deadline = Date().addingTimeInterval(120)
+        var text = ""
+        while Date() < deadline {
+            text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            if text.contains("scheduler ready") || !process.isRunning { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(text.contains("'sink' in \(config) is overridden by DAILYVERSE_SINK in the environment"), "\(text)")
+        #expect(text.contains("warning"), "said at warning level: \(text)")
+    }
+
+    @Test func anImportSaysHowFarItIsWhenNotOnATerminal() throws {
+        let database = CLI.freshDatabase()
+        let folder = URL(fileURLWithPath: database).deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("devices.jsonl")
+        let lines = (1...3000).map { #"{"platform": "apns", "token": "\#(String(format: "%064x", $0))", "timezone": "UTC"}"# }
+        try Data(lines.joined(separator: "\n").utf8).write(to: file)
+        let result = CLI.run(["devices", "import", file.path], database: database)
+        #expect(result.status == 0, "\(result.stderr)")
+        // Piped, so not a terminal: plain lines, the last of each stage at 100%.
+        #expect(result.stderr.contains("checking: \(try Data(contentsOf: file).count)/"), "\(result.stderr)")
+        #expect(result.stderr.contains("devices: 3000/3000 (100%)"), "\(result.stderr)")
+        #expect(!result.stderr.contains("\r"))
+    }
+}
