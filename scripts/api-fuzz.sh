@@ -97,13 +97,16 @@ say "server $binary (pid $server_pid) on $base, database $work/db.sqlite"
 
 # Up within two minutes (the first start seeds the database), then a guest: the API works before it is fuzzed.
 py "$base" "$server_pid" <<'EOF' || { tail -n 40 "$work/server.log" >&2; die "the server did not come up"; }
-import json, os, sys, time, urllib.request
+import json, sys, time, urllib.request
 base, pid = sys.argv[1], int(sys.argv[2])
 deadline = time.monotonic() + 120
 while True:
     try:
-        os.kill(pid, 0)
+        with open(f"/proc/{pid}/stat") as stat:
+            exited = stat.read().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
+        exited = True
+    if exited:
         sys.exit("the server exited")
     try:
         with urllib.request.urlopen(base + "/health", timeout=2) as response:
