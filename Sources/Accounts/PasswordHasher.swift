@@ -45,7 +45,8 @@ public struct PasswordHasher: Sendable {
     public func needsRehash(_ encoded: String) -> Bool { Self.decode(encoded)?.0 != algorithm }
 
     static func check(_ password: String) throws {
-        let length = password.count
+        // Counted in Unicode scalars, as JSON Schema's minLength counts (a letter and its combining accent are two).
+        let length = password.unicodeScalars.count
         guard length >= minimumPasswordLength else { throw AccountError.weakPassword("at least \(minimumPasswordLength) characters") }
         guard password.utf8.count <= maximumPasswordLength else { throw AccountError.weakPassword("at most \(maximumPasswordLength) bytes") }
     }

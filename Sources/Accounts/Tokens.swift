@@ -34,8 +34,11 @@ public enum Email {
     public static func normalize(_ text: String) throws(AccountError) -> String {
         let email = text.trimmingCharacters(in: .whitespaces).lowercased()
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        guard email.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[0].count <= 64, parts[1].contains("."),
-            !parts[1].hasPrefix("."), !parts[1].hasSuffix("."), !email.contains(where: { $0.isWhitespace || $0.isNewline })
+        // Lengths in Unicode scalars, as the API document's maxLength counts them.
+        guard email.unicodeScalars.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[0].unicodeScalars.count <= 64, parts[1].contains("."),
+            !parts[1].hasPrefix("."), !parts[1].hasSuffix("."), !email.contains(where: { $0.isWhitespace || $0.isNewline }),
+            // No control characters (C0, DEL, C1): they would be stored and shown as they are.
+            !email.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
         else { throw .invalidEmail(text) }
         return email
     }

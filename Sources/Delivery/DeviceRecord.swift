@@ -163,15 +163,15 @@ public struct DeviceRecord: Encodable, Sendable {
         if zone == nil, existing == nil { throw DeviceInputError("missing key 'timezone'") }
         var adjust: Int? = nil
         if let value = object["adjustment"], !(value is NSNull) {
-            // JSONSerialization gives true/false as numbers too; their type code is "c".
-            guard let number = value as? NSNumber, String(cString: number.objCType) != "c", let days = Int(exactly: number.doubleValue) else {
+            // JSONSerialization gives true/false as numbers too: only a number that is not a flag is taken.
+            guard let number = value as? NSNumber, JSONFlag.bool(value) == nil, let days = Int(exactly: number.doubleValue) else {
                 throw DeviceInputError("'adjustment' must be a whole number")
             }
             adjust = days
         }
         var enabled: Bool? = nil
         if let value = object["enabled"], !(value is NSNull) {
-            guard let flag = value as? Bool else { throw DeviceInputError("'enabled' must be true or false") }
+            guard let flag = JSONFlag.bool(value) else { throw DeviceInputError("'enabled' must be true or false") }
             enabled = flag
         }
         try settings.check(
@@ -193,4 +193,13 @@ public struct DeviceRecord: Encodable, Sendable {
 public struct DeviceInputError: Error, CustomStringConvertible, Equatable, Sendable {
     public let description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// A JSON boolean as `JSONSerialization` gives it: an `NSNumber` like any number, told apart by its type code ("c").
+/// `as? Bool` alone also takes 0 and 1, so `{"enabled": 1}` would pass for `true`.
+public enum JSONFlag {
+    public static func bool(_ value: Any) -> Bool? {
+        guard let number = value as? NSNumber, String(cString: number.objCType) == "c" else { return nil }
+        return number.boolValue
+    }
 }

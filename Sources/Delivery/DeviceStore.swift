@@ -142,7 +142,15 @@ extension AppDatabase {
             guard let name = try String.fetchOne(db, sql: "SELECT platform FROM device WHERE id = ? AND user_id = ?", arguments: [id, userID]),
                 let platform = Platform(rawValue: name)
             else { throw DeviceError.notFound(id) }
-            return try Self.updateDevice(db, id: id, try settings(platform), now: now)
+            let changes = try settings(platform)
+            // A token another device holds is given to this one, by the rule of `registerDevice`: the other device
+            // goes, and the answer is the same as for a new token (it tells nobody the token was known).
+            if let token = changes.token {
+                let (endpoint, _, _) = Self.columns(token)
+                try db.execute(
+                    sql: "DELETE FROM device WHERE platform = ? AND token = ? AND id != ?", arguments: [token.platform.rawValue, endpoint, id])
+            }
+            return try Self.updateDevice(db, id: id, changes, now: now)
         }
     }
 

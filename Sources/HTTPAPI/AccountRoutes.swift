@@ -43,6 +43,11 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         let body = try await request.decode(as: AccountRequest.self, context: context)
         let email: String
         do { email = try Email.normalize(body.email) } catch { throw APIError.badRequest("bad_email", "\(error)") }
+        if let name = body.displayName {
+            guard (1...100).contains(name.unicodeScalars.count),
+                !name.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
+            else { throw APIError.badRequest("bad_display_name", "invalid display name: expected 1 to 100 characters, no control characters") }
+        }
         // Each attempt costs a password hash: limited per client address.
         let key = "account " + context.client
         if let wait = environment.throttles.accounts.admit(key, now: environment.clock()) {

@@ -50,7 +50,8 @@ struct AuthenticationMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
         guard let header = request.headers[.authorization] else { return try await next(request, context) }
-        guard header.hasPrefix("Bearer "), case let token = String(header.dropFirst(7)),
+        // The scheme name is case-insensitive (RFC 9110 §11.1): "bearer" is "Bearer".
+        guard header.count > 7, header.prefix(7).lowercased() == "bearer ", case let token = String(header.dropFirst(7)),
             let user = try environment.accounts.authenticate(token: token, now: environment.clock())
         else { throw APIError(.unauthorized, code: "unauthorized", "invalid or expired token") }
         var context = context

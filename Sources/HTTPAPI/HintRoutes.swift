@@ -1,3 +1,4 @@
+import Delivery
 import Foundation
 import Hummingbird
 import Onboarding
@@ -36,7 +37,7 @@ func addHintRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) 
                 throw APIError.badRequest("unknown_field", "unknown field '\(unknown)'")
             }
             if let value = object["enabled"] {
-                guard let flag = value as? Bool else { throw APIError.badRequest("bad_request", "'enabled' must be true or false") }
+                guard let flag = JSONFlag.bool(value) else { throw APIError.badRequest("bad_request", "'enabled' must be true or false") }
                 enabled = flag
             }
         }

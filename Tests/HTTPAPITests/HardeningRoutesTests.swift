@@ -88,6 +88,23 @@ import Testing
         }
     }
 
+    @Test func aPassageFromAya1HasItsBasmalaAsAHeading() async throws {
+        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+            let (_, _, _, body) = try await status(client, "/v1/verses/96:1-5")
+            let verse = try #require((try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["verse"] as? [String: Any])
+            let basmala = try #require(verse["basmala"] as? String)
+            #expect(basmala.split(separator: " ").count == 4)
+            #expect(basmala.unicodeScalars.first == "\u{0628}")
+            #expect(!(verse["arabic"] as? String ?? "").hasPrefix(basmala), "a heading, not part of the aya")
+            // Al-Fatiha's first aya is the basmala itself, and At-Tawbah has none: no heading for either.
+            for key in ["1:1", "9:1", "96:2"] {
+                let (_, _, _, other) = try await status(client, "/v1/verses/\(key)")
+                let json = try #require((try JSONSerialization.jsonObject(with: Data(buffer: other)) as? [String: Any])?["verse"] as? [String: Any])
+                #expect(json["basmala"] is NSNull, "\(key)")
+            }
+        }
+    }
+
     @Test func everyRouteRefusesABodyOverTheLimit() async throws {
         try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
             let twoMiB = ByteBuffer(repeating: UInt8(ascii: " "), count: 2 << 20)
@@ -187,6 +204,68 @@ import Testing
         #expect(throttle.admit(["email d"], now: now) == nil)
         #expect(throttle.admit(["email d"], now: now) == nil)
         #expect(throttle.admit(["email d"], now: now) != nil)
+    }
+
+    // MARK: - What the fuzzer found
+
+    @Test func numbersAreNotBooleans() async throws {
+        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+            let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
+            for value in [0, 1] as [Any] {
+                let device: [String: Any] = ["platform": "apns", "token": String(format: "%064x", 50), "timezone": "UTC", "enabled": value]
+                let (code, body) = try await data.send(client, .post, "/v1/devices", device, token: a)
+                #expect(code == 400 && (body["error"] as? [String: Any])?["code"] as? String == "bad_device", "enabled: \(value)")
+                #expect(try await helper.post(client, "/v1/hints/tutorial", ["enabled": value], token: a).0 == 400, "enabled: \(value)")
+            }
+            #expect(try await helper.post(client, "/v1/hints/tutorial", ["enabled": false], token: a).0 == 200)
+            // And a flag is not a number.
+            let flagged: [String: Any] = ["platform": "apns", "token": String(format: "%064x", 51), "timezone": "UTC", "adjustment": true]
+            #expect(try await data.send(client, .post, "/v1/devices", flagged, token: a).0 == 400)
+        }
+    }
+
+    @Test func accountFieldsAreCheckedAsTheDocumentSays() async throws {
+        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+            let cases: [([String: Any], Int, String?)] = [
+                (["email": "a\u{0}b@example.org", "password": "a long passphrase"], 400, "bad_email"),
+                (["email": "a\u{85}b@example.org", "password": "a long passphrase"], 400, "bad_email"),
+                (["email": "ok1@example.org", "password": "a long passphrase", "display_name": String(repeating: "n", count: 101)], 400, "bad_display_name"),
+                (["email": "ok2@example.org", "password": "a long passphrase", "display_name": ""], 400, "bad_display_name"),
+                (["email": "ok3@example.org", "password": "a long passphrase", "display_name": "tab\there"], 400, "bad_display_name"),
+                // Eight scalars (four letters with combining accents) make a password of eight, as the document counts.
+                (["email": "ok4@example.org", "password": String(repeating: "e\u{301}", count: 4)], 201, nil),
+                (["email": "ok5@example.org", "password": "a long passphrase", "display_name": String(repeating: "n", count: 100)], 201, nil),
+            ]
+            for (body, status, code) in cases {
+                let (got, json) = try await helper.post(client, "/v1/accounts", body)
+                #expect(got == status, "\(body)")
+                if let code { #expect((json["error"] as? [String: Any])?["code"] as? String == code, "\(body)") }
+            }
+        }
+    }
+
+    @Test func theBearerSchemeIsCaseInsensitive() async throws {
+        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+            let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
+            for scheme in ["Bearer", "bearer", "BEARER"] {
+                #expect(try await status(client, "/v1/me", headers: [.authorization: "\(scheme) \(a)"]).0 == 200, "\(scheme)")
+            }
+            #expect(try await status(client, "/v1/me", headers: [.authorization: "Basic \(a)"]).0 == 401)
+        }
+    }
+
+    @Test func changingADevicesTokenToAnotherUsersIsAFreshRegistrationToo() async throws {
+        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+            let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
+            let b = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
+            let token = String(format: "%064x", 60)
+            #expect(try await data.send(client, .post, "/v1/devices", ["platform": "apns", "token": token, "timezone": "UTC"], token: a).0 == 201)
+            let mine = try await data.send(client, .post, "/v1/devices", ["platform": "apns", "token": String(format: "%064x", 61), "timezone": "UTC"], token: b)
+            let id = try #require((mine.1["device"] as? [String: Any])?["id"] as? String)
+            // Not 409: that would tell B the token is registered.
+            #expect(try await data.send(client, .patch, "/v1/devices/\(id)", ["token": token], token: b).0 == 200)
+            #expect((try await data.send(client, .get, "/v1/devices", token: a).1["devices"] as? [Any])?.isEmpty == true)
+        }
     }
 
     // MARK: - The funnel
