@@ -100,16 +100,10 @@ public final class AppDatabase: Sendable {
         if FileManager.default.fileExists(atPath: path) {
             var readOnly = Configuration()
             readOnly.readonly = true
-            do {
+            try opening(path) {
                 let queue = try DatabaseQueue(path: path, configuration: readOnly)
                 try Self.refuseNewer(queue, path: path)
                 try queue.close()
-            } catch let error as StoreError {
-                throw error
-            } catch let error as DatabaseError {
-                throw .cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
-            } catch {
-                throw .cannotOpen(path: path, reason: "\(error)")
             }
         }
         var configuration = Configuration()
@@ -119,7 +113,7 @@ public final class AppDatabase: Sendable {
             // keeps the device and outbox indexes of a large emission in memory.
             try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -32768")
         }
-        do {
+        return try opening(path) {
             if pool {
                 return try AppDatabase(pool: DatabasePool(path: path, configuration: configuration), path: path, checkpointLimits: checkpointLimits)
             }
@@ -130,7 +124,13 @@ public final class AppDatabase: Sendable {
                 }
             }
             return try AppDatabase(queue)
-        } catch let error as StoreError {
+        }
+    }
+
+    /// Runs a step of opening the database at `path`; any failure becomes `cannotOpen` naming the file and SQLite's
+    /// message (a `StoreError`, already naming it, passes through).
+    private static func opening<T>(_ path: String, _ body: () throws -> T) throws(StoreError) -> T {
+        do { return try body() } catch let error as StoreError {
             throw error
         } catch let error as DatabaseError {
             throw .cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
