@@ -65,7 +65,11 @@ struct HijriBench: ParsableCommand {
 /// Whole `dailyverse today` processes on a seeded database.
 struct TodayBench: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "today", abstract: "Median wall time of `dailyverse today` processes.")
-    @Option(help: "Number of timed runs.") var runs = 40
+    @Option(help: "Number of timed runs (1 to 10000).") var runs = 100
+
+    func validate() throws {
+        guard (1...10_000).contains(runs) else { throw ValidationError("invalid --runs \(runs): expected 1 to 10000") }
+    }
     @Option(help: "The data/ folder.") var data: String?
 
     func run() throws {
@@ -75,6 +79,8 @@ struct TodayBench: ParsableCommand {
             throw ValidationError("build dailyverse first: \(binary.path) not found")
         }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dailyverse-bench-\(getpid())")
+        // An explicit database path must be in an existing folder.
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = folder.appendingPathComponent("bench.sqlite").path
         var environment = ProcessInfo.processInfo.environment
@@ -106,15 +112,23 @@ struct TodayBench: ParsableCommand {
         // The first run creates, migrates and seeds the database.
         let seed = try timed(["today", "--date", "2025-03-01", "--tz", "Asia/Baghdad", "--json"])
         print(String(format: "first run (create + migrate + seed everything): %.0f ms", seed))
+        // The baseline, in the same run and interleaved: `dailyverse --help`, a process that starts and parses its
+        // arguments and does nothing else. What `today` costs beyond it is its own work.
         var samples: [Double] = []
+        var baseline: [Double] = []
         for index in 0..<runs {
             let day = CivilDate(dayNumber: try CivilDate(parsing: "2025-01-01").dayNumber + index * 9)
             samples.append(try timed(["today", "--date", day.description, "--tz", "Asia/Baghdad", "--json"]))
+            baseline.append(try timed(["--help"]))
         }
-        samples.sort()
-        let median = samples.count % 2 == 1 ? samples[samples.count / 2] : (samples[samples.count / 2 - 1] + samples[samples.count / 2]) / 2
-        print(String(format: "runs: %d, min %.1f ms, max %.1f ms", runs, samples.first!, samples.last!))
-        print(String(format: "today median_ms=%.1f", median))
+        func median(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        }
+        print(String(format: "runs: %d, min %.1f ms, max %.1f ms", runs, samples.min()!, samples.max()!))
+        print(String(format: "baseline (--help, the same binary): median %.1f ms, min %.1f ms", median(baseline), baseline.min()!))
+        print(String(format: "today beyond the baseline: %.1f ms (ratio %.2f)", median(samples) - median(baseline), median(samples) / median(baseline)))
+        print(String(format: "today median_ms=%.1f", median(samples)))
     }
 }
 

@@ -190,7 +190,7 @@ struct CLI {
         let db = CLI.freshDatabase()
         #expect(CLI.run(["sighting", "set", "1446", "9", "2025-03-02"], database: db).status == 0)
         let list = CLI.run(["sighting", "list", "--json"], database: db)
-        #expect(list.stdout.contains("2025-03-02"))
+        #expect(list.stdout.contains(#""first_day" : "2025-03-02""#), "snake_case like every other key: \(list.stdout)")
         let day = CLI.run(["hijri", "2025-03-01", "--calendar", "sighted", "--json"], database: db).json
         #expect((day["hijri"] as? [String: Any])?["day"] as? Int == 30)
         #expect(CLI.run(["sighting", "remove", "1446", "9"], database: db).status == 0)

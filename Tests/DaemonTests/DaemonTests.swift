@@ -222,3 +222,59 @@ struct FailingService: Service {
         }
     }
 }
+
+/// Keeps what is logged, to check levels and causes.
+final class CapturedLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [(Logger.Level, String)] = []
+    func append(_ level: Logger.Level, _ text: String) { lock.withLock { lines.append((level, text)) } }
+    var all: [(Logger.Level, String)] { lock.withLock { lines } }
+
+    struct Handler: LogHandler {
+        let log: CapturedLog
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+            let fields = (metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            log.append(level, "\(message) \(fields)")
+        }
+    }
+}
+
+@Suite struct PassLogTests {
+    @Test func failuresAreLoggedAtWarningOrErrorWithTheirCauseAndEveryPassWithItsDuration() throws {
+        let captured = CapturedLog()
+        let logger = Logger(label: "test") { _ in CapturedLog.Handler(log: captured) }
+        let database = try AppDatabase.inMemory()
+        let scheduler = SchedulerService(
+            database: database, emitter: Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t"))),
+            deliverer: Deliverer(database: database, sink: StdoutSink()), clock: { Date() }, logger: logger, notifier: SystemdNotifier(environment: [:]),
+            heartbeat: Heartbeat())
+        var delivered = DeliverySummary()
+        delivered.delivered = 3
+        delivered.retrying = 2
+        delivered.lastError = "webhook: HTTP 503"
+        var emitted = EmitSummary()
+        emitted.devices = 5
+        emitted.skippedDays = 4
+        scheduler.log(.init(emitted: emitted, delivered: delivered, seconds: 1.25, emitError: nil))
+        var failing = DeliverySummary()
+        failing.failed = 1
+        failing.deferred = 7
+        failing.lastError = "cannot write spool file '/s/2025-03-01.jsonl': No space left on device (errno 28)"
+        failing.localError = failing.lastError
+        scheduler.log(.init(emitted: EmitSummary(), delivered: failing, seconds: 0.5, emitError: "database '/db': database or disk is full (SQLite code 13)"))
+        let lines = captured.all
+        #expect(lines.contains { $0.0 == .info && $0.1.contains("pass done") && $0.1.contains("seconds=1.250") })
+        #expect(lines.contains { $0.0 == .warning && $0.1.contains("retry") && $0.1.contains("HTTP 503") })
+        #expect(lines.contains { $0.0 == .warning && $0.1.contains("skipped=4") })
+        #expect(lines.contains { $0.0 == .error && $0.1.contains("No space left on device (errno 28)") && $0.1.contains("pending=7") })
+        #expect(lines.contains { $0.0 == .error && $0.1.contains("failed=1") })
+        #expect(lines.contains { $0.0 == .error && $0.1.contains("database '/db'") && $0.1.contains("disk is full") })
+        #expect(!lines.contains { $0.0 <= .info && $0.1.hasPrefix("deliveries") }, "retries and failures are never only info")
+    }
+}

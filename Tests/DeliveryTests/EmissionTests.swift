@@ -151,6 +151,18 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         return try database.outbox(status: .pending)
     }
 
+    @Test func fireDaysOlderThanTheLookBackAreCounted() throws {
+        let database = try seededDatabase()
+        _ = try database.addDevice(DeviceSettings(token: try apnsToken(1), timeZone: "UTC"), now: instant("2025-02-01T00:00:00Z"))
+        let emitter = Emitter(database: database, configuration: configuration)
+        #expect(try emitter.run(now: instant("2025-03-01T08:05:00Z")).skippedDays == 0)
+        // Down for ten days: 2 March to 9 March fall before the two-day look-back of 11 March; 9 and 10 are missed.
+        let after = try emitter.run(now: instant("2025-03-11T08:05:00Z"))
+        #expect(after.skippedDays == 7)
+        #expect(after.missed == 2 && after.queued == 1)
+        #expect(try emitter.run(now: instant("2025-03-12T08:05:00Z")).skippedDays == 0)
+    }
+
     func spoolFolder() -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("dv-spool-\(UUID().uuidString)") }
 
     func lines(_ folder: URL) throws -> [String] {
