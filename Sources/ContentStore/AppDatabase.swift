@@ -90,11 +90,13 @@ public final class AppDatabase: Sendable {
         }
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             if isDirectory.boolValue { throw .cannotOpen(path: path, reason: "it is a folder") }
-            guard access(path, R_OK | W_OK) == 0 else { throw .cannotOpen(path: path, reason: "the file is not readable and writable by this user") }
+            guard access(path, R_OK | W_OK) == 0 else {
+                throw .cannotOpen(path: path, reason: "it cannot be read and written: \(String(cString: strerror(errno)))")
+            }
         }
         // The log and shared-memory files live beside the database.
         guard access(folder.path, W_OK | X_OK) == 0 else {
-            throw .cannotOpen(path: path, reason: "the folder '\(folder.path)' is not writable by this user")
+            throw .cannotOpen(path: path, reason: "its folder '\(folder.path)' cannot be written: \(String(cString: strerror(errno)))")
         }
         // A newer version's database is refused before a pool is opened on it (opening a pool can write to the file).
         if FileManager.default.fileExists(atPath: path) {

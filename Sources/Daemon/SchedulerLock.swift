@@ -21,13 +21,13 @@ public final class SchedulerLock: @unchecked Sendable {
     public static func acquire(database: String) throws(SchedulerLockError) -> SchedulerLock {
         let path = path(forDatabase: database)
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
+        guard descriptor >= 0 else { throw .cannotCreate(database: database, path: path, reason: String(cString: strerror(errno))) }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
             var buffer = [UInt8](repeating: 0, count: 32)
             let count = read(descriptor, &buffer, buffer.count)
             close(descriptor)
-            guard code == EWOULDBLOCK else { throw .cannotCreate(path: path, reason: String(cString: strerror(code))) }
+            guard code == EWOULDBLOCK else { throw .cannotCreate(database: database, path: path, reason: String(cString: strerror(code))) }
             let holder = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             throw .held(database: database, holder: holder.isEmpty ? nil : holder)
         }
@@ -40,14 +40,15 @@ public final class SchedulerLock: @unchecked Sendable {
 
 public enum SchedulerLockError: Error, Equatable, Sendable, CustomStringConvertible {
     case held(database: String, holder: String?)
-    case cannotCreate(path: String, reason: String)
+    case cannotCreate(database: String, path: String, reason: String)
 
     public var description: String {
         switch self {
         case .held(let database, let holder):
             "database '\(database)' already has a scheduler (\(holder.map { "process \($0)" } ?? "another process")): "
                 + "one serve per database; stop it or use another --db"
-        case .cannotCreate(let path, let reason): "cannot take the scheduler lock '\(path)': \(reason)"
+        case .cannotCreate(let database, let path, let reason):
+            "cannot take the scheduler lock of database '\(database)' (\(path)): \(reason)"
         }
     }
 }

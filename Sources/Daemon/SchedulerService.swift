@@ -95,8 +95,11 @@ public struct SchedulerService: Service {
             do { emitted = try emitter.run(now: now, shouldStop: { heartbeat.beat(); return stop.isSet }) } catch {
                 emitError = database.describe(error)
             }
+            // Delivering after a failed emission keeps no heartbeat: passes that never recover let the watchdog restart
+            // the service.
+            let healthy = emitError == nil
             let delivered: DeliverySummary
-            do { delivered = try deliverer.run(now: now, shouldStop: { heartbeat.beat(); return stop.isSet }) } catch {
+            do { delivered = try deliverer.run(now: now, shouldStop: { if healthy { heartbeat.beat() }; return stop.isSet }) } catch {
                 throw PassError(description: [emitError.map { "emitting: \($0)" }, "delivering: \(database.describe(error))"].compactMap { $0 }
                     .joined(separator: "; "))
             }

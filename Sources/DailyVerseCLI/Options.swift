@@ -128,7 +128,7 @@ public struct GlobalOptions: ParsableArguments {
             guard parts.count == 2, (1...7).contains(parts[0].count), parts[0].allSatisfy({ $0.isASCII && $0.isNumber }),
                 let limit = Int(parts[0]), (1...1_000_000).contains(limit)
             else { throw CLIError("invalid \(key) '\(text)': expected COUNT/DURATION such as \(fallback), COUNT from 1 to 1000000") }
-            let window = try EmitOptions.duration(String(parts[1]), setting: "\(key) window", range: 1...86_400)
+            let window = try EmitOptions.duration(String(parts[1]), setting: "\(key) window", range: EmitOptions.Bounds.throttleWindow)
             return Throttle(limit: limit, window: window)
         }
         return Throttles(
@@ -164,6 +164,17 @@ public struct GlobalOptions: ParsableArguments {
         do { return try HintCatalog.load(from: try dataDirectory()) } catch let error as StoreError { throw error } catch {
             throw StoreError.malformedData(file: "hints/hints.json", reason: "\(error)")
         }
+    }
+
+    /// Opens the database as its one scheduler: the lock is taken first, so a second `serve` on the same database
+    /// stops before it migrates or seeds anything (unless the database's folder is still to be created, when it is
+    /// taken right after).
+    func openDatabaseAsScheduler(pool: Bool = false) throws -> (AppDatabase, SchedulerLock) {
+        let path = try databasePath()
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let early = FileManager.default.fileExists(atPath: folder) ? try SchedulerLock.acquire(database: path) : nil
+        let database = try openDatabase(pool: pool)
+        return (database, try early ?? SchedulerLock.acquire(database: path))
     }
 
     /// Opens the database, creating, migrating and seeding it on first use.

@@ -92,6 +92,8 @@ struct EmitOptions: ParsableArguments {
         static let grace: ClosedRange<TimeInterval> = 0...86_400
         static let emitAhead: ClosedRange<TimeInterval> = 0...3600
         static let retention: ClosedRange<TimeInterval> = 86_400...3650 * 86_400
+        static let idleTimeout: ClosedRange<TimeInterval> = 1...3600
+        static let throttleWindow: ClosedRange<TimeInterval> = 1...86_400
     }
 }
 
@@ -161,14 +163,13 @@ struct Serve: AsyncParsableCommand {
 
     func checkedIdleTimeout() throws -> TimeInterval {
         let text = try global.setting(flag: idleTimeout, environment: "DAILYVERSE_IDLE_TIMEOUT", key: "idle_timeout") ?? "30s"
-        return try EmitOptions.duration(text, setting: "idle timeout", range: 1...3600)
+        return try EmitOptions.duration(text, setting: "idle timeout", range: EmitOptions.Bounds.idleTimeout)
     }
 
     /// The daemon, and the lock that makes it the database's only scheduler (held while the group runs).
     func makeServiceGroup(level: Logger.Level, idleTimeout idle: TimeInterval) throws -> (ServiceGroup, SchedulerLock) {
         let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: level) }
-        let database = try global.openDatabase(pool: true)
-        let lock = try SchedulerLock.acquire(database: try global.databasePath())
+        let (database, lock) = try global.openDatabaseAsScheduler(pool: true)
         let configuration = try emit.configuration(global, ahead: true)
         let emitter = Emitter(database: database, configuration: configuration)
         let deliverer = try emit.makeDeliverer(global, database, configuration)
@@ -247,8 +248,7 @@ struct Serve: AsyncParsableCommand {
 
     func runOnce() throws {
         try reportingErrors {
-            let database = try global.openDatabase()
-            let lock = try SchedulerLock.acquire(database: try global.databasePath())
+            let (database, lock) = try global.openDatabaseAsScheduler()
             defer { withExtendedLifetime(lock) {} }
             let now = try global.clock()
             let configuration = try emit.configuration(global)

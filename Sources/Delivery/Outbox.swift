@@ -94,14 +94,19 @@ extension AppDatabase {
     /// late is then recorded as missed by the deliverer, as any late fire is. How many were put back.
     public func requeueFailed(ids: [Int64]? = nil, now: Date) throws -> Int {
         try writer.write { db in
-            var sql = "UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = ? WHERE status = 'failed'"
-            var arguments: StatementArguments = [now.timeIntervalSince1970]
-            if let ids {
-                sql += " AND id IN (\(ids.map { _ in "?" }.joined(separator: ",")))"
-                arguments += StatementArguments(ids)
+            let sql = "UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = ? WHERE status = 'failed'"
+            guard let ids else {
+                try db.execute(sql: sql, arguments: [now.timeIntervalSince1970])
+                return db.changesCount
             }
-            try db.execute(sql: sql, arguments: arguments)
-            return db.changesCount
+            // One statement per id: any number of ids, within SQLite's limit on bound values.
+            let statement = try db.makeStatement(sql: sql + " AND id = ?")
+            var changed = 0
+            for id in Set(ids) {
+                try statement.execute(arguments: [now.timeIntervalSince1970, id])
+                changed += db.changesCount
+            }
+            return changed
         }
     }
 

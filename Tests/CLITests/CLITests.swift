@@ -47,7 +47,7 @@ struct CLI {
     }
 
     /// Starts the binary without waiting for it; its output goes nowhere.
-    static func start(_ arguments: [String], database: String) throws -> Process {
+    static func start(_ arguments: [String], database: String, environment: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
@@ -55,6 +55,8 @@ struct CLI {
         env["DAILYVERSE_DB"] = database
         env["DAILYVERSE_DATA"] = repository.appendingPathComponent("data").path
         env.removeValue(forKey: "DAILYVERSE_NOW")
+        env.removeValue(forKey: "NOTIFY_SOCKET")
+        for (key, value) in environment { env[key] = value }
         process.environment = env
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -220,5 +222,49 @@ struct CLI {
         #expect(help.stdout.contains("--calendar"))
         #expect(help.stdout.contains("--json"))
         #expect(CLI.run(["--help"]).stdout.contains("sighting"))
+    }
+}
+
+/// systemd's notification socket, played by the test: a datagram socket the daemon sends READY=1 and the rest to.
+final class NotifySocket {
+    let path: String
+    private let descriptor: Int32
+
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("dv-sd-\(UUID().uuidString.prefix(8))").path
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in for (i, b) in path.utf8.enumerated() { buffer[i] = b } }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard descriptor >= 0, bound == 0 else { throw POSIXError(.EIO) }
+        var wait = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit {
+        close(descriptor)
+        unlink(path)
+    }
+
+    /// The messages received until one contains `text`, or until `seconds` pass; whether it came.
+    func wait(for text: String, seconds: TimeInterval, while running: () -> Bool = { true }) -> (found: Bool, messages: [String]) {
+        var messages: [String] = []
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            // Messages already sent are read even after the sender has gone; nothing for a second and it has gone: done.
+            guard count > 0 else {
+                if !running() { break }
+                continue
+            }
+            let message = String(decoding: buffer[0..<count], as: UTF8.self)
+            messages.append(message)
+            if message.contains(text) { return (true, messages) }
+        }
+        return (false, messages)
     }
 }

@@ -334,6 +334,36 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == bytes)
     }
 
+    /// As root, file modes do not stop a write, but a read-only filesystem does: the same refusal, tested where the
+    /// test above cannot run (CI runs as root).
+    @Test(.enabled(if: getuid() == 0, "mounting a filesystem needs root"))
+    func aDatabaseOnAReadOnlyFilesystemIsRefusedNamingIt() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-ro-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func mount(_ arguments: [String]) -> Int32 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/mount")
+            process.arguments = arguments
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { return -1 }
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        guard mount(["-t", "tmpfs", "-o", "size=64m", "tmpfs", folder.path]) == 0 else { return }  // no mounting here
+        defer { _ = mount(["-o", "remount,rw", folder.path]); let umount = Process(); umount.executableURL = URL(fileURLWithPath: "/bin/umount"); umount.arguments = [folder.path]; try? umount.run(); umount.waitUntilExit() }
+        let db = folder.appendingPathComponent("db.sqlite").path
+        #expect(CLI.run(["today", "--date", "2025-03-01"], database: db).status == 0)
+        #expect(mount(["-o", "remount,ro", folder.path]) == 0)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: db))
+        for command in [["today", "--date", "2025-03-01"], ["serve", "--once", "--now", "2025-03-01T08:05:00Z", "--sink", "stdout"]] {
+            let outcome = try Harness.run(command, database: db)
+            Harness.expectOneLineError(outcome, naming: "'\(db)'")
+            #expect(outcome.stderr.contains("Read-only file system"), "\(outcome.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == bytes)
+    }
+
     // MARK: - 7. One scheduler per database
 
     /// While a daemon holds the database, `serve --once` and a second daemon are refused naming the database and
@@ -342,13 +372,17 @@ import Testing
         let db = Harness.scratchDatabase()
         defer { Harness.remove(db) }
         let folder = Harness.folder(of: db)
-        let daemon = try CLI.start(["serve", "--listen", "none", "--sink", "jsonl:" + folder.appendingPathComponent("daemon-spool").path], database: db)
+        // Waited for as systemd waits: READY=1 on the notification socket (a SIGTERM before the daemon is up kills it
+        // as it kills any process that has not yet installed its handler).
+        let notify = try NotifySocket()
+        let daemon = try CLI.start(
+            ["serve", "--listen", "none", "--sink", "jsonl:" + folder.appendingPathComponent("daemon-spool").path], database: db,
+            environment: ["NOTIFY_SOCKET": notify.path])
         defer { Harness.stop(daemon) }
         let pid = String(daemon.processIdentifier)
         let lockFile = db + ".scheduler-lock"
-        _ = Harness.waitUntil(.seconds(60)) {
-            !daemon.isRunning || (try? String(contentsOfFile: lockFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) == pid
-        }
+        let ready = notify.wait(for: "READY=1", seconds: 120) { daemon.isRunning }
+        try #require(ready.found, "no READY=1 from the daemon: \(ready.messages)")
         try #require(daemon.isRunning, "the daemon exited before taking the lock")
         let holder = (try? String(contentsOfFile: lockFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
         try #require(holder == pid, "the lock file holds \(holder ?? "nothing"), not the daemon's pid \(pid)")
@@ -381,7 +415,13 @@ import Testing
         let (descriptor, port) = try Harness.occupyLoopbackPort()
         defer { close(descriptor) }
         let spool = Harness.folder(of: db).appendingPathComponent("spool").path
-        let outcome = try Harness.run(["serve", "--listen", "127.0.0.1:\(port)", "--sink", "jsonl:" + spool], database: db, limit: .seconds(20))
+        let notify = try NotifySocket()
+        let outcome = try Harness.run(
+            ["serve", "--listen", "127.0.0.1:\(port)", "--sink", "jsonl:" + spool], database: db, environment: ["NOTIFY_SOCKET": notify.path],
+            limit: .seconds(20))
+        // Never READY: the API did not listen (the process has ended, so anything it sent is already queued).
+        let ready = notify.wait(for: "READY=1", seconds: 1)
+        #expect(!ready.found, "\(ready.messages)")
         #expect(!outcome.timedOut, "serve was still running 20 s after its listen failed")
         #expect(outcome.reason == .exit, "ended by signal \(outcome.status)")
         #expect(outcome.status == 1, "\(outcome.stderr)")
@@ -393,6 +433,25 @@ import Testing
         for trace in ["Fatal error", "Program crashed", "Backtrace", "Stack dump"] {
             #expect(!outcome.stderr.contains(trace), "\(outcome.stderr)")
         }
+    }
+}
+
+/// READY=1 once the API listens and the first pass is done; STOPPING=1 and exit 0 on SIGTERM.
+@Suite struct ReadinessCLITests {
+    @Test func readyComesWhenTheAPIListensAndTheFirstPassIsDone() throws {
+        let db = CLI.freshDatabase()
+        defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: db).deletingLastPathComponent()) }
+        let notify = try NotifySocket()
+        let spool = URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("spool").path
+        let daemon = try CLI.start(["serve", "--listen", "127.0.0.1:0", "--sink", "jsonl:" + spool], database: db, environment: ["NOTIFY_SOCKET": notify.path])
+        defer { if daemon.isRunning { daemon.terminate(); daemon.waitUntilExit() } }
+        let ready = notify.wait(for: "READY=1", seconds: 120) { daemon.isRunning }
+        #expect(ready.found, "\(ready.messages)")
+        kill(daemon.processIdentifier, SIGTERM)
+        let stopping = notify.wait(for: "STOPPING=1", seconds: 60) { daemon.isRunning }
+        #expect(stopping.found, "\(stopping.messages)")
+        daemon.waitUntilExit()
+        #expect(daemon.terminationReason == .exit && daemon.terminationStatus == 0)
     }
 }
 

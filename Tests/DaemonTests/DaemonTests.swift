@@ -278,3 +278,44 @@ final class CapturedLog: @unchecked Sendable {
         #expect(!lines.contains { $0.0 <= .info && $0.1.hasPrefix("deliveries") }, "retries and failures are never only info")
     }
 }
+
+/// No page may be added to the database from now on (synchronous, outside the async test: GRDB's async overloads).
+func limitPages(_ database: AppDatabase) throws {
+    try database.writer.writeWithoutTransaction { db in
+        let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+        _ = try Int.fetchOne(db, sql: "PRAGMA max_page_count = \(pages)")
+    }
+}
+
+@Suite struct FullDatabaseTests {
+    /// The database's disk full (here: SQLite's page limit reached, which fails a write with SQLITE_FULL as a full disk
+    /// does): the pass says so, naming the file and the cause, and still delivers the rows committed before.
+    @Test func aPassWhoseEmissionFailsStillDeliversWhatWasCommitted() async throws {
+        let database = try AppDatabase.inMemory()
+        try database.seed(try BundledContent(directory: CancellationTests.dataDirectory))
+        let created = ISO8601DateFormatter().date(from: "2025-02-01T00:00:00Z")!
+        _ = try database.addDevice(DeviceSettings(token: try .apns(validating: String(format: "%064x", 1)), timeZone: "UTC"), now: created)
+        let configuration = EmitConfiguration(push: PushConfiguration(apnsTopic: "t"))
+        let emitter = Emitter(database: database, configuration: configuration)
+        #expect(try emitter.run(now: ISO8601DateFormatter().date(from: "2025-03-01T08:05:00Z")!).queued == 1)
+        // Many more devices due at 08:30, then no page may be added.
+        for n in 2...400 {
+            _ = try database.addDevice(
+                DeviceSettings(token: try .apns(validating: String(format: "%064x", n)), timeZone: "UTC", reminderTime: try ReminderTime(parsing: "08:30")),
+                now: created)
+        }
+        try limitPages(database)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-fulldb-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let scheduler = SchedulerService(
+            database: database, emitter: emitter, deliverer: Deliverer(database: database, sink: try JSONLinesSpool(directory: folder)),
+            clock: { Date() }, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, notifier: SystemdNotifier(environment: [:]),
+            heartbeat: Heartbeat())
+        let result = try await scheduler.pass(now: ISO8601DateFormatter().date(from: "2025-03-01T08:35:00Z")!, stop: StopFlag())
+        let error = try #require(result.emitError)
+        #expect(error.contains("database ':memory:'") || error.contains("database '"), "\(error)")
+        #expect(error.contains("full"), "\(error)")
+        #expect(result.delivered.delivered == 1, "the row committed before the failure went out")
+        #expect(try database.outbox(status: .delivered).count == 1)
+    }
+}
