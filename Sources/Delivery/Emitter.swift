@@ -182,10 +182,12 @@ public struct Emitter: Sendable {
                 }
                 let lastFired = fires.last?.localDate ?? entry.lastFired
                 let next = Scheduler.next(lastFired: lastFired, time: device.reminderTime, zone: zone, now: now, eligibleFrom: device.createdAt)
-                // Dates older than the look-back leave no row: counted, so that the log says how many.
-                let skipped = entry.lastFired.map { last in
-                    max(0, Scheduler.localDate(through, zone).adding(days: -Scheduler.lookbackDays).dayNumber - last.dayNumber - 1)
-                } ?? 0
+                // Dates older than the look-back leave no row: counted, so that the log says how many. (Worked out only
+                // when the first fire is not the day after the last, which it is for every device fired daily.)
+                var skipped = 0
+                if let last = entry.lastFired, fires.first?.localDate.dayNumber != last.dayNumber + 1 {
+                    skipped = max(0, Scheduler.localDate(through, zone).adding(days: -Scheduler.lookbackDays).dayNumber - last.dayNumber - 1)
+                }
                 // A next fire not after the horizon belongs to the next pass; never leave it behind this pass's cursor.
                 plans.append(
                     Plan(
