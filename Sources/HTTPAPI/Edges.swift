@@ -137,12 +137,43 @@ final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 }
 
+/// Closes a connection whose request has not fully arrived `limit` after its head: the idle timeout restarts with
+/// every chunk of a body, so a client sending a byte of body now and then would otherwise hold the connection for
+/// as long as it likes.
+final class RequestDeadline: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+
+    let limit: TimeAmount
+    private var pending: Scheduled<Void>?
+
+    init(limit: TimeAmount) { self.limit = limit }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head:
+            pending?.cancel()
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            pending = context.eventLoop.scheduleTask(in: limit) { bound.value.close(promise: nil) }
+        case .end:
+            pending?.cancel()
+            pending = nil
+        case .body:
+            break
+        }
+        context.fireChannelRead(data)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) { pending?.cancel() }
+}
+
 /// How `serve` (and the tests that start a real server) run HTTP/1: an idle timeout, which also bounds how long a
-/// request's head may take to arrive (a connection that sends no complete request is closed), and JSON for
-/// requests that cannot be parsed.
+/// request's head may take to arrive (a connection that sends no complete request is closed) and, from its head, how
+/// long its body may take; and JSON for requests that cannot be parsed.
 public func apiServer(idleTimeout: TimeInterval) -> HTTPServerBuilder {
-    .http1(
+    let timeout = TimeAmount.milliseconds(Int64((min(max(idleTimeout, 0.001), 86_400) * 1000).rounded()))
+    return .http1(
         configuration: .init(
-            additionalChannelHandlers: [MalformedRequestHandler()],
-            idleTimeout: .milliseconds(Int64((min(max(idleTimeout, 0.001), 86_400) * 1000).rounded()))))
+            additionalChannelHandlers: [MalformedRequestHandler(), RequestDeadline(limit: timeout)],
+            idleTimeout: timeout))
 }

@@ -99,6 +99,25 @@ import Testing
         }
     }
 
+    @Test func aBodyTrickledAByteAtATimeIsCutOffAtTheDeadline() async throws {
+        try await withServer(idleTimeout: 0.5) { port in
+            // Each byte comes well within the idle timeout, which a body's chunks restart; the request as a whole does
+            // not arrive within it after its head, so the connection is closed. Bounded: 200 bytes, 0.1 s apart.
+            let closed = try await Self.blocking {
+                let socket = try RawSocket(port: port, timeout: 0.05)
+                defer { socket.close() }
+                try socket.send(Array("POST /v1/guests HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n\r\n".utf8))
+                for _ in 0..<200 {
+                    Thread.sleep(forTimeInterval: 0.1)
+                    guard socket.sendOne(UInt8(ascii: " ")) else { return true }
+                    if socket.readUntilClosed().closed { return true }
+                }
+                return false
+            }
+            #expect(closed, "the connection stayed open for a body trickled over 20 s")
+        }
+    }
+
     @Test func aBodyOverTheLimitSentInChunksIsRefused() async throws {
         try await withServer { port in
             var request = "POST /v1/guests HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"
@@ -162,6 +181,12 @@ struct RawSocket {
             guard sent > 0 else { return }
             offset += sent
         }
+    }
+
+    /// Sends one byte; false when the peer has closed the connection.
+    func sendOne(_ byte: UInt8) -> Bool {
+        var value = byte
+        return Glibc.send(descriptor, &value, 1, Int32(MSG_NOSIGNAL)) == 1
     }
 
     /// Reads until the peer closes (closed: true) or the receive timeout passes (closed: false).
