@@ -241,16 +241,30 @@ struct Serve: AsyncParsableCommand {
     func replayClock() throws -> @Sendable () -> Date {
         let pinned = global.now != nil || (global.environment["DAILYVERSE_NOW"].map { !$0.isEmpty } ?? false)
         guard pinned else { return { Date() } }
-        let start = try global.clock()
+        let start = try schedulerClock()
         let started = Date()
         return { start.addingTimeInterval(Date().timeIntervalSince(started)) }
+    }
+
+    /// The clock a pass runs at. A pass looks at local dates from two days before to a day after its instant, in
+    /// zones up to 14 hours from UTC: its instant must leave those dates inside 0001–9999.
+    func schedulerClock() throws -> Date {
+        let now = try global.clock()
+        let earliest = Double(CivilDate.dayNumberRange.lowerBound + 3) * 86_400
+        let latest = Double(CivilDate.dayNumberRange.upperBound - 2) * 86_400
+        guard (earliest...latest).contains(now.timeIntervalSince1970) else {
+            throw CLIError(
+                "invalid --now '\(now.iso8601UTC)': the scheduler runs from \(Date(timeIntervalSince1970: earliest).iso8601UTC) "
+                    + "to \(Date(timeIntervalSince1970: latest).iso8601UTC)")
+        }
+        return now
     }
 
     func runOnce() throws {
         try reportingErrors {
             let (database, lock) = try global.openDatabaseAsScheduler()
             defer { withExtendedLifetime(lock) {} }
-            let now = try global.clock()
+            let now = try schedulerClock()
             let configuration = try emit.configuration(global)
             let deliverer = try emit.makeDeliverer(global, database, configuration)
             let sink = deliverer.sink

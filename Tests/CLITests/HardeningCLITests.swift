@@ -752,3 +752,19 @@ private enum Harness {
         #expect(!result.stderr.contains("\r"))
     }
 }
+
+@Suite struct SchedulerClockCLITests {
+    /// A pass looks at local dates around its instant in every zone: at the ends of the supported years it is refused
+    /// in one line naming the instant, before anything is written, rather than failing inside SQLite.
+    @Test(arguments: ["9999-12-31T23:59:59Z", "9999-12-30T00:00:00Z", "0001-01-01T00:00:00Z", "0001-01-03T12:00:00Z"])
+    func aPassAtTheEndsOfTimeIsRefusedInOneLine(now: String) throws {
+        let db = CLI.freshDatabase()
+        defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: db).deletingLastPathComponent()) }
+        let token = String(format: "%064x", 9)
+        #expect(CLI.run(["devices", "add", "--platform", "apns", "--token", token, "--tz", "Pacific/Kiritimati", "--now", "2025-01-01T00:00:00Z"], database: db).status == 0)
+        let result = CLI.run(["serve", "--once", "--now", now, "--sink", "stdout"], database: db)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("dailyverse: invalid --now") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        #expect(CLI.run(["serve", "--once", "--now", "9999-12-29T00:00:00Z", "--sink", "stdout"], database: db).status == 0)
+    }
+}
