@@ -68,7 +68,7 @@ public struct GlobalOptions: ParsableArguments {
     }
 
     /// Settings of the configuration file that a flag or an environment variable overrode in this process, as
-    /// "key (FILE) is overridden by NAME", for `serve` to say at start.
+    /// "'key' in FILE is overridden by NAME in the environment", for `serve` to say at start.
     static let overrides = Overrides()
 
     final class Overrides: @unchecked Sendable {
