@@ -90,8 +90,8 @@ public struct PayloadTemplate: Sendable {
     let apnsTopicJSON: [UInt8]
     let androidChannelJSON: [UInt8]
     /// The custom keys after `display_theme`, with `occasion` null when there is none, and (for FCM) without it.
-    let customTailWithNull: [UInt8]
-    let customTailWithoutNull: [UInt8]
+    /// The app's keys after `display_theme`; an absent occasion is left out, on every platform.
+    let customTail: [UInt8]
     /// The deep link up to its theme, escaped for inside a JSON string.
     let deepLinkPrefixJSON: [UInt8]
 
@@ -118,8 +118,7 @@ public struct PayloadTemplate: Sendable {
         let isOccasion = self.isOccasion
         let (titleJSON, subtitleJSON, bodyJSON) = (self.titleJSON, self.subtitleJSON, self.bodyJSON)
         apsJSON = json { Self.appendAPS(&$0, body: bodyJSON, subtitle: subtitleJSON, title: titleJSON, category: configuration.category, isOccasion: isOccasion) }
-        func tail(nullOccasion: Bool) -> [UInt8] {
-            json { out in
+        customTail = json { out in
                 out.append(",\"hijri_date\":\"")
                 out.appendEscaped(content.hijri.description)
                 out.append("\",\"local_date\":\"")
@@ -129,17 +128,12 @@ public struct PayloadTemplate: Sendable {
                     out.append("\"occasion\":")
                     out.appendQuoted(occasion.id)
                     out.append(",")
-                } else if nullOccasion {
-                    out.append("\"occasion\":null,")
                 }
                 out.append("\"theme\":")
                 out.appendQuoted(content.themeID)
                 out.append(",\"verse_key\":")
                 out.appendQuoted(content.verseKey)
-            }
         }
-        customTailWithNull = tail(nullOccasion: true)
-        customTailWithoutNull = tail(nullOccasion: false)
     }
 
     /// The payload for one device, its body shortened at a word if the platform's limit needs it.
@@ -200,7 +194,8 @@ public struct PayloadTemplate: Sendable {
             appendCollapseID()
             out.append("\",\"apns-expiration\":\"")
             out.append(expiration)
-            out.append(isOccasion ? "\",\"apns-priority\":\"10\"" : "\",\"apns-priority\":\"5\"")
+            // A visible alert at a time the user chose: sent at once (10), not grouped or delayed as 5 may be.
+            out.append("\",\"apns-priority\":\"10\"")
             out.append(",\"apns-push-type\":\"alert\",\"apns-topic\":")
             out.append(apnsTopicJSON)
         }
@@ -212,14 +207,14 @@ public struct PayloadTemplate: Sendable {
             }
         }
         // The app's keys, in sorted order: deep_link, display_theme, hijri_date, local_date, occasion, theme, verse_key.
-        // FCM's data holds strings only, so an absent occasion is left out there, and null elsewhere.
-        func appendCustom(nullOccasion: Bool) {
+        // An absent occasion is left out (FCM's data holds strings only, and the others follow it).
+        func appendCustom() {
             out.append("\"deep_link\":\"")
             out.append(deepLinkPrefixJSON)
             out.appendEscaped(device.displayTheme)
             out.append("\",\"display_theme\":")
             out.appendQuoted(device.displayTheme)
-            out.append(nullOccasion ? customTailWithNull : customTailWithoutNull)
+            out.append(customTail)
         }
         let headersStart = out.bytes.count
         switch device.token {
@@ -233,7 +228,7 @@ public struct PayloadTemplate: Sendable {
             out.append("{\"aps\":")
             appendAPS()
             out.append(",")
-            appendCustom(nullOccasion: true)
+            appendCustom()
             out.append("}")
             return EncodedPayload(headers: headersStart..<payloadStart, payload: payloadStart..<out.bytes.count)
         case .fcm(let token):
@@ -245,14 +240,15 @@ public struct PayloadTemplate: Sendable {
             out.append(androidChannelJSON)
             out.append(",\"tag\":\"")
             appendCollapseID()
-            out.append(isOccasion ? "\"},\"priority\":\"high\",\"ttl\":\"" : "\"},\"priority\":\"normal\",\"ttl\":\"")
+            // As for APNs: a visible notification at the user's time goes with high priority.
+            out.append("\"},\"priority\":\"high\",\"ttl\":\"")
             out.append(ttl)
             out.append("s\"},\"apns\":{\"headers\":{")
             appendAPNsHeaders()
             out.append("},\"payload\":{\"aps\":")
             appendAPS()
             out.append("}},\"data\":{")
-            appendCustom(nullOccasion: false)
+            appendCustom()
             out.append("},\"notification\":{\"body\":")
             out.append(body)
             out.append(",\"title\":")
@@ -278,7 +274,7 @@ public struct PayloadTemplate: Sendable {
             out.append("{\"body\":")
             out.append(body)
             out.append(",\"data\":{")
-            appendCustom(nullOccasion: true)
+            appendCustom()
             out.append(device.locale == .ar ? "},\"dir\":\"rtl\",\"lang\":\"ar\",\"subtitle\":" : "},\"dir\":\"ltr\",\"lang\":\"en\",\"subtitle\":")
             out.append(subtitleJSON)
             out.append(",\"tag\":\"")
@@ -391,6 +387,8 @@ public enum JSON {
 /// (so never inside a UTF-8 sequence, and never between an Arabic letter and its marks).
 public enum TextShortening {
     public static let ellipsis = "…"
+    /// What a shortened text never ends on before its ellipsis.
+    static let trailing: Set<Character> = [",", ";", ":", ".", "!", "?", "(", "[", "{", "\"", "'", "“", "‘", "«", "-", "—", "–", "،", "؛", "؟", "۔"]
 
     /// `text` cut to at most `limit` UTF-8 bytes including a closing ellipsis: after a whole word where one fits,
     /// otherwise after whole characters (grapheme clusters) of the first word. Text that fits is returned as it is.
@@ -410,8 +408,9 @@ public enum TextShortening {
             kept = Substring(text)
             while kept.utf8.count > target { kept = kept.dropLast() }
         }
+        // No "writing.…" or "in (terms…": closing punctuation, open brackets and quotes go before the ellipsis.
         var result = String(kept)
-        while let last = result.last, last == " " || last == "," || last == ";" || last == ":" { result.removeLast() }
+        while let last = result.last, trailing.contains(last) || last.isWhitespace { result.removeLast() }
         return result + ellipsis
     }
 }

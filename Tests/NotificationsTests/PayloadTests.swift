@@ -80,7 +80,11 @@ import Testing
         let alert = try #require(aps["alert"] as? [String: Any])
         #expect(alert["title"] as? String == "1 Ramadan 1446 · Verse of the Day")
         #expect(json["verse_key"] as? String == "44:4")
-        #expect(json["occasion"] is NSNull)
+        // Absent keys are left out, not sent as null (as the FCM payload already did).
+        #expect(json["occasion"] == nil)
+        #expect(!message.payload.contains("null"))
+        // A visible reminder at a time the user chose goes at once: priority 10, FCM high.
+        #expect(message.headers["apns-priority"] == "10")
         #expect(message.headers["apns-push-type"] == "alert")
         #expect(message.headers["apns-topic"] == "org.example.quran")
         #expect((message.headers["apns-collapse-id"]?.utf8.count ?? 99) <= 64)
@@ -96,6 +100,19 @@ import Testing
         let fcmJSON = try #require(try JSONSerialization.jsonObject(with: Data(fcm.payload.utf8)) as? [String: Any])
         let data = try #require((fcmJSON["message"] as? [String: Any])?["data"] as? [String: Any])
         #expect(data.values.allSatisfy { $0 is String })
+    }
+
+    @Test(arguments: [
+        ("and record it in writing. Then more words follow here", 30, "and record it in writing…"),
+        ("the debt is in (terms agreed) between them", 22, "the debt is in…"),
+        ("see the note ( it is long and more", 18, "see the note…"),
+        ("he said: “ Lo! We are with you” and more", 16, "he said…"),
+        ("يَا أَيُّهَا الَّذِينَ آمَنُوا، إِذَا تَدَايَنتُم", 70, "يَا أَيُّهَا الَّذِينَ آمَنُوا…"),
+    ])
+    func aShortenedBodyNeverEndsOnPunctuationOrAnOpenBracket(text: String, limit: Int, expected: String) {
+        let shortened = TextShortening.shorten(text, toAtMostBytes: limit)
+        #expect(shortened == expected)
+        #expect(shortened.utf8.count <= limit)
     }
 
     @Test(arguments: Platform.allCases, DeviceLocale.allCases)
