@@ -266,14 +266,6 @@ extension AppDatabase {
         }
     }
 
-    public func deviceStates(limit: Int? = nil, now: Date) throws -> [DeviceState] {
-        try writer.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT \(Self.stateColumns(now)) ORDER BY d.created_at, d.id LIMIT ?", arguments: [now.timeIntervalSince1970, limit ?? -1]
-            ).map { try Self.deviceState($0, now: now) }
-        }
-    }
-
     static func deviceState(_ db: Database, id: String, now: Date) throws -> DeviceState? {
         try Row.fetchOne(db, sql: "SELECT \(stateColumns(now)) WHERE d.id = ?", arguments: [now.timeIntervalSince1970, id])
             .map { try deviceState($0, now: now) }

@@ -59,16 +59,10 @@ public struct OutboxRecord: Sendable {
 
 extension AppDatabase {
     /// Outbox rows, oldest first, optionally for one local date and one status.
-    public func outbox(date: CivilDate? = nil, status: OutboxStatus? = nil, limit: Int = -1) throws -> [OutboxRecord] {
-        try writer.read { db in
-            var conditions: [String] = []
-            var arguments: StatementArguments = []
-            if let date { conditions.append("local_date = ?"); arguments += [date.description] }
-            if let status { conditions.append("status = ?"); arguments += [status.rawValue] }
-            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-            arguments += [limit]
-            return try Row.fetchAll(db, sql: "SELECT * FROM outbox \(filter) ORDER BY id LIMIT ?", arguments: arguments).map(OutboxRecord.init)
-        }
+    public func outbox(date: CivilDate? = nil, status: OutboxStatus? = nil, limit: Int? = nil) throws -> [OutboxRecord] {
+        var records: [OutboxRecord] = []
+        try forEachOutboxRow(date: date, status: status, limit: limit) { records.append($0) }
+        return records
     }
 
     /// Visits outbox rows in id order, oldest first, as they are read: a listing of millions of rows starts at once
