@@ -11,26 +11,27 @@ public final class AppDatabase: Sendable {
     /// A pool on a file checkpoints its log on a thread of its own.
     let checkpointer: WALCheckpointer?
 
-    public init(_ writer: any DatabaseWriter) throws {
+    /// Migrates `writer`, after refusing a database that a newer version wrote (`refuseNewer`).
+    public convenience init(_ writer: any DatabaseWriter) throws {
+        try Self.refuseNewer(writer, path: writer.path)
+        try self.init(checked: writer)
+    }
+
+    /// Migrates a writer whose database `open` has already checked with `refuseNewer`: the check runs once.
+    private init(checked writer: any DatabaseWriter) throws {
         self.writer = writer
-        try Self.migrate(writer, path: writer.path)
+        try Self.migrator.migrate(writer)
         checkpointer = nil
     }
 
     private init(pool: DatabasePool, path: String, checkpointLimits: WALCheckpointer.Limits) throws {
         writer = pool
-        try Self.migrate(pool, path: path)
+        try Self.migrator.migrate(pool)
         checkpointer = try WALCheckpointer(path: path, pool: pool, limits: checkpointLimits)
     }
 
-    /// Migrates, after refusing a database that a newer version wrote (a migration this binary does not know):
-    /// using it could lose what the newer schema keeps. Nothing is read or written before the check.
-    static func migrate(_ writer: any DatabaseWriter, path: String) throws {
-        try refuseNewer(writer, path: path)
-        try migrator.migrate(writer)
-    }
-
-    /// Throws naming the migrations this binary does not know, if any.
+    /// Throws naming the migrations this binary does not know, if any: a database a newer version wrote, which
+    /// using could lose what the newer schema keeps. Run before anything is written to it.
     static func refuseNewer(_ reader: any DatabaseReader, path: String) throws {
         let known = migrator.migrations
         let unknown = try reader.read { db -> [String] in
@@ -98,8 +99,9 @@ public final class AppDatabase: Sendable {
         guard access(folder.path, W_OK | X_OK) == 0 else {
             throw .cannotOpen(path: path, reason: "its folder '\(folder.path)' cannot be written: \(String(cString: strerror(errno)))")
         }
-        // A newer version's database is refused before a pool is opened on it (opening a pool can write to the file).
-        if FileManager.default.fileExists(atPath: path) {
+        // A newer version's database is refused before a pool is opened on it (opening a pool can write to the file);
+        // a single connection is checked once it is open, before it writes.
+        if pool, FileManager.default.fileExists(atPath: path) {
             var readOnly = Configuration()
             readOnly.readonly = true
             try opening(path) {
@@ -120,12 +122,13 @@ public final class AppDatabase: Sendable {
                 return try AppDatabase(pool: DatabasePool(path: path, configuration: configuration), path: path, checkpointLimits: checkpointLimits)
             }
             let queue = try DatabaseQueue(path: path, configuration: configuration)
+            try Self.refuseNewer(queue, path: path)
             try queue.writeWithoutTransaction { db in
                 if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
                     try db.execute(sql: "PRAGMA journal_mode = WAL")
                 }
             }
-            return try AppDatabase(queue)
+            return try AppDatabase(checked: queue)
         }
     }
 
