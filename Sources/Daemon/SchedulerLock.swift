@@ -5,12 +5,8 @@ import Foundation
 /// The file holds the holder's process id, for the message another scheduler prints.
 public final class SchedulerLock: @unchecked Sendable {
     private let descriptor: Int32
-    public let path: String
 
-    private init(descriptor: Int32, path: String) {
-        self.descriptor = descriptor
-        self.path = path
-    }
+    private init(descriptor: Int32) { self.descriptor = descriptor }
 
     deinit { close(descriptor) }
 
@@ -34,7 +30,7 @@ public final class SchedulerLock: @unchecked Sendable {
         let pid = Array("\(getpid())\n".utf8)
         _ = ftruncate(descriptor, 0)
         _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
-        return SchedulerLock(descriptor: descriptor, path: path)
+        return SchedulerLock(descriptor: descriptor)
     }
 }
 
