@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "VerseOfTheDay", targets: ["VerseOfTheDay"]),
         .library(name: "Notifications", targets: ["Notifications"]),
         .library(name: "Onboarding", targets: ["Onboarding"]),
+        .library(name: "PushServices", targets: ["PushServices"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -65,8 +66,17 @@ let package = Package(
             ]),
         // Pure: the story onboarding's flow (from data/) and its state machine.
         .target(name: "Onboarding"),
+        // What talking to APNs, FCM and Web Push needs and can be tested without a socket: provider tokens (ES256,
+        // RS256), RFC 8291 encryption, VAPID, and the tables mapping each service's answers to outcomes.
+        .target(
+            name: "PushServices",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")]),
         // Devices and the outbox in SQLite, the emission pass (exactly once) and the sinks that deliver it.
-        .target(name: "Delivery", dependencies: ["ContentStore", "Notifications", "VerseOfTheDay", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(
+            name: "Delivery",
+            dependencies: [
+                "ContentStore", "Notifications", "VerseOfTheDay", "HijriCalendar", "PushServices", .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
         // The long-running service: scheduler and watchdog in a ServiceGroup, configuration, systemd notify, logs.
         .target(
             name: "Daemon",
@@ -106,6 +116,9 @@ let package = Package(
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "Notifications", "ContentStore", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "Delivery", "ContentStore", "Notifications"]),
         .testTarget(name: "OnboardingTests", dependencies: ["Onboarding"]),
+        .testTarget(
+            name: "PushServicesTests",
+            dependencies: ["PushServices", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")]),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "ContentStore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "HTTPAPITests",

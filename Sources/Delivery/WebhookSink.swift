@@ -1,4 +1,5 @@
 import Foundation
+import PushServices
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -82,22 +83,8 @@ public struct WebhookSink: Sink {
         }
     }
 
-    /// The longest wait a server's `Retry-After` is taken for: a larger value (or a date far ahead) waits this long.
-    static let maximumRetryAfter: TimeInterval = 86_400
-
-    /// `Retry-After: 120` or `Retry-After: Wed, 21 Oct 2015 07:28:00 GMT`, at most `maximumRetryAfter`.
-    static func retryAfter(_ value: String?, now: Date) -> TimeInterval? {
-        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty, value.count <= 64 else { return nil }
-        if value.allSatisfy({ $0.isASCII && $0.isNumber }) {
-            // Digits only; more than fit in an Int are "a very long time".
-            return min(Int(value).map(TimeInterval.init) ?? maximumRetryAfter, maximumRetryAfter)
-        }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: value).map { min(max(0, $0.timeIntervalSince(now)), maximumRetryAfter) }
-    }
+    /// `Retry-After` as every sender reads it: seconds or an HTTP date, at most a day.
+    static func retryAfter(_ value: String?, now: Date) -> TimeInterval? { Answers.retryAfter(value, now: now) }
 }
 
 private final class ResponseBox: @unchecked Sendable {
