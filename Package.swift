@@ -45,7 +45,7 @@ let package = Package(
             ]
         ),
         // Pure: devices, when they fire (DST rules, grace), and the APNs, FCM and Web Push payloads.
-        .target(name: "Notifications", dependencies: ["HijriCalendar", "VerseCalendar"]),
+        .target(name: "Notifications", dependencies: ["HijriCalendar", "VerseCalendar", "PushServices"]),
         // Password hashing (scrypt or PBKDF2) and bearer tokens stored as hashes.
         .target(
             name: "Accounts",
@@ -102,7 +102,7 @@ let package = Package(
         .executableTarget(
             name: "dailyverse-bench",
             dependencies: [
-                "HijriCalendar", "ContentStore", "Delivery", "Notifications", "HTTPAPI", "Accounts", "Onboarding", "VerseOfTheDay",
+                "HijriCalendar", "ContentStore", "Delivery", "Notifications", "HTTPAPI", "Accounts", "Onboarding", "VerseOfTheDay", "PushServices",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -112,7 +112,7 @@ let package = Package(
         .testTarget(name: "VerseCalendarTests", dependencies: ["VerseCalendar", "HijriCalendar"]),
         .testTarget(name: "ContentStoreTests", dependencies: ["ContentStore", "VerseOfTheDay", "HijriCalendar", "VerseCalendar"]),
         // The golden files are read from the source tree (by #filePath), not bundled.
-        .testTarget(name: "NotificationsTests", dependencies: ["Notifications", "HijriCalendar", "VerseCalendar"], exclude: ["Golden"]),
+        .testTarget(name: "NotificationsTests", dependencies: ["Notifications", "HijriCalendar", "VerseCalendar", "PushServices"], exclude: ["Golden"]),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "Notifications", "ContentStore", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "Delivery", "ContentStore", "Notifications"]),
         .testTarget(name: "OnboardingTests", dependencies: ["Onboarding"]),

@@ -1,5 +1,6 @@
 import Foundation
 import HijriCalendar
+import PushServices
 
 public enum Platform: String, CaseIterable, Codable, Sendable {
     case apns, fcm, webpush
@@ -127,20 +128,5 @@ public enum DeviceError: Error, Equatable, Sendable, CustomStringConvertible {
         case .duplicateToken(let token):
             return "a device with token '\(token.count > 80 ? String(token.prefix(77)) + "..." : token)' is already registered"
         }
-    }
-}
-
-/// base64url without padding (RFC 4648 §5), as Web Push keys are written.
-public enum Base64URL {
-    public static func decode(_ text: String) -> Data? {
-        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
-    }
-
-    public static func encode(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HijriCalendar
+import PushServices
 
 /// Settings that shape every payload.
 public struct PushConfiguration: Hashable, Sendable {
@@ -11,7 +12,7 @@ public struct PushConfiguration: Hashable, Sendable {
     public var category: String
     /// The Android notification channel.
     public var androidChannel: String
-    /// Every platform caps a payload at 4096 bytes.
+    /// Every platform caps a payload at 4096 bytes (Web Push's plaintext at less: see `limit(for:)`).
     public var maximumPayloadBytes: Int
 
     public init(
@@ -26,6 +27,14 @@ public struct PushConfiguration: Hashable, Sendable {
     }
 }
 
+extension PushConfiguration {
+    /// The most bytes a platform's payload may count. Web Push's plaintext must leave room in one 4096-byte record
+    /// for the encryption's header, tag and delimiter (RFC 8291: 3993 bytes).
+    public func limit(for platform: Platform) -> Int {
+        platform == .webpush ? min(maximumPayloadBytes, WebPushEncryption.maximumPlaintextBytes) : maximumPayloadBytes
+    }
+}
+
 /// A payload ready for a gateway: its headers and its JSON body.
 public struct PushMessage: Hashable, Sendable {
     public let platform: Platform
@@ -34,10 +43,14 @@ public struct PushMessage: Hashable, Sendable {
     /// The JSON body.
     public let payload: String
 
-    public init(platform: Platform, headersJSON: String, payload: String) {
+    /// The bytes the service counts against its limit (`EncodedPayload.counted`).
+    public let countedBytes: Int
+
+    public init(platform: Platform, headersJSON: String, payload: String, countedBytes: Int? = nil) {
         self.platform = platform
         self.headersJSON = headersJSON
         self.payload = payload
+        self.countedBytes = countedBytes ?? payload.utf8.count
     }
 
     /// The request headers by name.
@@ -68,6 +81,16 @@ public enum PayloadBuilder {
 public struct EncodedPayload: Sendable {
     public let headers: Range<Int>
     public let payload: Range<Int>
+    /// The bytes the service counts against its limit: the whole body for APNs and Web Push; for FCM, the larger of
+    /// what reaches an Android device (`notification` and `data`) and what reaches APNs (`apns.payload`), not the
+    /// token, the options or the headers around them.
+    public let counted: Int
+
+    init(headers: Range<Int>, payload: Range<Int>, counted: Int? = nil) {
+        self.headers = headers
+        self.payload = payload
+        self.counted = counted ?? payload.count
+    }
 }
 
 /// Everything about a payload that is the same for every device sharing a day's content and a locale, rendered
@@ -142,7 +165,7 @@ public struct PayloadTemplate: Sendable {
         let written = write(for: device, fireAt: fireAt, zone: zone, into: &out)
         return PushMessage(
             platform: device.platform, headersJSON: String(decoding: out.bytes[written.headers], as: UTF8.self),
-            payload: String(decoding: out.bytes[written.payload], as: UTF8.self))
+            payload: String(decoding: out.bytes[written.payload], as: UTF8.self), countedBytes: written.counted)
     }
 
     /// Appends the headers and then the payload for one device to `out` (a scheduler pass writes a whole batch into
@@ -151,8 +174,9 @@ public struct PayloadTemplate: Sendable {
         // The verse is for one local day: it expires at the next local midnight.
         let endOfDay = Scheduler.fireInstant(date: content.localDate.adding(days: 1), time: .midnight, zone: zone)
         let start = out.bytes.count
+        let limit = configuration.limit(for: device.platform)
         let full = render(device, fireAt: fireAt, endOfDay: endOfDay, body: nil, into: &out)
-        guard full.payload.count > configuration.maximumPayloadBytes else { return full }
+        guard full.counted > limit else { return full }
         out.bytes.removeSubrange(start...)
         // A body may appear more than once (FCM repeats it for iOS), so search for the longest body that fits
         // rather than subtracting the excess.
@@ -160,7 +184,7 @@ public struct PayloadTemplate: Sendable {
         var scratch = JSONBytes()
         func fits(_ bytes: Int) -> Bool {
             scratch.bytes.removeAll(keepingCapacity: true)
-            return render(device, fireAt: fireAt, endOfDay: endOfDay, body: body(bytes), into: &scratch).payload.count <= configuration.maximumPayloadBytes
+            return render(device, fireAt: fireAt, endOfDay: endOfDay, body: body(bytes), into: &scratch).counted <= limit
         }
         var best = 0
         var low = 0
@@ -245,18 +269,26 @@ public struct PayloadTemplate: Sendable {
             out.append(ttl)
             out.append("s\"},\"apns\":{\"headers\":{")
             appendAPNsHeaders()
-            out.append("},\"payload\":{\"aps\":")
+            out.append("},\"payload\":")
+            let apnsStart = out.bytes.count
+            out.append("{\"aps\":")
             appendAPS()
-            out.append("}},\"data\":{")
+            out.append("}")
+            let apnsBytes = out.bytes.count - apnsStart
+            out.append("},\"data\":")
+            let androidStart = out.bytes.count
+            out.append("{")
             appendCustom()
             out.append("},\"notification\":{\"body\":")
             out.append(body)
             out.append(",\"title\":")
             out.append(titleJSON)
-            out.append("},\"token\":")
+            out.append("}")
+            let androidBytes = out.bytes.count - androidStart
+            out.append(",\"token\":")
             out.appendQuoted(token)
             out.append("}}")
-            return EncodedPayload(headers: headersStart..<payloadStart, payload: payloadStart..<out.bytes.count)
+            return EncodedPayload(headers: headersStart..<payloadStart, payload: payloadStart..<out.bytes.count, counted: max(apnsBytes, androidBytes))
         case .webpush(let endpoint, let p256dh, let auth):
             // Header names in order: ":url", "TTL", "Topic", "Urgency", "x-webpush-auth", "x-webpush-p256dh".
             out.append("{\":url\":")

@@ -5,6 +5,7 @@ import Foundation
 import GRDB
 import HijriCalendar
 import Notifications
+import PushServices
 
 /// One day of emission for N devices spread over every IANA zone and reminder time, side by side with inserting
 /// the same number of rows of the same size into a plain table with one prepared statement.

@@ -1,5 +1,6 @@
 import Foundation
 import HijriCalendar
+import PushServices
 import Testing
 
 @testable import Notifications
@@ -125,7 +126,8 @@ import Testing
             var configuration = Self.configuration
             configuration.maximumPayloadBytes = limit
             let message = PayloadBuilder.build(device: try Self.device(platform, locale: locale), content: content, fireAt: Date(timeIntervalSince1970: 1_740_805_200), configuration: configuration)
-            #expect(message.byteCount <= limit, "\(platform) \(locale) \(limit): \(message.byteCount) bytes")
+            let counted = configuration.limit(for: platform)
+            #expect(message.countedBytes <= counted, "\(platform) \(locale) \(limit): \(message.countedBytes) bytes")
             let body = try Self.body(of: message)
             #expect(body.hasSuffix("…"))
             let kept = String(body.dropLast())
@@ -136,8 +138,49 @@ import Testing
             #expect(rest.first == " " || (rest.first?.isPunctuation == true && rest.dropFirst().first == " "), "cut inside a word: \(rest.prefix(10))")
             #expect(Array(original.unicodeScalars.prefix(kept.unicodeScalars.count)) == Array(kept.unicodeScalars))
             // Nothing is shortened more than needed: the payload is within a word or two of the limit.
-            #expect(message.byteCount > limit - 2 * 160, "\(platform) \(locale) \(limit): only \(message.byteCount) bytes")
+            #expect(message.countedBytes > counted - 2 * 160, "\(platform) \(locale) \(limit): only \(message.countedBytes) bytes")
         }
+    }
+
+    @Test func webPushPlaintextFitsOneEncryptedRecordAtTheEdge() throws {
+        // A body that makes the plaintext exactly 3993 bytes goes whole; one byte more and it is shortened, and the
+        // encrypted body is never over 4096.
+        let device = try Self.device(.webpush, locale: .en)
+        let fireAt = Date(timeIntervalSince1970: 1_740_805_200)
+        func message(_ translation: String) throws -> PushMessage {
+            PayloadBuilder.build(device: device, content: try Self.content(translation: translation), fireAt: fireAt, configuration: Self.configuration)
+        }
+        let base = try message("").byteCount
+        let words = String(repeating: "abcdefghi ", count: 500)
+        let exact = String(words.prefix(WebPushEncryption.maximumPlaintextBytes - base))
+        let fitting = try message(exact)
+        #expect(fitting.byteCount == 3993)
+        #expect(try Self.body(of: fitting) == exact)
+        let over = try message(exact + "x")
+        #expect(over.byteCount <= 3993)
+        let shortened = try Self.body(of: over)
+        #expect(shortened.hasSuffix("…") && exact.hasPrefix(String(shortened.dropLast())))
+        let file = Self.golden.appendingPathComponent("webpush-en-edge.txt")
+        let text = try Self.rendered(over)
+        if ProcessInfo.processInfo.environment["DAILYVERSE_RECORD_GOLDEN"] != nil { try text.write(to: file, atomically: true, encoding: .utf8) }
+        #expect(text == (try String(contentsOf: file, encoding: .utf8)), "webpush-en-edge.txt differs from its golden file")
+    }
+
+    @Test func fcmCountsWhatFirebaseCounts() throws {
+        // The token, the Android options and the APNs headers are not part of the 4096 bytes; a body that fits in
+        // what Firebase counts is sent whole even though the request is larger.
+        let device = try Self.device(.fcm, locale: .en)
+        let fireAt = Date(timeIntervalSince1970: 1_740_805_200)
+        let translation = String(repeating: "abcdefghi ", count: 340)
+        let message = PayloadBuilder.build(device: device, content: try Self.content(translation: translation), fireAt: fireAt, configuration: Self.configuration)
+        #expect(message.byteCount > 4096)
+        #expect(message.countedBytes <= 4096)
+        #expect(try Self.body(of: message) == translation)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(message.payload.utf8)) as? [String: Any])
+        let inner = try #require(object["message"] as? [String: Any])
+        let apns = try #require((inner["apns"] as? [String: Any])?["payload"])
+        let apnsBytes = try JSONSerialization.data(withJSONObject: apns).count
+        #expect(apnsBytes <= message.countedBytes)
     }
 
     @Test func shorteningNeverSplitsAGrapheme() {

@@ -1,5 +1,6 @@
 import Foundation
 import HijriCalendar
+import PushServices
 import Testing
 
 @testable import Notifications
