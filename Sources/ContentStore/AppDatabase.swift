@@ -436,6 +436,24 @@ public final class AppDatabase: Sendable {
                     END;
                     """)
         }
+        migrator.registerMigration("v9-push-services") { db in
+            // The push senders: the service's id for each message delivered and when a row was last tried (for
+            // `status`'s last hour), why and when a service disabled a device (a token it no longer knows), the
+            // provider tokens every process of an installation shares (APNs allows a new one every 20 minutes at
+            // most), and a service paused by a configuration error. Columns added at the end: no row is rewritten.
+            try db.execute(
+                sql: """
+                    ALTER TABLE outbox ADD COLUMN service_id TEXT;
+                    ALTER TABLE outbox ADD COLUMN last_attempt_at REAL;
+                    ALTER TABLE device ADD COLUMN disabled_reason TEXT;
+                    ALTER TABLE device ADD COLUMN disabled_at REAL;
+                    CREATE INDEX device_disabled ON device (disabled_at) WHERE disabled_at IS NOT NULL;
+                    CREATE TABLE push_credential (
+                        name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL, issued_at REAL NOT NULL, expires_at REAL NOT NULL);
+                    CREATE TABLE push_pause (
+                        platform TEXT PRIMARY KEY NOT NULL, reason TEXT NOT NULL, since REAL NOT NULL, until REAL NOT NULL);
+                    """)
+        }
         return migrator
     }
 }

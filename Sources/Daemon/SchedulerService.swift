@@ -87,26 +87,25 @@ public struct SchedulerService: Service {
     /// Emits what is due, then delivers the outbox, even when emitting failed: rows committed before a failure (a full
     /// database disk) go out while later passes keep failing.
     func pass(now: Date, stop: StopFlag) async throws -> PassResult {
-        let emitter = emitter, deliverer = deliverer, heartbeat = heartbeat, database = database
-        return try await Self.blocking {
-            let started = ContinuousClock.now
-            var emitted = EmitSummary()
-            var emitError: String? = nil
-            do { emitted = try emitter.run(now: now, shouldStop: { heartbeat.beat(); return stop.isSet }) } catch {
-                emitError = database.describe(error)
+        let emitter = emitter, heartbeat = heartbeat, database = database
+        let started = ContinuousClock.now
+        // Emitting is a long run of transactions: off the concurrency pool.
+        let (emitted, emitError) = try await Self.blocking { () -> (EmitSummary, String?) in
+            do { return (try emitter.run(now: now, shouldStop: { heartbeat.beat(); return stop.isSet }), nil) } catch {
+                return (EmitSummary(), database.describe(error))
             }
-            // Delivering after a failed emission keeps no heartbeat: passes that never recover let the watchdog restart
-            // the service.
-            let healthy = emitError == nil
-            let delivered: DeliverySummary
-            do { delivered = try deliverer.run(now: now, shouldStop: { if healthy { heartbeat.beat() }; return stop.isSet }) } catch {
-                throw PassError(description: [emitError.map { "emitting: \($0)" }, "delivering: \(database.describe(error))"].compactMap { $0 }
-                    .joined(separator: "; "))
-            }
-            let elapsed = ContinuousClock.now - started
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            return PassResult(emitted: emitted, delivered: delivered, seconds: seconds, emitError: emitError)
         }
+        // Delivering after a failed emission keeps no heartbeat: passes that never recover let the watchdog restart
+        // the service.
+        let healthy = emitError == nil
+        let delivered: DeliverySummary
+        do { delivered = try await deliverer.run(now: now, shouldStop: { if healthy { heartbeat.beat() }; return stop.isSet }) } catch {
+            throw PassError(description: [emitError.map { "emitting: \($0)" }, "delivering: \(database.describe(error))"].compactMap { $0 }
+                .joined(separator: "; "))
+        }
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return PassResult(emitted: emitted, delivered: delivered, seconds: seconds, emitError: emitError)
     }
 
     struct PassError: Error, CustomStringConvertible { let description: String }
@@ -169,6 +168,12 @@ public struct SchedulerService: Service {
             logger.error(
                 "cannot deliver: rows kept pending until it clears", metadata: ["sink": "\(deliverer.sink.name)", "error": "\(local)",
                 "pending": "\(delivered.deferred)", "retry_in": "\(Int(deliverer.localRetryDelay))s"])
+        } else if let paused = delivered.pausedError {
+            logger.error(
+                "a push service refused our configuration: its rows kept pending", metadata: ["error": "\(paused)", "pending": "\(delivered.deferred)"])
+        }
+        if delivered.disabled > 0 {
+            logger.notice("devices disabled: their push service no longer knows them", metadata: ["disabled": "\(delivered.disabled)"])
         }
         if delivered.failed > 0 {
             logger.error("deliveries failed", metadata: ["failed": "\(delivered.failed)", "last_error": "\(delivered.lastError ?? "")"])

@@ -12,25 +12,31 @@ import VerseOfTheDay
 /// Runs a command body; any error becomes one line on stderr and exit status 1, never a trace.
 @discardableResult
 func reportingErrors<T>(_ body: () throws -> T) throws -> T {
-    do {
-        return try body()
-    } catch let error as ExitCode {
-        throw error
-    } catch {
-        let message: String
-        switch error {
-        case let error as CustomStringConvertible
-        where error is CalendarError || error is SelectionError || error is StoreError || error is CLIError || error is DeviceError
-            || error is SinkError || error is DeviceImportError || error is ConfigError:
-            message = error.description
-        case let error as DatabaseError:
-            message = "database error: \(error.message ?? "\(error.resultCode)")"
-        default:
-            message = "\(error)"
-        }
-        FileHandle.standardError.write(Data("dailyverse: \(message.replacingOccurrences(of: "\n", with: " "))\n".utf8))
-        throw ExitCode(1)
+    do { return try body() } catch { throw reported(error) }
+}
+
+/// The same, for a body that awaits (a pass that sends to the push services).
+@discardableResult
+func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
+    do { return try await body() } catch { throw reported(error) }
+}
+
+/// Writes `error` as one line on stderr and gives the exit code to throw (an `ExitCode` passes through).
+func reported(_ error: any Error) -> any Error {
+    if error is ExitCode { return error }
+    let message: String
+    switch error {
+    case let error as CustomStringConvertible
+    where error is CalendarError || error is SelectionError || error is StoreError || error is CLIError || error is DeviceError
+        || error is SinkError || error is DeviceImportError || error is ConfigError:
+        message = error.description
+    case let error as DatabaseError:
+        message = "database error: \(error.message ?? "\(error.resultCode)")"
+    default:
+        message = "\(error)"
     }
+    FileHandle.standardError.write(Data("dailyverse: \(message.replacingOccurrences(of: "\n", with: " "))\n".utf8))
+    return ExitCode(1)
 }
 
 func printJSON<T: Encodable>(_ value: T) throws {

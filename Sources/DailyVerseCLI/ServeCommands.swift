@@ -144,7 +144,7 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         // Checked whatever the mode, so that a typo in the configuration is found by a test run (--once) too.
         let (level, idle) = try reportingErrors { (try checkedLogLevel(), try checkedIdleTimeout()) }
-        if once { return try runOnce() }
+        if once { return try await runOnce() }
         let (group, lock) = try reportingErrors { try makeServiceGroup(level: level, idleTimeout: idle) }
         defer { withExtendedLifetime(lock) {} }
         do { try await group.run() } catch {
@@ -260,8 +260,8 @@ struct Serve: AsyncParsableCommand {
         return now
     }
 
-    func runOnce() throws {
-        try reportingErrors {
+    func runOnce() async throws {
+        try await reportingErrors {
             let (database, lock) = try global.openDatabaseAsScheduler()
             defer { withExtendedLifetime(lock) {} }
             let now = try schedulerClock()
@@ -269,7 +269,7 @@ struct Serve: AsyncParsableCommand {
             let deliverer = try emit.makeDeliverer(global, database, configuration)
             let sink = deliverer.sink
             let emitted = try Emitter(database: database, configuration: configuration).run(now: now)
-            let delivered = try deliverer.run(now: now)
+            let delivered = try await deliverer.run(now: now)
             // Rows the deliverer finds past the grace period are missed fires too.
             let missed = emitted.missed + delivered.missed
             let line =

@@ -40,6 +40,9 @@ public struct DeviceRecord: Encodable, Sendable {
     public let updatedAt: String
     public let lastLocalDate: String?
     public let nextFireAt: String?
+    /// Why and when the push service made this device disabled (its token unknown there).
+    public let disabledReason: String?
+    public let disabledAt: String?
 
     public enum Token: Encodable, Sendable {
         case plain(String)
@@ -59,6 +62,7 @@ public struct DeviceRecord: Encodable, Sendable {
         case id, platform, token, timezone, reminderTime = "reminder_time", locale, calendar, adjustment
         case displayTheme = "display_theme", enabled, createdAt = "created_at", updatedAt = "updated_at"
         case lastLocalDate = "last_local_date", nextFireAt = "next_fire_at"
+        case disabledReason = "disabled_reason", disabledAt = "disabled_at"
     }
 
     public init(_ state: DeviceState) {
@@ -80,6 +84,8 @@ public struct DeviceRecord: Encodable, Sendable {
         updatedAt = device.updatedAt.iso8601UTC
         lastLocalDate = state.lastLocalDate?.description
         nextFireAt = state.nextFireAt?.iso8601UTC
+        disabledReason = state.disabledReason
+        disabledAt = state.disabledAt?.iso8601UTC
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -98,6 +104,8 @@ public struct DeviceRecord: Encodable, Sendable {
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encode(lastLocalDate, forKey: .lastLocalDate)
         try container.encode(nextFireAt, forKey: .nextFireAt)
+        try container.encode(disabledReason, forKey: .disabledReason)
+        try container.encode(disabledAt, forKey: .disabledAt)
     }
 
     public func text() -> String {
@@ -108,7 +116,7 @@ public struct DeviceRecord: Encodable, Sendable {
         reminder      \(reminderTime) (\(locale))
         calendar      \(calendar)\(adjustment == 0 ? "" : String(format: " %+d", adjustment))
         display theme \(displayTheme)
-        enabled       \(enabled)
+        enabled       \(enabled)\(disabledReason.map { " (disabled by its push service \(disabledAt ?? ""): \($0))" } ?? "")
         last fired    \(lastLocalDate ?? "never")
         next fire     \(nextFireAt ?? "none")
         """
@@ -125,7 +133,7 @@ public struct DeviceRecord: Encodable, Sendable {
     /// The keys a device object may have: those it is printed with.
     public static let keys: Set<String> = [
         "platform", "token", "timezone", "reminder_time", "locale", "calendar", "adjustment", "display_theme", "enabled",
-        "id", "created_at", "updated_at", "last_local_date", "next_fire_at",
+        "id", "created_at", "updated_at", "last_local_date", "next_fire_at", "disabled_reason", "disabled_at",
     ]
 
     /// A device's settings from a JSON object with the keys it is printed with; the first problem is an error naming

@@ -47,6 +47,17 @@ public struct DeviceState: Sendable {
     public let lastLocalDate: CivilDate?
     /// When it next fires; nil when disabled.
     public let nextFireAt: Date?
+    /// Why and when its push service made it disabled (its token unknown there); cleared when it registers again.
+    public let disabledReason: String?
+    public let disabledAt: Date?
+
+    public init(device: Device, lastLocalDate: CivilDate?, nextFireAt: Date?, disabledReason: String? = nil, disabledAt: Date? = nil) {
+        self.device = device
+        self.lastLocalDate = lastLocalDate
+        self.nextFireAt = nextFireAt
+        self.disabledReason = disabledReason
+        self.disabledAt = disabledAt
+    }
 }
 
 extension AppDatabase {
@@ -166,6 +177,9 @@ extension AppDatabase {
             arguments: [id, now.timeIntervalSince1970])
         guard let state = try Self.deviceState(db, id: id, now: now) else { throw DeviceError.notFound(id) }
         var device = state.device
+        // A device its service disabled is enabled again when the app registers its token again (the service may
+        // have refused it for a while: an app restored from a backup, a reinstall), unless the request says otherwise.
+        if settings.token != nil, state.disabledReason != nil, !device.enabled { device.enabled = true }
         if let token = settings.token {
             guard token.platform == device.platform else { throw DeviceError.invalidPlatform(token.platform.rawValue) }
             let (endpoint, _, _) = Self.columns(token)
@@ -189,12 +203,14 @@ extension AppDatabase {
         try db.execute(
             sql: """
                 UPDATE device SET token = ?, p256dh = ?, auth = ?, timezone = ?, reminder_time = ?, locale = ?, calendar = ?,
-                    adjustment = ?, display_theme = ?, enabled = ?, updated_at = ?, schedule_version = schedule_version + 1
+                    adjustment = ?, display_theme = ?, enabled = ?, updated_at = ?, schedule_version = schedule_version + 1,
+                    disabled_reason = CASE WHEN ? THEN NULL ELSE disabled_reason END,
+                    disabled_at = CASE WHEN ? THEN NULL ELSE disabled_at END
                 WHERE id = ?
                 """,
             arguments: [
                 endpoint, p256dh, auth, device.timeZone, device.reminderTime.description, device.locale.rawValue, device.calendar.rawValue,
-                device.adjustment.days, device.displayTheme, device.enabled, now.timeIntervalSince1970, id,
+                device.adjustment.days, device.displayTheme, device.enabled, now.timeIntervalSince1970, device.enabled, device.enabled, id,
             ])
         if let row = try Row.fetchOne(db, sql: "SELECT seq, schedule_version FROM device WHERE id = ?", arguments: [id]) {
             try Self.enqueue(db, device, seq: row[0], version: row[1], lastFired: state.lastLocalDate, now: now)
@@ -214,6 +230,19 @@ extension AppDatabase {
             }
             return db.changesCount > 0
         }
+    }
+
+    /// Disables a device its push service no longer knows (410 Unregistered, 404 UNREGISTERED, a subscription gone),
+    /// keeping the reason and the time; only while it still has the token that was refused (a device that has
+    /// registered a new one since stays as it is). Its queue entry is left for the next pass to drop. Whether it was.
+    static func disableDevice(_ db: Database, id: String, token: String, reason: String, now: Date) throws -> Bool {
+        try db.execute(
+            sql: """
+                UPDATE device SET enabled = 0, disabled_reason = ?, disabled_at = ?, schedule_version = schedule_version + 1
+                WHERE id = ? AND token = ? AND enabled
+                """,
+            arguments: [reason, now.timeIntervalSince1970, id, token])
+        return db.changesCount > 0
     }
 
     public func deviceState(id: String, now: Date) throws -> DeviceState? {
@@ -279,7 +308,7 @@ extension AppDatabase {
         """
         \(deviceColumns), (SELECT o.local_date FROM outbox o
             WHERE \(AppDatabase.outboxDay) IN (\(outboxDays(around: now, back: lastFiredDays, ahead: 2))) AND o.device_seq = d.seq AND o.fire_at <= ?
-            ORDER BY \(AppDatabase.outboxDay) DESC LIMIT 1) FROM device d
+            ORDER BY \(AppDatabase.outboxDay) DESC LIMIT 1), d.disabled_reason, d.disabled_at FROM device d
         """
     }
 
@@ -323,7 +352,9 @@ extension AppDatabase {
         let last = try (row[14] as String?).map { try CivilDate(parsing: $0) }
         // When it would fire next; the queue holds the same instant (computed when it last fired or changed).
         let next = device.enabled ? try Self.nextFire(device, lastFired: last, now: now) : nil
-        return DeviceState(device: device, lastLocalDate: last, nextFireAt: next)
+        return DeviceState(
+            device: device, lastLocalDate: last, nextFireAt: next, disabledReason: row[15],
+            disabledAt: (row[16] as Double?).map(Date.init(timeIntervalSince1970:)))
     }
 
     static func validate(_ db: Database, _ device: Device) throws {

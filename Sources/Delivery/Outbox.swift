@@ -131,17 +131,24 @@ extension AppDatabase {
         }
     }
 
-    /// Rows waiting for delivery whose retry time has come.
-    func deliverable(now: Date, limit: Int) throws -> [OutboxRecord] {
-        try writer.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT * FROM outbox INDEXED BY outbox_pending
-                    WHERE status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= ?) ORDER BY id LIMIT ?
-                    """, arguments: [now.timeIntervalSince1970, limit]
-            ).map(OutboxRecord.init)
+    /// Rows waiting for delivery whose retry time has come, of the given platforms (nil: all).
+    static func deliverable(_ db: Database, now: Date, limit: Int, platforms: Set<String>? = nil) throws -> [OutboxRecord] {
+        var filter = ""
+        var arguments: StatementArguments = [now.timeIntervalSince1970]
+        if let platforms {
+            // Nothing to send when the sink takes no platform at all.
+            guard !platforms.isEmpty else { return [] }
+            filter = " AND platform IN (" + platforms.map { _ in "?" }.joined(separator: ",") + ")"
+            for platform in platforms.sorted() { arguments += [platform] }
         }
+        arguments += [limit]
+        return try Row.fetchAll(
+            db,
+            sql: """
+                SELECT * FROM outbox INDEXED BY outbox_pending
+                WHERE status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= ?)\(filter) ORDER BY id LIMIT ?
+                """, arguments: arguments
+        ).map(OutboxRecord.init)
     }
 
     /// Rows by status, for `status`.

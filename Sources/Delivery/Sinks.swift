@@ -5,17 +5,30 @@ import Notifications
 
 /// What became of one record handed to a sink.
 public enum DeliveryOutcome: Equatable, Sendable {
-    case delivered
+    /// Accepted; `id` is the service's name for the message where it gives one (`apns-id`, FCM's message name).
+    case delivered(id: String? = nil)
     /// Try again, after the given delay if the gateway named one (Retry-After).
     case retry(error: String, after: TimeInterval?)
     /// Will never succeed (a 4xx other than 429): recorded as failed.
     case failed(error: String)
+    /// The service no longer knows the device's token (`token`, as it was sent): the row failed and the device is
+    /// disabled with the reason, unless it has registered another token since.
+    case disabled(error: String, token: String)
+    /// Our side is misconfigured for this service (a refused key): the row stays pending, not counted as an attempt,
+    /// and waits `after` seconds.
+    case paused(error: String, after: TimeInterval)
 }
 
 /// Where outbox rows go. A sink returns an outcome for every record it was given.
 public protocol Sink: Sendable {
     var name: String { get }
-    func deliver(_ records: [OutboxRecord]) throws -> [Int64: DeliveryOutcome]
+    /// The platforms whose rows this sink takes; nil: all. Rows of the others stay pending, untouched.
+    var platforms: Set<String>? { get }
+    func deliver(_ records: [OutboxRecord]) async throws -> [Int64: DeliveryOutcome]
+}
+
+extension Sink {
+    public var platforms: Set<String>? { nil }
 }
 
 /// Prints each record as a JSON line on standard output.
@@ -26,7 +39,7 @@ public struct StdoutSink: Sink {
     public func deliver(_ records: [OutboxRecord]) throws -> [Int64: DeliveryOutcome] {
         let text = records.map { $0.jsonLine() + "\n" }.joined()
         FileHandle.standardOutput.write(Data(text.utf8))
-        return Dictionary(uniqueKeysWithValues: records.map { ($0.id, .delivered) })
+        return Dictionary(uniqueKeysWithValues: records.map { ($0.id, .delivered()) })
     }
 }
 
@@ -89,7 +102,7 @@ public final class JSONLinesSpool: Sink, @unchecked Sendable {
             for record in group {
                 let key = record.idempotencyKey
                 if !remembered.contains(where: { $0.contains(key) }) && written.insert(key).inserted { text += record.jsonLine() + "\n" }
-                outcomes[record.id] = .delivered
+                outcomes[record.id] = .delivered()
             }
             guard !text.isEmpty else { continue }
             do { try append(text, to: url) } catch {
@@ -196,12 +209,17 @@ public struct DeliverySummary: Equatable, Sendable {
     public var failed = 0
     /// Rows found later than the grace period, never sent.
     public var missed = 0
-    /// Rows kept pending because this machine could not write (a full disk): not an attempt, retried until it clears.
+    /// Rows kept pending because this machine could not write (a full disk) or a service is paused by a configuration
+    /// error: not an attempt, tried again after a wait.
     public var deferred = 0
+    /// Devices disabled because their service no longer knows their token.
+    public var disabled = 0
     /// The last error met (a row's retry or failure, or the local failure), for the log.
     public var lastError: String?
     /// Set when the sink failed locally (a full disk, an I/O error): the log says it at error level.
     public var localError: String?
+    /// Why a service paused, when one did.
+    public var pausedError: String?
     public init() {}
 }
 
@@ -226,11 +244,15 @@ public struct Deliverer: Sendable {
         self.sink = sink
     }
 
-    public func run(now: Date, shouldStop: () -> Bool = { false }) throws -> DeliverySummary {
+    /// Delivers every row due by `now`, batch by batch; `shouldStop` is asked between batches.
+    public func run(now: Date, shouldStop: () -> Bool = { false }) async throws -> DeliverySummary {
         var summary = DeliverySummary()
         var seen = Set<Int64>()
+        let platforms = sink.platforms
         while true {
-            let records = try database.deliverable(now: now, limit: batchSize).filter { !seen.contains($0.id) }
+            let batch = batchSize
+            let records = try await database.writer.read { db in try AppDatabase.deliverable(db, now: now, limit: batch, platforms: platforms) }
+                .filter { !seen.contains($0.id) }
             if records.isEmpty { break }
             seen.formUnion(records.map(\.id))
             var live: [OutboxRecord] = [], expired: [OutboxRecord] = []
@@ -242,64 +264,86 @@ public struct Deliverer: Sendable {
                 }
             }
             var outcomes: [Int64: DeliveryOutcome] = [:]
-            var localFailure: SinkError? = nil
             if !live.isEmpty {
-                do { outcomes = try sink.deliver(live) } catch let error as SinkError where error.isLocal {
-                    localFailure = error
+                do { outcomes = try await sink.deliver(live) } catch let error as SinkError where error.isLocal {
+                    // Not the records' fault: they stay pending with their attempts as they were, and wait a little.
+                    summary.localError = error.description
+                    outcomes = Dictionary(uniqueKeysWithValues: live.map { ($0.id, .paused(error: error.description, after: localRetryDelay)) })
                 } catch {
                     outcomes = Dictionary(uniqueKeysWithValues: live.map { ($0.id, .retry(error: "\(error)", after: nil)) })
                 }
             }
-            if let localFailure {
-                // Not the records' fault: they stay pending with their attempts as they were, and wait a little.
-                try database.writer.write { db in
-                    for record in live {
-                        try db.execute(
-                            sql: "UPDATE outbox SET last_error = ?, next_attempt_at = ? WHERE id = ? AND status = 'pending'",
-                            arguments: [localFailure.description, now.timeIntervalSince1970 + localRetryDelay, record.id])
-                    }
-                }
-                summary.deferred += live.count
-                summary.localError = localFailure.description
-                summary.lastError = localFailure.description
-                live = []
-            }
-            try database.writer.write { db in
-                for record in expired {
-                    try db.execute(
-                        sql: """
-                            UPDATE outbox SET status = 'missed', last_error = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'
-                            """,
-                        arguments: ["not handed to \(sink.name) within the grace period of its fire", record.id])
-                    summary.missed += 1
-                }
-                for record in live {
-                    let attempts = record.attempts + 1
-                    switch outcomes[record.id] ?? .retry(error: "no outcome from \(sink.name)", after: nil) {
-                    case .delivered:
-                        try db.execute(
-                            sql: "UPDATE outbox SET status = 'delivered', attempts = ?, delivered_at = ?, next_attempt_at = NULL WHERE id = ?",
-                            arguments: [attempts, now.timeIntervalSince1970, record.id])
-                        summary.delivered += 1
-                    case .retry(let error, let after) where attempts < maximumAttempts:
-                        let backoff = min(maximumBackoff, baseBackoff * pow(2, Double(attempts - 1))) * random()
-                        try db.execute(
-                            sql: "UPDATE outbox SET attempts = ?, last_error = ?, next_attempt_at = ? WHERE id = ?",
-                            arguments: [attempts, error, now.timeIntervalSince1970 + max(after ?? 0, backoff), record.id])
-                        summary.retrying += 1
-                        summary.lastError = error
-                    case .retry(let error, _), .failed(let error):
-                        try db.execute(
-                            sql: "UPDATE outbox SET status = 'failed', attempts = ?, last_error = ?, next_attempt_at = NULL WHERE id = ?",
-                            arguments: [attempts, error, record.id])
-                        summary.failed += 1
-                        summary.lastError = error
-                    }
-                }
-            }
+            let pass = try await record(live: live, outcomes: outcomes, expired: expired, now: now)
+            summary.add(pass)
             // After a local failure the next batch would fail alike: the pass ends, and the rows wait their delay.
             if records.count < batchSize || shouldStop() || summary.localError != nil { break }
         }
         return summary
+    }
+
+    /// Records a batch's outcomes in one transaction.
+    func record(live: [OutboxRecord], outcomes: [Int64: DeliveryOutcome], expired: [OutboxRecord], now: Date) async throws -> DeliverySummary {
+        let (sinkName, maximumAttempts, baseBackoff, maximumBackoff, random) = (sink.name, maximumAttempts, baseBackoff, maximumBackoff, random)
+        let at = now.timeIntervalSince1970
+        return try await database.writer.write { db in
+            var summary = DeliverySummary()
+            for record in expired {
+                try db.execute(
+                    sql: "UPDATE outbox SET status = 'missed', last_error = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'",
+                    arguments: ["not handed to \(sinkName) within the grace period of its fire", record.id])
+                summary.missed += 1
+            }
+            for record in live {
+                let attempts = record.attempts + 1
+                switch outcomes[record.id] ?? .retry(error: "no outcome from \(sinkName)", after: nil) {
+                case .delivered(let id):
+                    try db.execute(
+                        sql: """
+                            UPDATE outbox SET status = 'delivered', attempts = ?, delivered_at = ?, last_attempt_at = ?, next_attempt_at = NULL,
+                                service_id = ? WHERE id = ?
+                            """,
+                        arguments: [attempts, at, at, id, record.id])
+                    summary.delivered += 1
+                case .paused(let error, let after):
+                    try db.execute(
+                        sql: "UPDATE outbox SET last_error = ?, next_attempt_at = ? WHERE id = ? AND status = 'pending'",
+                        arguments: [error, at + max(0, min(after, 86_400)), record.id])
+                    summary.deferred += 1
+                    summary.lastError = error
+                    if summary.pausedError == nil { summary.pausedError = error }
+                case .retry(let error, let after) where attempts < maximumAttempts:
+                    let backoff = min(maximumBackoff, baseBackoff * pow(2, Double(attempts - 1))) * random()
+                    try db.execute(
+                        sql: "UPDATE outbox SET attempts = ?, last_error = ?, last_attempt_at = ?, next_attempt_at = ? WHERE id = ?",
+                        arguments: [attempts, error, at, at + max(after ?? 0, backoff), record.id])
+                    summary.retrying += 1
+                    summary.lastError = error
+                case .retry(let error, _), .failed(let error), .disabled(let error, _):
+                    try db.execute(
+                        sql: "UPDATE outbox SET status = 'failed', attempts = ?, last_error = ?, last_attempt_at = ?, next_attempt_at = NULL WHERE id = ?",
+                        arguments: [attempts, error, at, record.id])
+                    summary.failed += 1
+                    summary.lastError = error
+                }
+                if case .disabled(let error, let token) = outcomes[record.id] {
+                    summary.disabled += try AppDatabase.disableDevice(db, id: record.deviceID, token: token, reason: error, now: now) ? 1 : 0
+                }
+            }
+            return summary
+        }
+    }
+}
+
+extension DeliverySummary {
+    mutating func add(_ other: DeliverySummary) {
+        delivered += other.delivered
+        retrying += other.retrying
+        failed += other.failed
+        missed += other.missed
+        deferred += other.deferred
+        disabled += other.disabled
+        lastError = other.lastError ?? lastError
+        localError = localError ?? other.localError
+        pausedError = pausedError ?? other.pausedError
     }
 }

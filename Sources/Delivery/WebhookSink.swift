@@ -76,7 +76,7 @@ public struct WebhookSink: Sink {
     static func outcome(of response: Response, now: Date = Date()) -> DeliveryOutcome {
         guard let status = response.status else { return .retry(error: "webhook: \(response.error ?? "no response")", after: nil) }
         switch status {
-        case 200..<300: return .delivered
+        case 200..<300: return .delivered()
         case 429: return .retry(error: "webhook: HTTP 429", after: retryAfter(response.retryAfter, now: now))
         case 400..<500: return .failed(error: "webhook: HTTP \(status)")
         default: return .retry(error: "webhook: HTTP \(status)", after: retryAfter(response.retryAfter, now: now))

@@ -24,7 +24,7 @@ func apnsToken(_ n: Int) throws -> PushToken { try .apns(validating: String(form
 let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsTopic: "org.example.quran"), batchSize: 3)
 
 @Suite struct EmissionTests {
-    @Test func onePayloadPerDeviceAndDateHoweverOftenItRuns() throws {
+    @Test func onePayloadPerDeviceAndDateHoweverOftenItRuns() async throws {
         let database = try seededDatabase()
         let created = instant("2025-02-01T00:00:00Z")
         for (n, zone) in ["Asia/Baghdad", "Asia/Tokyo", "America/Los_Angeles", "Europe/London", "Pacific/Kiritimati", "Pacific/Pago_Pago", "Australia/Lord_Howe"].enumerated() {
@@ -53,19 +53,19 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         #expect(try database.outbox().count == before)
     }
 
-    @Test func theOutboxRefusesASecondRowEvenIfTheDeviceStateIsLost() throws {
+    @Test func theOutboxRefusesASecondRowEvenIfTheDeviceStateIsLost() async throws {
         let database = try seededDatabase()
         let device = try database.addDevice(DeviceSettings(token: try apnsToken(1), timeZone: "UTC"), now: instant("2025-02-01T00:00:00Z"))
         let emitter = Emitter(database: database, configuration: configuration)
         #expect(try emitter.run(now: instant("2025-03-01T08:05:00Z")).queued == 1)
-        try database.writer.write { db in
+        try await database.writer.write { db in
             try db.execute(sql: "UPDATE schedule SET last_local_day = NULL, next_fire_at = 0 WHERE device_seq = (SELECT seq FROM device WHERE id = ?)", arguments: [device.id])
         }
         #expect(try emitter.run(now: instant("2025-03-01T08:06:00Z")).queued == 0)
         #expect(try database.outbox(date: try CivilDate(parsing: "2025-03-01")).count == 1)
     }
 
-    @Test func changingZoneOrTimeDoesNotRepeatADate() throws {
+    @Test func changingZoneOrTimeDoesNotRepeatADate() async throws {
         let database = try seededDatabase()
         let device = try database.addDevice(DeviceSettings(token: try apnsToken(2), timeZone: "Asia/Tokyo"), now: instant("2025-02-01T00:00:00Z"))
         let emitter = Emitter(database: database, configuration: configuration)
@@ -78,7 +78,7 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         #expect(dates == ["2025-03-01 pending", "2025-03-02 pending"])
     }
 
-    @Test func entriesLeftBehindByAChangeAreDroppedNotFired() throws {
+    @Test func entriesLeftBehindByAChangeAreDroppedNotFired() async throws {
         let database = try seededDatabase()
         let created = instant("2025-02-01T00:00:00Z")
         let kept = try database.addDevice(DeviceSettings(token: try apnsToken(20), timeZone: "UTC"), now: created)
@@ -90,7 +90,7 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         }
         _ = try database.updateDevice(id: disabled.id, DeviceSettings(enabled: false), now: created)
         #expect(try database.removeDevice(id: removed.id))
-        let queued = try database.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM schedule") }
+        let queued = try await database.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM schedule") }
         #expect(queued == 5)  // `kept` at 06:00, 07:00 and 08:00 (its first entry, replaced), `disabled` and `removed` at 08:00
         let summary = try Emitter(database: database, configuration: configuration).run(now: instant("2025-03-01T08:30:00Z"))
         #expect(summary.queued == 1)
@@ -105,23 +105,23 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         #expect(try Emitter(database: database, configuration: configuration).run(now: instant("2025-03-02T08:01:00Z")).queued == 2)
     }
 
-    @Test func aZoneTheSystemNoLongerKnowsDoesNotStopThePass() throws {
+    @Test func aZoneTheSystemNoLongerKnowsDoesNotStopThePass() async throws {
         let database = try seededDatabase()
         let created = instant("2025-02-01T00:00:00Z")
         let lost = try database.addDevice(DeviceSettings(token: try apnsToken(30), timeZone: "UTC"), now: created)
         _ = try database.addDevice(DeviceSettings(token: try apnsToken(31), timeZone: "UTC"), now: created)
         // As if a time zone data update had dropped the device's zone.
-        try database.writer.write { db in try db.execute(sql: "UPDATE device SET timezone = 'Mars/Olympus' WHERE id = ?", arguments: [lost.id]) }
+        try await database.writer.write { db in try db.execute(sql: "UPDATE device SET timezone = 'Mars/Olympus' WHERE id = ?", arguments: [lost.id]) }
         let emitter = Emitter(database: database, configuration: configuration)
         #expect(try emitter.run(now: instant("2025-03-01T08:05:00Z")).queued == 1)
         // It stays queued, to be tried again a day later.
-        let retry = try database.writer.read { db in
+        let retry = try await database.writer.read { db in
             try Double.fetchOne(db, sql: "SELECT next_fire_at FROM schedule JOIN device ON seq = device_seq WHERE id = ?", arguments: [lost.id])
         }
         #expect(retry == instant("2025-03-02T08:05:00Z").timeIntervalSince1970)
     }
 
-    @Test func lateFiresAreSentWithinGraceAndMissedAfter() throws {
+    @Test func lateFiresAreSentWithinGraceAndMissedAfter() async throws {
         let database = try seededDatabase()
         _ = try database.addDevice(DeviceSettings(token: try apnsToken(3), timeZone: "UTC"), now: instant("2025-02-01T00:00:00Z"))
         _ = try database.addDevice(DeviceSettings(token: try apnsToken(4), timeZone: "UTC", reminderTime: try ReminderTime(parsing: "05:00")), now: instant("2025-02-01T00:00:00Z"))
@@ -131,7 +131,7 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         #expect(try database.outbox(status: .missed).map(\.localDate).contains("2025-03-01"))
     }
 
-    @Test func payloadsCarryTheDaysVerseForTheDevicesCalendar() throws {
+    @Test func payloadsCarryTheDaysVerseForTheDevicesCalendar() async throws {
         let database = try seededDatabase()
         _ = try database.addDevice(DeviceSettings(token: try apnsToken(5), timeZone: "Asia/Baghdad", locale: .ar), now: instant("2025-02-01T00:00:00Z"))
         _ = try Emitter(database: database, configuration: configuration).run(now: instant("2025-06-14T05:10:00Z"))
@@ -151,7 +151,7 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         return try database.outbox(status: .pending)
     }
 
-    @Test func fireDaysOlderThanTheLookBackAreCounted() throws {
+    @Test func fireDaysOlderThanTheLookBackAreCounted() async throws {
         let database = try seededDatabase()
         _ = try database.addDevice(DeviceSettings(token: try apnsToken(1), timeZone: "UTC"), now: instant("2025-02-01T00:00:00Z"))
         let emitter = Emitter(database: database, configuration: configuration)
@@ -169,13 +169,13 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         try String(contentsOf: folder.appendingPathComponent("2025-03-01.jsonl"), encoding: .utf8).split(separator: "\n").map(String.init)
     }
 
-    @Test func spoolLinesHaveTheDocumentedKeys() throws {
+    @Test func spoolLinesHaveTheDocumentedKeys() async throws {
         let database = try seededDatabase()
         let folder = spoolFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let summary = try Deliverer(database: database, sink: try JSONLinesSpool(directory: folder)).run(now: instant("2025-03-01T08:06:00Z"))
+        let summary = try await Deliverer(database: database, sink: try JSONLinesSpool(directory: folder)).run(now: instant("2025-03-01T08:06:00Z"))
         _ = try records(database)
-        let second = try Deliverer(database: database, sink: try JSONLinesSpool(directory: folder)).run(now: instant("2025-03-01T08:06:00Z"))
+        let second = try await Deliverer(database: database, sink: try JSONLinesSpool(directory: folder)).run(now: instant("2025-03-01T08:06:00Z"))
         #expect(summary.delivered == 0 && second.delivered == 4)
         for line in try lines(folder) {
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -186,7 +186,7 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         #expect(try database.outbox(status: .delivered).count == 4)
     }
 
-    @Test func afterACrashNothingIsWrittenTwiceAndCutLinesAreRepaired() throws {
+    @Test func afterACrashNothingIsWrittenTwiceAndCutLinesAreRepaired() async throws {
         let database = try seededDatabase()
         let folder = spoolFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -203,14 +203,14 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         try handle.write(contentsOf: Data(#"{"id":99,"idempotency_key":"cut"#.utf8))
         try handle.close()
         // A new process delivers everything still pending.
-        let summary = try Deliverer(database: database, sink: try JSONLinesSpool(directory: folder)).run(now: instant("2025-03-01T08:10:00Z"))
+        let summary = try await Deliverer(database: database, sink: try JSONLinesSpool(directory: folder)).run(now: instant("2025-03-01T08:10:00Z"))
         #expect(summary.delivered == 4)
         let keys = try lines(folder).map { (try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["idempotency_key"] as? String }
         #expect(keys.count == 4)
         #expect(Set(keys.compactMap { $0 }) == Set(pending.map(\.idempotencyKey)))
     }
 
-    @Test func aSecondProcessCannotShareTheSpool() throws {
+    @Test func aSecondProcessCannotShareTheSpool() async throws {
         let folder = spoolFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let first = try JSONLinesSpool(directory: folder)
@@ -231,27 +231,27 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         }
     }
 
-    @Test func retriesBackOffHonourRetryAfterAndGiveUpOnPermanentErrors() throws {
+    @Test func retriesBackOffHonourRetryAfterAndGiveUpOnPermanentErrors() async throws {
         let database = try seededDatabase()
         _ = try records(database)
-        let sink = ScriptedSink([.retry(error: "HTTP 503", after: nil), .retry(error: "HTTP 429", after: 120), .delivered])
+        let sink = ScriptedSink([.retry(error: "HTTP 503", after: nil), .retry(error: "HTTP 429", after: 120), .delivered()])
         var deliverer = Deliverer(database: database, sink: sink)
         deliverer.random = { 1.0 }  // no jitter, so the delay is exact
         let start = instant("2025-03-01T08:10:00Z")
-        #expect(try deliverer.run(now: start).retrying == 4)
+        #expect(try await deliverer.run(now: start).retrying == 4)
         // Not yet due again one second later (2 s backoff) …
-        #expect(try deliverer.run(now: start.addingTimeInterval(1)) == DeliverySummary())
+        #expect(try await deliverer.run(now: start.addingTimeInterval(1)) == DeliverySummary())
         // … due after it; the gateway asks for 120 s.
-        #expect(try deliverer.run(now: start.addingTimeInterval(2)).retrying == 4)
-        #expect(try deliverer.run(now: start.addingTimeInterval(100)) == DeliverySummary())
-        #expect(try deliverer.run(now: start.addingTimeInterval(125)).delivered == 4)
+        #expect(try await deliverer.run(now: start.addingTimeInterval(2)).retrying == 4)
+        #expect(try await deliverer.run(now: start.addingTimeInterval(100)) == DeliverySummary())
+        #expect(try await deliverer.run(now: start.addingTimeInterval(125)).delivered == 4)
         let delivered = try database.outbox(status: .delivered)
         #expect(delivered.allSatisfy { $0.attempts == 3 && $0.lastError == "HTTP 429" })
 
         let other = try seededDatabase()
         _ = try records(other)
         let failing = Deliverer(database: other, sink: ScriptedSink([.failed(error: "HTTP 410 Unregistered")]))
-        #expect(try failing.run(now: start).failed == 4)
+        #expect(try await failing.run(now: start).failed == 4)
         #expect(try other.outbox(status: .failed).allSatisfy { $0.lastError == "HTTP 410 Unregistered" })
     }
 }

@@ -18,7 +18,7 @@ import Testing
         var handed: [(key: String, fireAt: Date)] = []
         func deliver(_ records: [OutboxRecord]) throws -> [Int64: DeliveryOutcome] {
             handed += records.map { ($0.idempotencyKey, $0.fireAt) }
-            return Dictionary(uniqueKeysWithValues: records.map { ($0.id, .delivered) })
+            return Dictionary(uniqueKeysWithValues: records.map { ($0.id, .delivered()) })
         }
     }
 
@@ -33,7 +33,7 @@ import Testing
         }
     }
 
-    @Test func rowsWrittenAheadWaitForTheirTime() throws {
+    @Test func rowsWrittenAheadWaitForTheirTime() async throws {
         let database = try seededDatabase()
         let early = try utcDevice(database, 1, at: "08:00")
         let later = try utcDevice(database, 2, at: "08:10")
@@ -51,21 +51,21 @@ import Testing
         }
         let sink = RecordingSink()
         let deliverer = Deliverer(database: database, sink: sink)
-        #expect(try deliverer.run(now: instant("2025-03-01T07:59:59Z")).delivered == 0)
-        #expect(try deliverer.run(now: instant("2025-03-01T08:00:00Z")).delivered == 1)
-        #expect(try deliverer.run(now: instant("2025-03-01T08:09:59Z")).delivered == 0)
-        #expect(try deliverer.run(now: instant("2025-03-01T08:10:00Z")).delivered == 1)
+        #expect(try await deliverer.run(now: instant("2025-03-01T07:59:59Z")).delivered == 0)
+        #expect(try await deliverer.run(now: instant("2025-03-01T08:00:00Z")).delivered == 1)
+        #expect(try await deliverer.run(now: instant("2025-03-01T08:09:59Z")).delivered == 0)
+        #expect(try await deliverer.run(now: instant("2025-03-01T08:10:00Z")).delivered == 1)
         #expect(sink.handed.map(\.key) == ["\(early.id)/2025-03-01", "\(later.id)/2025-03-01"])
         #expect(try emitter.run(now: instant("2025-03-01T08:29:00Z")).queued == 1)
         #expect(try database.outbox().map(\.deviceID) == [early.id, later.id, last.id])
     }
 
-    @Test func theSameFiresOnceEachAsADaemonThatWritesOnlyWhatIsDue() throws {
+    @Test func theSameFiresOnceEachAsADaemonThatWritesOnlyWhatIsDue() async throws {
         // Two days across New York's and Lord Howe's clock changes, a pass every five minutes: emitting ahead writes
         // the same rows (device, date, instant) as emitting what is due, and none is handed over before its instant.
         let zones = ["America/New_York", "Australia/Lord_Howe", "Europe/London", "Pacific/Kiritimati", "Pacific/Pago_Pago", "Asia/Tehran"]
         let times = ["02:30", "02:10", "01:30", "00:05", "23:55", "08:00"]
-        func walk(_ configuration: EmitConfiguration) throws -> (rows: Set<String>, sink: RecordingSink) {
+        func walk(_ configuration: EmitConfiguration) async throws -> (rows: Set<String>, sink: RecordingSink) {
             let database = try seededDatabase()
             for (n, zone) in zones.enumerated() {
                 for (m, time) in times.enumerated() {
@@ -80,22 +80,23 @@ import Testing
             var now = instant("2025-04-05T00:00:00Z")  // Lord Howe falls back on 6 April 2025
             while now < instant("2025-04-07T00:00:00Z") {
                 _ = try emitter.run(now: now)
-                for record in try database.deliverable(now: now, limit: 1_000) { #expect(record.fireAt <= now) }
-                _ = try deliverer.run(now: now)
+                let at = now
+                for record in try await database.writer.read({ db in try AppDatabase.deliverable(db, now: at, limit: 1_000) }) { #expect(record.fireAt <= at) }
+                _ = try await deliverer.run(now: now)
                 now = now.addingTimeInterval(300)
             }
             let rows = try database.outbox()
             #expect(Set(rows.map(\.idempotencyKey)).count == rows.count)
             return (Set(rows.filter { $0.status != .pending }.map { "\($0.idempotencyKey) \($0.fireAt.iso8601UTC) \($0.status)" }), sink)
         }
-        let due = try walk(configuration)
-        let early = try walk(ahead)
+        let due = try await walk(configuration)
+        let early = try await walk(ahead)
         #expect(due.rows.count > 60)
         #expect(early.rows == due.rows)
         #expect(early.sink.handed.map(\.key) == due.sink.handed.map(\.key))
     }
 
-    @Test func aChangeWithdrawsRowsWrittenAheadAndTheDateFiresOnceWithTheNewSettings() throws {
+    @Test func aChangeWithdrawsRowsWrittenAheadAndTheDateFiresOnceWithTheNewSettings() async throws {
         let database = try seededDatabase()
         let moved = try utcDevice(database, 4, at: "08:10")
         let sent = try utcDevice(database, 5, at: "08:00")
@@ -105,8 +106,8 @@ import Testing
         let deliverer = Deliverer(database: database, sink: RecordingSink())
         // `sent` is delivered at 08:00, then (08:05) all three move to 09:00 and `moved` to Arabic; `due` was not
         // delivered yet, but its time had come: it stays and is delivered.
-        _ = try deliverer.run(now: instant("2025-03-01T08:00:00Z"))
-        try database.writer.write { db in
+        _ = try await deliverer.run(now: instant("2025-03-01T08:00:00Z"))
+        try await database.writer.write { db in
             try db.execute(sql: "UPDATE outbox SET status = 'pending', delivered_at = NULL WHERE device_id = ?", arguments: [due.id])
         }
         let withdrawn = try #require(try database.outbox().first { $0.deviceID == moved.id })
@@ -119,7 +120,7 @@ import Testing
         // The withdrawn date is not fired: the device's next fire is today at its new time.
         #expect(try database.deviceState(id: moved.id, now: changedAt)?.nextFireAt == instant("2025-03-01T09:00:00Z"))
         #expect(try emitter.run(now: instant("2025-03-01T08:59:00Z")).queued == 1)
-        #expect(try deliverer.run(now: instant("2025-03-01T09:00:00Z")).delivered == 2)
+        #expect(try await deliverer.run(now: instant("2025-03-01T09:00:00Z")).delivered == 2)
         let rows = try database.outbox(date: try CivilDate(parsing: "2025-03-01"))
         #expect(rows.count == 3)
         let redone = try #require(rows.first { $0.deviceID == moved.id })
@@ -129,24 +130,24 @@ import Testing
         #expect(rows.first { $0.deviceID == sent.id }?.fireAt == instant("2025-03-01T08:00:00Z"))
     }
 
-    @Test func aRemovedDeviceIsSentNothingMoreWhoeverRemovesIt() throws {
+    @Test func aRemovedDeviceIsSentNothingMoreWhoeverRemovesIt() async throws {
         let database = try seededDatabase()
         let removed = try utcDevice(database, 7, at: "08:10")
         let owned = try utcDevice(database, 8, at: "08:10")
         let kept = try utcDevice(database, 9, at: "08:10")
-        try database.writer.write { db in
+        try await database.writer.write { db in
             try db.execute(sql: "INSERT INTO user (id, mode, created_at, last_active_at) VALUES ('u1', 'guest', 0, 0)")
             try db.execute(sql: "UPDATE device SET user_id = 'u1' WHERE id = ?", arguments: [owned.id])
         }
         #expect(try Emitter(database: database, configuration: ahead).run(now: instant("2025-03-01T08:09:30Z")).queued == 3)
         #expect(try database.removeDevice(id: removed.id))
         // A user's removal takes their devices, and with them their rows.
-        try database.writer.write { db in try db.execute(sql: "DELETE FROM user WHERE id = 'u1'") }
+        try await database.writer.write { db in try db.execute(sql: "DELETE FROM user WHERE id = 'u1'") }
         #expect(try database.outbox().map(\.deviceID) == [kept.id])
-        #expect(try Deliverer(database: database, sink: RecordingSink()).run(now: instant("2025-03-01T08:10:00Z")).delivered == 1)
+        #expect(try await Deliverer(database: database, sink: RecordingSink()).run(now: instant("2025-03-01T08:10:00Z")).delivered == 1)
     }
 
-    @Test func aRowNotHandedOverWithinTheGraceIsRecordedAsMissed() throws {
+    @Test func aRowNotHandedOverWithinTheGraceIsRecordedAsMissed() async throws {
         let database = try seededDatabase()
         let stale = try utcDevice(database, 10, at: "08:00")
         let retried = try utcDevice(database, 11, at: "08:00")
@@ -154,7 +155,7 @@ import Testing
         let emitter = Emitter(database: database, configuration: ahead)
         #expect(try emitter.run(now: instant("2025-03-01T07:59:30Z")).queued == 2)
         // One was tried and is waiting for its retry; then the daemon was down until 10:30.
-        try database.writer.write { db in
+        try await database.writer.write { db in
             try db.execute(
                 sql: "UPDATE outbox SET attempts = 1, last_error = 'HTTP 503', next_attempt_at = ? WHERE device_id = ?",
                 arguments: [instant("2025-03-01T08:00:02Z").timeIntervalSince1970, retried.id])
@@ -162,7 +163,7 @@ import Testing
         #expect(try emitter.run(now: instant("2025-03-01T10:30:00Z")).queued == 1)  // `fresh`, 10 minutes late, within grace
         var deliverer = Deliverer(database: database, sink: RecordingSink())
         deliverer.grace = 7200
-        let summary = try deliverer.run(now: instant("2025-03-01T10:30:00Z"))
+        let summary = try await deliverer.run(now: instant("2025-03-01T10:30:00Z"))
         #expect(summary.missed == 1 && summary.delivered == 2)
         let missed = try database.outbox(status: .missed)
         #expect(missed.map(\.deviceID) == [stale.id])
@@ -170,7 +171,7 @@ import Testing
         #expect(Set(try database.outbox(status: .delivered).map(\.deviceID)) == [retried.id, fresh.id])
     }
 
-    @Test func aRowWrittenAheadIsShownAsTheNextFire() throws {
+    @Test func aRowWrittenAheadIsShownAsTheNextFire() async throws {
         let database = try seededDatabase()
         let device = try utcDevice(database, 13, at: "08:10")
         _ = try Emitter(database: database, configuration: ahead).run(now: instant("2025-03-01T08:09:30Z"))

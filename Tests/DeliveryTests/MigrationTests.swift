@@ -8,10 +8,10 @@ import Testing
 
 @Suite struct ScheduleMigrationTests {
     /// A database as the v3 schema left it: the schedule in the device row, outbox keyed by the device's UUID.
-    @Test func v4MovesTheScheduleIntoTheQueueAndKeepsTheOutbox() throws {
+    @Test func v4MovesTheScheduleIntoTheQueueAndKeepsTheOutbox() async throws {
         let queue = try DatabaseQueue()
         try AppDatabase.migrator.migrate(queue, upTo: "v3-accounts")
-        try queue.write { db in
+        try await queue.write { db in
             for (id, enabled, last, next) in [("a-1", true, "2025-03-01", 1_740_906_000.0), ("b-2", false, nil, nil)] as [(String, Bool, String?, Double?)] {
                 try db.execute(
                     sql: """
@@ -29,7 +29,7 @@ import Testing
             }
         }
         try AppDatabase.migrator.migrate(queue)
-        try queue.read { db in
+        try await queue.read { db in
             let seq = try #require(try Int64.fetchOne(db, sql: "SELECT seq FROM device WHERE id = 'a-1'"))
             // Only the enabled device is queued, at its old instant, remembering the date it last fired.
             let entries = try Row.fetchAll(db, sql: "SELECT * FROM schedule")
@@ -47,33 +47,33 @@ import Testing
         let database = try AppDatabase(queue)
         let state = try #require(try database.deviceState(id: "a-1", now: Date(timeIntervalSince1970: 1_740_906_000)))
         #expect(state.lastLocalDate?.description == "2025-03-01")
-        try queue.write { db in
+        try await queue.write { db in
             try db.execute(sql: "INSERT INTO display_theme VALUES ('parchment', 'Parchment', '#fff', '#fff', '#000', '#000')")
             // Sequence numbers are never reused: a device added after one is removed gets a new one.
             try db.execute(sql: "DELETE FROM device WHERE id = 'b-2'")
         }
         let added = try database.addDevice(
             DeviceSettings(token: try .apns(validating: String(repeating: "ab", count: 32)), timeZone: "UTC"), now: Date(timeIntervalSince1970: 0))
-        let seqs = try queue.read { db in try Int64.fetchAll(db, sql: "SELECT seq FROM device ORDER BY seq") }
-        #expect(try queue.read { db in try Int64.fetchOne(db, sql: "SELECT seq FROM device WHERE id = ?", arguments: [added.id]) } == 3)
+        let seqs = try await queue.read { db in try Int64.fetchAll(db, sql: "SELECT seq FROM device ORDER BY seq") }
+        #expect(try await queue.read { db in try Int64.fetchOne(db, sql: "SELECT seq FROM device WHERE id = ?", arguments: [added.id]) } == 3)
         #expect(seqs.count == 2)
     }
 
     /// v6 rebuilds the outbox around a smaller unique key: rows kept as they were, the key as strict as before.
-    @Test func v6KeepsOutboxRowsAndStillRefusesASecondRowForADeviceAndDate() throws {
+    @Test func v6KeepsOutboxRowsAndStillRefusesASecondRowForADeviceAndDate() async throws {
         let queue = try DatabaseQueue()
         try AppDatabase.migrator.migrate(queue, upTo: "v5-hints")
         let insert = """
             INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
             VALUES (?, ?, 'apns', ?, 0, '{}', '{}', ?, 0)
             """
-        try queue.write { db in
+        try await queue.write { db in
             for (seq, date, status) in [(1, "2025-03-01", "delivered"), (1, "2025-03-02", "pending"), (2, "2025-03-01", "missed")] {
                 try db.execute(sql: insert, arguments: [seq, "d-\(seq)", date, status])
             }
         }
         try AppDatabase.migrator.migrate(queue)
-        try queue.write { db in
+        try await queue.write { db in
             let rows = try Row.fetchAll(db, sql: "SELECT id, device_seq, local_date, status FROM outbox ORDER BY id")
             #expect(rows.map { "\($0["id"] as Int) \($0["device_seq"] as Int) \($0["local_date"] as String) \($0["status"] as String)" }
                 == ["1 1 2025-03-01 delivered", "2 1 2025-03-02 pending", "3 2 2025-03-01 missed"])
@@ -98,16 +98,16 @@ import Testing
 
     /// v7 rewrites the status rule in place: the rows stay, the rule is as strict, and an insert no longer builds a
     /// temporary table for it.
-    @Test func v7KeepsRowsAndTheRuleAndDropsTheTemporaryTable() throws {
+    @Test func v7KeepsRowsAndTheRuleAndDropsTheTemporaryTable() async throws {
         let queue = try DatabaseQueue()
         try AppDatabase.migrator.migrate(queue, upTo: "v6-outbox-key")
-        try queue.write { db in
+        try await queue.write { db in
             for (seq, status) in [(1, "delivered"), (2, "pending"), (3, "missed"), (4, "failed")] {
                 try db.execute(sql: Self.insert, arguments: [seq, "d-\(seq)", "2025-03-01", status])
             }
         }
         try AppDatabase.migrator.migrate(queue)
-        try queue.write { db in
+        try await queue.write { db in
             #expect(!(try Self.insertOpcodes(db).contains("OpenEphemeral")))
             #expect(try String.fetchAll(db, sql: "SELECT status FROM outbox ORDER BY id") == ["delivered", "pending", "missed", "failed"])
             #expect(try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok")
@@ -130,16 +130,16 @@ import Testing
     }
 
     /// A database whose outbox is not as v6 left it is refused, and left as it was.
-    @Test func v7RefusesAnOutboxItDoesNotKnow() throws {
+    @Test func v7RefusesAnOutboxItDoesNotKnow() async throws {
         let queue = try DatabaseQueue()
         try AppDatabase.migrator.migrate(queue, upTo: "v6-outbox-key")
-        let before = try queue.write { db in
+        let before = try await queue.write { db in
             try db.execute(sql: "DROP INDEX outbox_pending; DROP INDEX outbox_once; ALTER TABLE outbox RENAME TO outbox_old")
             try db.execute(sql: "CREATE TABLE outbox (id INTEGER PRIMARY KEY, status TEXT NOT NULL CHECK (status <> ''))")
             return try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'outbox'")
         }
         #expect(throws: DatabaseError.self) { try AppDatabase.migrator.migrate(queue) }
-        let (after, applied) = try queue.read { db in
+        let (after, applied) = try await queue.read { db in
             (try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'outbox'"), try AppDatabase.migrator.appliedIdentifiers(db))
         }
         #expect(after == before)
@@ -155,16 +155,16 @@ import Testing
     static let insert = OutboxStatusCheckMigrationTests.insert
 
     /// v8 puts the day first in the outbox's unique key: the rows stay, the key is as strict as before.
-    @Test func v8KeepsRowsAndKeysTheOutboxByDayThenDevice() throws {
+    @Test func v8KeepsRowsAndKeysTheOutboxByDayThenDevice() async throws {
         let queue = try DatabaseQueue()
         try AppDatabase.migrator.migrate(queue, upTo: "v7-outbox-status-check")
-        try queue.write { db in
+        try await queue.write { db in
             for (seq, date) in [(1, "2025-03-01"), (2, "2025-03-01"), (1, "2025-03-02")] {
                 try db.execute(sql: Self.insert, arguments: [seq, "d-\(seq)", date, "delivered"])
             }
         }
         try AppDatabase.migrator.migrate(queue)
-        try queue.write { db in
+        try await queue.write { db in
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") == 3)
             let index = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'outbox_once'")
             #expect(index?.contains("(\(AppDatabase.outboxDay), device_seq)") == true)
@@ -177,9 +177,9 @@ import Testing
     }
 
     /// A device's last fire is found day by day through the key, not by reading the whole outbox.
-    @Test func aDevicesLastFireIsLookedUpThroughTheKey() throws {
+    @Test func aDevicesLastFireIsLookedUpThroughTheKey() async throws {
         let database = try AppDatabase.inMemory()
-        let plan = try database.writer.read { db in
+        let plan = try await database.writer.read { db in
             try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT \(AppDatabase.stateColumns(Date())) WHERE d.id = ?", arguments: [0, "x"])
                 .map { $0["detail"] as String }
         }
@@ -187,7 +187,7 @@ import Testing
         #expect(!plan.contains { $0.hasPrefix("SCAN o") }, "\(plan)")
     }
 
-    @Test func theLastFireIsFoundWeeksLaterAndARemovalTakesOnlyRowsNotDelivered() throws {
+    @Test func theLastFireIsFoundWeeksLaterAndARemovalTakesOnlyRowsNotDelivered() async throws {
         let database = try seededDatabase()
         let created = instant("2025-02-01T00:00:00Z")
         let quiet = try database.addDevice(DeviceSettings(token: try apnsToken(40), timeZone: "UTC"), now: created)
@@ -196,7 +196,7 @@ import Testing
         let emitter = Emitter(database: database, configuration: configuration)
         _ = try emitter.run(now: instant("2025-02-10T09:00:00Z"))
         _ = try database.updateDevice(id: quiet.id, DeviceSettings(enabled: false), now: instant("2025-02-10T10:00:00Z"))
-        _ = try Deliverer(database: database, sink: EmitAheadTests.RecordingSink()).run(now: instant("2025-02-10T09:00:00Z"))
+        _ = try await Deliverer(database: database, sink: EmitAheadTests.RecordingSink()).run(now: instant("2025-02-10T09:00:00Z"))
         _ = try emitter.run(now: instant("2025-03-01T09:00:00Z"))
         // Disabled for three weeks: its last fire is still known.
         #expect(try database.deviceState(id: quiet.id, now: instant("2025-03-01T09:00:00Z"))?.lastLocalDate?.description == "2025-02-10")

@@ -72,7 +72,7 @@ struct SmallFilesystem {
     }
 
     @Test(.enabled(if: SmallFilesystem.available, "needs root to mount a tmpfs"))
-    func aFullSpoolDiskKeepsRowsPendingWritesNothingHalfAndNothingTwice() throws {
+    func aFullSpoolDiskKeepsRowsPendingWritesNothingHalfAndNothingTwice() async throws {
         let disk = try SmallFilesystem(kilobytes: 256)
         defer { disk.remove() }
         let spool = disk.folder.appendingPathComponent("spool")
@@ -82,7 +82,7 @@ struct SmallFilesystem {
         // Room for the first batch or so, not for all: a batch's append fails part-way.
         let filler = try disk.fill(leaving: 20_000)
         var now = instant("2025-03-01T08:06:00Z")
-        let first = try deliverer.run(now: now)
+        let first = try await deliverer.run(now: now)
         #expect(first.delivered > 0 && first.delivered < 40, "\(first)")
         #expect(first.deferred > 0)
         #expect(first.failed == 0 && first.retrying == 0)
@@ -91,7 +91,7 @@ struct SmallFilesystem {
         // The disk stays full for a long while: rows are never failed, attempts are not spent.
         for _ in 0..<20 {
             now = now.addingTimeInterval(31)
-            let pass = try deliverer.run(now: now)
+            let pass = try await deliverer.run(now: now)
             #expect(pass.failed == 0 && pass.delivered == 0)
         }
         let waiting = try database.outbox(status: .pending)
@@ -106,7 +106,7 @@ struct SmallFilesystem {
         // Freed: everything goes, each line once, in this process and then in a new one.
         try FileManager.default.removeItem(at: filler)
         now = now.addingTimeInterval(31)
-        let freed = try deliverer.run(now: now)
+        let freed = try await deliverer.run(now: now)
         #expect(freed.delivered == 40 - first.delivered)
         #expect(try database.outbox(status: .delivered).count == 40)
         let after = try spoolKeys(spool)
@@ -114,7 +114,7 @@ struct SmallFilesystem {
     }
 
     @Test(.enabled(if: SmallFilesystem.available, "needs root to mount a tmpfs"))
-    func aFullDiskFoundByANewProcessIsRepairedAsAfterACrash() throws {
+    func aFullDiskFoundByANewProcessIsRepairedAsAfterACrash() async throws {
         let disk = try SmallFilesystem(kilobytes: 256)
         defer { disk.remove() }
         let spool = disk.folder.appendingPathComponent("spool")
@@ -133,11 +133,11 @@ struct SmallFilesystem {
         var now = instant("2025-03-01T08:06:00Z")
         let deliverer = Deliverer(database: database, sink: try JSONLinesSpool(directory: spool))
         // Full: the five already on disk are recognised (their keys read back), the rest wait.
-        let full = try deliverer.run(now: now)
+        let full = try await deliverer.run(now: now)
         #expect(full.failed == 0)
         try FileManager.default.removeItem(at: filler)
         now = now.addingTimeInterval(31)
-        _ = try deliverer.run(now: now)
+        _ = try await deliverer.run(now: now)
         #expect(try database.outbox(status: .delivered).count == 30)
         let keys = try spoolKeys(spool)
         #expect(keys.count == 30 && Set(keys).count == 30)
@@ -145,7 +145,7 @@ struct SmallFilesystem {
     }
 
     /// A new process reads back the end of the day's file only, not all of it.
-    @Test func reconcilingReadsTheFilesTailOnly() throws {
+    @Test func reconcilingReadsTheFilesTailOnly() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-tail-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -93,7 +93,7 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         return try database.outbox(status: .pending)
     }
 
-    @Test func failsThrottlesAndRecovers() throws {
+    @Test func failsThrottlesAndRecovers() async throws {
         let server = try ScriptedHTTPServer(script: [(500, [:]), (429, ["Retry-After": "30"]), (200, [:])])
         let database = try seededDatabase()
         let records = try pending(database, devices: 3)
@@ -101,12 +101,12 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         deliverer.random = { 1.0 }
         let start = instant("2025-03-01T08:06:00Z")
         // 500: retried after the backoff (2 s for a first attempt).
-        #expect(try deliverer.run(now: start).retrying == 3)
-        #expect(try deliverer.run(now: start.addingTimeInterval(1)) == DeliverySummary())
+        #expect(try await deliverer.run(now: start).retrying == 3)
+        #expect(try await deliverer.run(now: start.addingTimeInterval(1)) == DeliverySummary())
         // 429 with Retry-After: 30 s, longer than the 4 s backoff.
-        #expect(try deliverer.run(now: start.addingTimeInterval(2)).retrying == 3)
-        #expect(try deliverer.run(now: start.addingTimeInterval(20)) == DeliverySummary())
-        #expect(try deliverer.run(now: start.addingTimeInterval(33)).delivered == 3)
+        #expect(try await deliverer.run(now: start.addingTimeInterval(2)).retrying == 3)
+        #expect(try await deliverer.run(now: start.addingTimeInterval(20)) == DeliverySummary())
+        #expect(try await deliverer.run(now: start.addingTimeInterval(33)).delivered == 3)
         #expect(server.requestCount == 3)
         // Each POST carried the whole batch with the spool's keys.
         let body = try #require(try JSONSerialization.jsonObject(with: server.bodies[2]) as? [String: Any])
@@ -115,17 +115,17 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         #expect(sent.allSatisfy { $0["payload"] is [String: Any] && $0["headers"] is [String: Any] })
     }
 
-    @Test func aClientErrorIsPermanent() throws {
+    @Test func aClientErrorIsPermanent() async throws {
         let server = try ScriptedHTTPServer(script: [(400, [:])])
         let database = try seededDatabase()
         _ = try pending(database, devices: 2)
         let deliverer = Deliverer(database: database, sink: try WebhookSink(url: URL(string: "http://127.0.0.1:\(server.port)/push")!))
-        #expect(try deliverer.run(now: instant("2025-03-01T08:06:00Z")).failed == 2)
+        #expect(try await deliverer.run(now: instant("2025-03-01T08:06:00Z")).failed == 2)
         #expect(try database.outbox(status: .failed).allSatisfy { $0.lastError == "webhook: HTTP 400" })
         #expect(server.requestCount == 1)
     }
 
-    @Test func anUnreachableGatewayIsRetried() throws {
+    @Test func anUnreachableGatewayIsRetried() async throws {
         // A port nothing listens on: bound, never listened on, then closed.
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
@@ -139,7 +139,7 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         let database = try seededDatabase()
         _ = try pending(database, devices: 1)
         let deliverer = Deliverer(database: database, sink: try WebhookSink(url: URL(string: "http://127.0.0.1:\(port)/push")!, timeout: 5))
-        #expect(try deliverer.run(now: instant("2025-03-01T08:06:00Z")).retrying == 1)
+        #expect(try await deliverer.run(now: instant("2025-03-01T08:06:00Z")).retrying == 1)
         #expect(try database.outbox(status: .pending).first?.lastError?.hasPrefix("webhook:") == true)
     }
 
@@ -157,7 +157,7 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         #expect(throws: SinkError.self) { try WebhookSink(url: URL(string: "ftp://example.org/x")!) }
     }
 
-    @Test func credentialsInTheURLAreNeverShown() throws {
+    @Test func credentialsInTheURLAreNeverShown() async throws {
         let sink = try WebhookSink(url: try #require(URL(string: "http://user:secret@gateway.example:8080/hook?api_key=abc123#frag")))
         #expect(sink.name == "webhook:http://***@gateway.example:8080/hook?***")
         #expect(!sink.name.contains("secret") && !sink.name.contains("abc123"))
