@@ -23,8 +23,8 @@ public struct OutboxRecord: Sendable {
     public let attempts: Int
     public let lastError: String?
     public let deliveredAt: Date?
-
-
+    /// The push service's id for the message (`apns-id`, FCM's message name, Web Push's `Location`), once delivered.
+    public let serviceID: String?
 
     init(_ row: Row) {
         id = row["id"]
@@ -40,6 +40,7 @@ public struct OutboxRecord: Sendable {
         attempts = row["attempts"]
         lastError = row["last_error"]
         deliveredAt = (row["delivered_at"] as Double?).map(Date.init(timeIntervalSince1970:))
+        serviceID = row["service_id"]
     }
 
     /// One JSON object on one line: `id`, `idempotency_key`, `device_id`, `platform`, `local_date`, `fire_at`
