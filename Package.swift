@@ -28,6 +28,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // The push senders' HTTP client (HTTP/2 over TLS with ALPN), and its TLS settings (a CA file beside the system's).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // Tests and the benchmark only: the stand-ins' certificates, made when they start.
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // Tests only: reading openapi.yaml for the contract test.
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
@@ -70,7 +77,22 @@ let package = Package(
         // RS256), RFC 8291 encryption, VAPID, and the tables mapping each service's answers to outcomes.
         .target(
             name: "PushServices",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")]),
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
+        // Tests and the benchmark only: local stand-ins for APNs, FCM and a Web Push service (HTTP/2 over TLS).
+        .target(
+            name: "PushStandIns",
+            dependencies: [
+                "PushServices", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]),
         // Devices and the outbox in SQLite, the emission pass (exactly once) and the sinks that deliver it.
         .target(
             name: "Delivery",
@@ -118,7 +140,10 @@ let package = Package(
         .testTarget(name: "OnboardingTests", dependencies: ["Onboarding"]),
         .testTarget(
             name: "PushServicesTests",
-            dependencies: ["PushServices", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")]),
+            dependencies: [
+                "PushServices", "PushStandIns", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio"),
+            ]),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "ContentStore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "HTTPAPITests",

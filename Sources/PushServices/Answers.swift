@@ -23,12 +23,15 @@ public struct ServiceAnswer: Sendable, Equatable {
     public var retryAfter: String?
     /// `apns-id` or `Location`.
     public var id: String?
+    /// The HTTP version the answer came in (2 where the server offered HTTP/2).
+    public var httpMajorVersion: Int
 
-    public init(status: Int, body: Data = Data(), retryAfter: String? = nil, id: String? = nil) {
+    public init(status: Int, body: Data = Data(), retryAfter: String? = nil, id: String? = nil, httpMajorVersion: Int = 2) {
         self.status = status
         self.body = body
         self.retryAfter = retryAfter
         self.id = id
+        self.httpMajorVersion = httpMajorVersion
     }
 
     var json: [String: Any]? {

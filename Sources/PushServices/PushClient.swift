@@ -1,0 +1,67 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+/// The one HTTP client the senders share: HTTP/2 where the server offers it (ALPN), one connection per host reused
+/// for many concurrent streams, certificate checks always on. The daemon makes it once and passes it in, like the
+/// database; `shutdown()` when done.
+public final class PushClient: Sendable {
+    public let http: HTTPClient
+    /// How long one request may take, connection included.
+    public let timeout: TimeInterval
+
+    /// `caFile`: a PEM file of certificates trusted beside the system's (a proxy's, a test's stand-in).
+    public init(caFile: String? = nil, timeout: TimeInterval = 30) throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let caFile {
+            guard FileManager.default.isReadableFile(atPath: caFile) else { throw PushConfigurationError("push_ca_file", caFile, "cannot be read") }
+            do { _ = try NIOSSLCertificate.fromPEMFile(caFile) } catch {
+                throw PushConfigurationError("push_ca_file", caFile, "is not a PEM certificate file")
+            }
+            tls.additionalTrustRoots = [.file(caFile)]
+        }
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        configuration.httpVersion = .automatic
+        configuration.timeout = .init(connect: .seconds(10))
+        configuration.redirectConfiguration = .disallow
+        self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        self.timeout = min(max(timeout, 1), 300)
+    }
+
+    public func shutdown() async throws { try await http.shutdown() }
+
+    /// Sends a request and reads the answer (a body of at most 64 KiB is kept); a connection failure or a timeout
+    /// throws.
+    public func send(_ url: String, method: HTTPMethod = .POST, headers: [(String, String)], body: ByteBuffer?) async throws -> ServiceAnswer {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(body) }
+        let response = try await http.execute(request, timeout: .milliseconds(Int64(timeout * 1000)))
+        let bytes = try await response.body.collect(upTo: 64 * 1024)
+        return ServiceAnswer(
+            status: Int(response.status.code), body: Data(bytes.readableBytesView), retryAfter: response.headers.first(name: "retry-after"),
+            id: response.headers.first(name: "apns-id") ?? response.headers.first(name: "location"), httpMajorVersion: response.version.major)
+    }
+
+    /// A failed request's reason as it may be stored: the error's kind, never a URL with its secrets.
+    public static func describe(_ error: any Error) -> String {
+        switch error {
+        case let error as HTTPClientError: return "\(error)"
+        case let error as NIOSSLError: return "TLS: \(error)"
+        case let error as IOError: return "connection: \(error.description)"
+        default: return String(describing: type(of: error)) + ": " + Answers.clean("\(error)")
+        }
+    }
+}
+
+/// A push setting that cannot be used: which, its value (never a key's content), and why.
+public struct PushConfigurationError: Error, CustomStringConvertible, Equatable {
+    public let description: String
+    public init(_ setting: String, _ value: String, _ reason: String) {
+        description = "invalid \(setting) '\(value)': \(reason)"
+    }
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,272 @@
+import Crypto
+import CryptoExtras
+import Foundation
+import NIOCore
+import PushStandIns
+import Testing
+
+@testable import PushServices
+
+/// Each sender against its stand-in on loopback (HTTP/2 over TLS with a certificate made for the test, trusted
+/// through the CA file): every answer of Apple's, Google's and RFC 8030's tables goes through the real request path.
+@Suite(.serialized) struct SenderTests {
+    static let start = Date(timeIntervalSince1970: 1_800_000_000)
+
+    final class Clock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = SenderTests.start
+        var now: Date { lock.withLock { value } }
+        func advance(_ seconds: TimeInterval) { lock.withLock { value = value.addingTimeInterval(seconds) } }
+    }
+
+    struct Harness: Sendable {
+        let standIn: PushStandIn
+        let port: Int
+        let client: PushClient
+        let clock: Clock
+        var script: StandInScript { standIn.script }
+    }
+
+    func withStandIn(_ body: @Sendable (Harness) async throws -> Void) async throws {
+        let clock = Clock()
+        let standIn = try PushStandIn(clock: { clock.now })
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-standin-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let caFile = try standIn.certificates.writeAuthority(in: folder)
+        try await standIn.run { port in
+            let client = try PushClient(caFile: caFile, timeout: 10)
+            do {
+                try await body(Harness(standIn: standIn, port: port, client: client, clock: clock))
+            } catch {
+                try? await client.shutdown()
+                throw error
+            }
+            try await client.shutdown()
+        }
+    }
+
+    func apns(_ h: Harness, key: P256.Signing.PrivateKey? = nil, store: any CredentialStore = MemoryCredentialStore()) -> APNsSender {
+        APNsSender(
+            client: h.client, keyID: h.standIn.apnsKeyID, teamID: h.standIn.teamID, key: key ?? h.standIn.apnsKey, environment: .sandbox,
+            baseURL: "https://127.0.0.1:\(h.port)", store: store)
+    }
+
+    func apnsHeaders(_ h: Harness, topic: String? = nil) -> [(String, String)] {
+        [
+            ("apns-collapse-id", "dv-1-2027-01-15"), ("apns-expiration", String(Int(h.clock.now.timeIntervalSince1970) + 3600)),
+            ("apns-priority", "10"), ("apns-push-type", "alert"), ("apns-topic", topic ?? h.standIn.topic),
+        ]
+    }
+
+    static let payload = ByteBuffer(string: #"{"aps":{"alert":{"title":"t","body":"b"}}}"#)
+
+    @Test func theClientSpeaksHTTP2OverTLSTrustingOnlyTheAddedAuthority() async throws {
+        try await withStandIn { h in
+            let answer = try await h.client.send("https://127.0.0.1:\(h.port)/push/sub-0", headers: [], body: ByteBuffer(string: "x"))
+            #expect(answer.httpMajorVersion == 2)
+            // Without the CA file the stand-in's certificate is refused: checks are never switched off.
+            let plain = try PushClient(timeout: 1)
+            await #expect(throws: (any Error).self) {
+                _ = try await plain.send("https://127.0.0.1:\(h.port)/push/sub-0", headers: [], body: ByteBuffer(string: "x"))
+            }
+            try await plain.shutdown()
+        }
+        #expect(throws: PushConfigurationError.self) { try PushClient(caFile: "/nonexistent/ca.pem") }
+    }
+
+    @Test func apnsAnswersEachAsItsTableSays() async throws {
+        try await withStandIn { h in
+            let sender = apns(h)
+            let token = String(repeating: "ab", count: 32)
+            #expect(await sender.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now) == .delivered(id: "apns-abababab"))
+            let cases: [(StandInScript.Answer, PushOutcome)] = [
+                (.apns(410, "Unregistered"), .unregistered(reason: "APNs 410 Unregistered")),
+                (.apns(400, "BadDeviceToken"), .unregistered(reason: "APNs 400 BadDeviceToken")),
+                (.apns(403, "InvalidProviderToken"), .configuration(reason: "APNs 403 InvalidProviderToken")),
+                (.apns(429, "TooManyRequests", retryAfter: "17"), .retry(reason: "APNs 429 TooManyRequests", after: 17)),
+                (.apns(503, "ServiceUnavailable"), .retry(reason: "APNs 503 ServiceUnavailable", after: nil)),
+                (.apns(500, "InternalServerError"), .retry(reason: "APNs 500 InternalServerError", after: nil)),
+                (.apns(400, "BadCollapseId"), .failed(reason: "APNs 400 BadCollapseId")),
+            ]
+            for (answer, expected) in cases {
+                await h.script.answer(token, with: answer)
+                #expect(await sender.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now) == expected)
+            }
+            // The stand-in checks the topic as Apple does.
+            #expect(
+                await sender.send(deviceToken: token, headers: apnsHeaders(h, topic: "org.other.app"), payload: Self.payload, now: h.clock.now)
+                    == .unregistered(reason: "APNs 400 DeviceTokenNotForTopic"))
+            // A key Apple does not know: paused, not retried.
+            let stranger = apns(h, key: P256.Signing.PrivateKey())
+            #expect(
+                await stranger.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now)
+                    == .configuration(reason: "APNs 403 InvalidProviderToken"))
+            // Every request above used one provider token.
+            #expect(await h.script.providerTokens.count == 1)
+            #expect(await h.script.problems == ["APNs: a provider token that does not verify"])
+        }
+    }
+
+    @Test func apnsProviderTokensAreReusedFor50MinutesAndRenewedAtMostEvery20() async throws {
+        try await withStandIn { h in
+            let store = MemoryCredentialStore()
+            let sender = apns(h, store: store)
+            let token = String(repeating: "cd", count: 32)
+            for _ in 0..<5 { _ = await sender.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now) }
+            #expect(await h.script.providerTokens.count == 1)
+            // A second process of the installation shares the stored token.
+            let other = apns(h, store: store)
+            #expect(await other.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now) == .delivered(id: "apns-cdcdcdcd"))
+            #expect(await h.script.providerTokens.count == 1)
+            // Apple calls it expired 10 minutes in: too soon for a new one, so the row waits the remaining 10 minutes.
+            h.clock.advance(600)
+            await h.script.expireProviderTokens(before: h.clock.now)
+            #expect(
+                await sender.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now)
+                    == .retry(reason: "APNs 403 ExpiredProviderToken (a new token is allowed in 600 s)", after: 600))
+            // 20 minutes in: a new token, and the same request once more.
+            h.clock.advance(600)
+            #expect(await sender.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now) == .delivered(id: "apns-cdcdcdcd"))
+            #expect(await h.script.providerTokens.count == 2)
+            // 50 minutes after that one, a new one without being asked.
+            h.clock.advance(50 * 60)
+            _ = await sender.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now)
+            #expect(await h.script.providerTokens.count == 3)
+            #expect(await h.script.problems.isEmpty)
+        }
+    }
+
+    @Test func aClosedConnectionOrATimeoutIsARetry() async throws {
+        let client = try PushClient(timeout: 1)
+        let sender = APNsSender(
+            client: client, keyID: "K", teamID: "T", key: P256.Signing.PrivateKey(), environment: .sandbox, baseURL: "https://127.0.0.1:9",
+            store: MemoryCredentialStore())
+        let outcome = await sender.send(deviceToken: "00", headers: [], payload: Self.payload, now: Self.start)
+        guard case .retry(let reason, nil) = outcome else { Issue.record("expected a retry, got \(outcome)"); return }
+        #expect(reason.hasPrefix("APNs: "))
+        try await client.shutdown()
+    }
+
+    func fcm(_ h: Harness) throws -> FCMSender {
+        let account = try ServiceAccount.parse(Data(h.standIn.serviceAccountJSON(port: h.port).utf8))
+        return FCMSender(client: h.client, account: account, baseURL: "https://127.0.0.1:\(h.port)")
+    }
+
+    static func fcmMessage(_ token: String) -> ByteBuffer {
+        ByteBuffer(string: #"{"message":{"token":"\#(token)","notification":{"title":"t","body":"b"}}}"#)
+    }
+
+    @Test func fcmAnswersEachAsItsTableSays() async throws {
+        try await withStandIn { h in
+            let sender = try fcm(h)
+            let token = "fcm-token:APA91bStandIn_0001"
+            #expect(await sender.send(message: Self.fcmMessage(token), now: h.clock.now) == .delivered(id: "projects/stand-in-project/messages/0:n_0001"))
+            let cases: [(StandInScript.Answer, PushOutcome)] = [
+                (.fcm(404, status: "NOT_FOUND", code: "UNREGISTERED"), .unregistered(reason: "FCM 404 UNREGISTERED")),
+                (.fcm(403, status: "PERMISSION_DENIED", code: "SENDER_ID_MISMATCH"), .unregistered(reason: "FCM 403 SENDER_ID_MISMATCH")),
+                (.fcm(400, status: "INVALID_ARGUMENT", code: "INVALID_ARGUMENT"), .failed(reason: "FCM 400 INVALID_ARGUMENT")),
+                (.fcm(429, status: "RESOURCE_EXHAUSTED", code: "QUOTA_EXCEEDED", retryAfter: "30"), .retry(reason: "FCM 429 QUOTA_EXCEEDED", after: 30)),
+                (.fcm(503, status: "UNAVAILABLE", code: "UNAVAILABLE"), .retry(reason: "FCM 503 UNAVAILABLE", after: nil)),
+                (.fcm(500, status: "INTERNAL", code: "INTERNAL"), .retry(reason: "FCM 500 INTERNAL", after: nil)),
+                (.fcm(401, status: "UNAUTHENTICATED", code: "THIRD_PARTY_AUTH_ERROR"), .configuration(reason: "FCM 401 THIRD_PARTY_AUTH_ERROR")),
+            ]
+            for (answer, expected) in cases {
+                await h.script.answer(token, with: answer)
+                #expect(await sender.send(message: Self.fcmMessage(token), now: h.clock.now) == expected)
+            }
+            // One access token for all of them …
+            #expect(await h.script.tokenExchanges == 1)
+            // … until it is refused: a new one, once, and the message goes.
+            await h.script.revokeAccessTokens()
+            #expect(await sender.send(message: Self.fcmMessage(token), now: h.clock.now) == .delivered(id: "projects/stand-in-project/messages/0:n_0001"))
+            #expect(await h.script.tokenExchanges == 2)
+            // Five minutes before it lapses, a new one.
+            h.clock.advance(3599 - 299)
+            _ = await sender.send(message: Self.fcmMessage(token), now: h.clock.now)
+            #expect(await h.script.tokenExchanges == 3)
+            // The token endpoint refusing the assertion is a configuration error.
+            await h.script.revokeAccessTokens()
+            await h.script.answer("token", with: .init(status: 400, body: #"{"error":"invalid_grant"}"#))
+            #expect(await sender.send(message: Self.fcmMessage(token), now: h.clock.now) == .configuration(reason: "FCM token endpoint 400 invalid_grant"))
+            #expect(await h.script.problems.isEmpty)
+        }
+    }
+
+    func webPush(_ h: Harness, key: P256.Signing.PrivateKey? = nil) throws -> WebPushSender {
+        WebPushSender(
+            client: h.client, vapid: try VAPIDKey(privateKey: key ?? h.standIn.vapidKey, subject: "mailto:ops@example.org"), allowedHosts: ["127.0.0.1"])
+    }
+
+    @Test func webPushEncryptsSignsAndAnswersEachAsRFC8030Says() async throws {
+        try await withStandIn { h in
+            let sender = try webPush(h)
+            let sub = h.standIn.subscription(0, port: h.port)
+            let plaintext = Data(#"{"title":"1 Ramadan 1446","body":"بِسْمِ اللَّهِ"}"#.utf8)
+            func send() async -> PushOutcome {
+                await sender.send(
+                    endpoint: sub.endpoint, p256dh: sub.p256dh, auth: sub.auth, ttl: 3600, urgency: "normal", topic: "dv20250301", plaintext: plaintext,
+                    now: h.clock.now)
+            }
+            #expect(await send() == .delivered(id: "https://127.0.0.1/message/sub-0"))
+            let received = try #require(await h.script.received.last)
+            #expect(received.plaintext == plaintext)
+            #expect(received.headers["ttl"] == "3600" && received.headers["urgency"] == "normal" && received.headers["topic"] == "dv20250301")
+            let cases: [(Int, PushOutcome)] = [
+                (404, .unregistered(reason: "Web Push 404")), (410, .unregistered(reason: "Web Push 410")), (413, .failed(reason: "Web Push 413")),
+                (400, .failed(reason: "Web Push 400")), (403, .failed(reason: "Web Push 403")), (429, .retry(reason: "Web Push 429", after: nil)),
+                (500, .retry(reason: "Web Push 500", after: nil)), (503, .retry(reason: "Web Push 503", after: nil)),
+            ]
+            for (status, expected) in cases {
+                await h.script.answer("sub-0", with: .init(status: status))
+                #expect(await send() == expected)
+            }
+            #expect(await h.script.problems.isEmpty)
+            // A subscription gone from the service.
+            let gone = (endpoint: "https://127.0.0.1:\(h.port)/push/unknown", p256dh: sub.p256dh, auth: sub.auth)
+            #expect(
+                await sender.send(endpoint: gone.endpoint, p256dh: gone.p256dh, auth: gone.auth, ttl: 60, urgency: "high", topic: "t", plaintext: plaintext, now: h.clock.now)
+                    == .unregistered(reason: "Web Push 410"))
+            // An endpoint on a host that is not a push service is never posted to.
+            let before = await h.script.received.count
+            #expect(
+                await sender.send(endpoint: "https://169.254.169.254/latest", p256dh: sub.p256dh, auth: sub.auth, ttl: 60, urgency: "high", topic: "t", plaintext: plaintext, now: h.clock.now)
+                    == .failed(reason: "Web Push endpoint is not on an allowed push service (web_push_hosts)"))
+            #expect(await h.script.received.count == before)
+        }
+    }
+
+    @Test func aVAPIDKeyThePushServiceRefusesEverywherePauses() async throws {
+        try await withStandIn { h in
+            let sender = try webPush(h, key: P256.Signing.PrivateKey())
+            var outcomes: [PushOutcome] = []
+            for n in 0..<WebPushSender.forbiddenInARow {
+                let sub = h.standIn.subscription(n, port: h.port)
+                outcomes.append(
+                    await sender.send(endpoint: sub.endpoint, p256dh: sub.p256dh, auth: sub.auth, ttl: 60, urgency: "normal", topic: "t", plaintext: Data("x".utf8), now: h.clock.now))
+            }
+            #expect(outcomes.dropLast().allSatisfy { $0 == .failed(reason: "Web Push 403") })
+            #expect(outcomes.last == .configuration(reason: "Web Push 403 on every request: check the VAPID key and subject"))
+        }
+    }
+
+    @Test func serviceAccountFilesAreCheckedKeyByKey() throws {
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation
+        func json(_ object: [String: String]) -> Data { try! JSONSerialization.data(withJSONObject: object) }
+        let good = ["type": "service_account", "project_id": "p-1", "client_email": "a@b.iam.gserviceaccount.com", "private_key": key]
+        #expect(try ServiceAccount.parse(json(good)).tokenURI == "https://oauth2.googleapis.com/token")
+        for (missing, message) in [("project_id", "missing project_id"), ("client_email", "missing client_email"), ("private_key", "missing private_key")] {
+            var object = good
+            object[missing] = nil
+            #expect(throws: PushConfigurationError("\(message) in the service-account file")) { try ServiceAccount.parse(json(object)) }
+        }
+        var badKey = good
+        badKey["private_key"] = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----"
+        #expect(throws: PushConfigurationError.self) { try ServiceAccount.parse(json(badKey)) }
+        #expect(throws: PushConfigurationError("not a service-account JSON object")) { try ServiceAccount.parse(Data("[1]".utf8)) }
+        var user = good
+        user["type"] = "authorized_user"
+        #expect(throws: PushConfigurationError("the file's type is 'authorized_user', not service_account")) { try ServiceAccount.parse(json(user)) }
+        #expect(throws: PushConfigurationError.self) { try APNsSender.key(fromP8: "not a key") }
+    }
+}
