@@ -98,6 +98,7 @@ let package = Package(
             name: "Delivery",
             dependencies: [
                 "ContentStore", "Notifications", "VerseOfTheDay", "HijriCalendar", "PushServices", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]),
         // The long-running service: scheduler and watchdog in a ServiceGroup, configuration, systemd notify, logs.
         .target(
@@ -135,7 +136,12 @@ let package = Package(
         .testTarget(name: "ContentStoreTests", dependencies: ["ContentStore", "VerseOfTheDay", "HijriCalendar", "VerseCalendar"]),
         // The golden files are read from the source tree (by #filePath), not bundled.
         .testTarget(name: "NotificationsTests", dependencies: ["Notifications", "HijriCalendar", "VerseCalendar", "PushServices"], exclude: ["Golden"]),
-        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "Notifications", "ContentStore", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(
+            name: "DeliveryTests",
+            dependencies: [
+                "Delivery", "Notifications", "ContentStore", "HijriCalendar", "PushServices", "PushStandIns", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "Delivery", "ContentStore", "Notifications"]),
         .testTarget(name: "OnboardingTests", dependencies: ["Onboarding"]),
         .testTarget(

@@ -14,6 +14,8 @@ public enum DeliveryOutcome: Equatable, Sendable {
     /// The service no longer knows the device's token (`token`, as it was sent): the row failed and the device is
     /// disabled with the reason, unless it has registered another token since.
     case disabled(error: String, token: String)
+    /// Not sent: too late to be of use (its local day ended first). Recorded as missed, as a fire past its grace is.
+    case missed(error: String)
     /// Our side is misconfigured for this service (a refused key): the row stays pending, not counted as an attempt,
     /// and waits `after` seconds.
     case paused(error: String, after: TimeInterval)
@@ -304,6 +306,11 @@ public struct Deliverer: Sendable {
                             """,
                         arguments: [attempts, at, at, id, record.id])
                     summary.delivered += 1
+                case .missed(let error):
+                    try db.execute(
+                        sql: "UPDATE outbox SET status = 'missed', last_error = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'",
+                        arguments: [error, record.id])
+                    summary.missed += 1
                 case .paused(let error, let after):
                     try db.execute(
                         sql: "UPDATE outbox SET last_error = ?, next_attempt_at = ? WHERE id = ? AND status = 'pending'",

@@ -1,0 +1,240 @@
+import ContentStore
+import Foundation
+import GRDB
+import NIOCore
+import PushServices
+
+/// Delivers outbox rows to APNs, FCM and Web Push directly, each platform to its own service. A platform without a
+/// sender is not taken: its rows stay pending (`platforms`), and `status` says it is not configured.
+///
+/// Each row is sent as rendered, with what depends on the moment of sending computed then: a row whose local day has
+/// ended is not sent (missed), FCM's `android.ttl` and Web Push's `TTL` count from now to the end of that day (APNs'
+/// `apns-expiration` is that instant already). Rows go concurrently, at most `concurrency` at once; the HTTP client
+/// multiplexes them over one HTTP/2 connection per service.
+///
+/// A configuration error (a key the service refuses) pauses that platform for `pauseInterval`: its rows stay
+/// pending, nothing is sent meanwhile, and the pause is kept in the database for `status`. The first row accepted
+/// after the pause ends it.
+public final class PushSink: Sink, Sendable {
+    public let name = "push"
+    public let apns: APNsSender?
+    public let fcm: FCMSender?
+    public let webPush: WebPushSender?
+    public let database: AppDatabase
+    public let concurrency: Int
+    public let pauseInterval: TimeInterval
+    /// The time rows are sent at: the deliverer's clock (a replayed day's under `--now`).
+    public let clock: @Sendable () -> Date
+    let pauses: PauseBoard
+
+    public init(
+        database: AppDatabase, apns: APNsSender?, fcm: FCMSender?, webPush: WebPushSender?, concurrency: Int = 64, pauseInterval: TimeInterval = 300,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.database = database
+        self.clock = clock
+        self.apns = apns
+        self.fcm = fcm
+        self.webPush = webPush
+        self.concurrency = max(1, concurrency)
+        self.pauseInterval = pauseInterval
+        self.pauses = PauseBoard(database: database)
+    }
+
+    public var platforms: Set<String>? {
+        Set([apns.map { _ in "apns" }, fcm.map { _ in "fcm" }, webPush.map { _ in "webpush" }].compactMap { $0 })
+    }
+
+    public func deliver(_ records: [OutboxRecord]) async throws -> [Int64: DeliveryOutcome] {
+        let now = clock()
+        var outcomes: [Int64: DeliveryOutcome] = [:]
+        try await withThrowingTaskGroup(of: (Int64, DeliveryOutcome).self) { group in
+            var pending = records[...]
+            var running = 0
+            while !pending.isEmpty || running > 0 {
+                while running < concurrency, let record = pending.popFirst() {
+                    group.addTask { (record.id, await self.send(record, now: now)) }
+                    running += 1
+                }
+                if let (id, outcome) = try await group.next() {
+                    outcomes[id] = outcome
+                    running -= 1
+                }
+            }
+        }
+        return outcomes
+    }
+
+    /// One row: paused platforms wait, a day that has ended is missed, the rest is sent and its answer recorded.
+    func send(_ record: OutboxRecord, now: Date) async -> DeliveryOutcome {
+        if let wait = await pauses.remaining(record.platform, now: now) {
+            return .paused(error: await pauses.reason(record.platform) ?? "\(record.platform) paused", after: wait)
+        }
+        let request: PushRequest
+        do { request = try PushRequest(record) } catch {
+            return .failed(error: "\(error)")
+        }
+        let secondsLeft = Int(request.endOfDay.timeIntervalSince(now).rounded(.down))
+        if secondsLeft <= 0 {
+            return .missed(error: "its local day ended at \(request.endOfDay.iso8601UTC), before it could be sent")
+        }
+        let outcome: PushOutcome
+        switch request.kind {
+        case .apns(let token, let headers):
+            guard let apns else { return .paused(error: "APNs is not configured", after: pauseInterval) }
+            outcome = await apns.send(deviceToken: token, headers: headers, payload: ByteBuffer(string: record.payload), now: now)
+        case .fcm:
+            guard let fcm else { return .paused(error: "FCM is not configured", after: pauseInterval) }
+            outcome = await fcm.send(message: ByteBuffer(string: PushRequest.replacingTTL(in: record.payload, seconds: secondsLeft)), now: now)
+        case .webPush(let endpoint, let p256dh, let auth, let urgency, let topic):
+            guard let webPush else { return .paused(error: "Web Push is not configured", after: pauseInterval) }
+            outcome = await webPush.send(
+                endpoint: endpoint, p256dh: p256dh, auth: auth, ttl: secondsLeft, urgency: urgency, topic: topic, plaintext: Data(record.payload.utf8),
+                now: now)
+        }
+        return await translate(outcome, record: record, token: request.token, now: now)
+    }
+
+    func translate(_ outcome: PushOutcome, record: OutboxRecord, token: String, now: Date) async -> DeliveryOutcome {
+        switch outcome {
+        case .delivered(let id):
+            await pauses.clear(record.platform)
+            return .delivered(id: id)
+        case .retry(let reason, let after): return .retry(error: reason, after: after)
+        case .failed(let reason): return .failed(error: reason)
+        case .unregistered(let reason): return .disabled(error: reason, token: token)
+        case .configuration(let reason):
+            await pauses.pause(record.platform, reason: reason, now: now, until: now.addingTimeInterval(pauseInterval))
+            return .paused(error: reason, after: pauseInterval)
+        case .renewCredentials(let reason): return .retry(error: reason, after: nil)
+        }
+    }
+}
+
+/// An outbox row taken apart for its service.
+struct PushRequest {
+    enum Kind {
+        case apns(token: String, headers: [(String, String)])
+        case fcm
+        case webPush(endpoint: String, p256dh: String, auth: String, urgency: String, topic: String)
+    }
+
+    let kind: Kind
+    /// The token as the device table keeps it (a Web Push endpoint), for disabling the device.
+    let token: String
+    /// When the row's local day ends: nothing is sent after.
+    let endOfDay: Date
+
+    struct Malformed: Error, CustomStringConvertible { let description: String }
+
+    init(_ record: OutboxRecord) throws {
+        guard let headers = try? JSONSerialization.jsonObject(with: Data(record.headers.utf8)) as? [String: String] else {
+            throw Malformed(description: "outbox row \(record.id): its headers are not a JSON object of strings")
+        }
+        switch record.platform {
+        case "apns":
+            guard let path = headers[":path"], path.hasPrefix("/3/device/"), let expiration = headers["apns-expiration"].flatMap(Double.init) else {
+                throw Malformed(description: "outbox row \(record.id): no APNs path or expiration")
+            }
+            let token = String(path.dropFirst("/3/device/".count))
+            kind = .apns(token: token, headers: headers.filter { !$0.key.hasPrefix(":") }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+            self.token = token
+            endOfDay = Date(timeIntervalSince1970: expiration)
+        case "fcm":
+            guard let message = (try? JSONSerialization.jsonObject(with: Data(record.payload.utf8)) as? [String: Any])?["message"] as? [String: Any],
+                let token = message["token"] as? String,
+                let ttl = ((message["android"] as? [String: Any])?["ttl"] as? String).flatMap({ Double($0.dropLast()) })
+            else { throw Malformed(description: "outbox row \(record.id): no FCM token or ttl") }
+            kind = .fcm
+            self.token = token
+            endOfDay = record.fireAt.addingTimeInterval(ttl)
+        case "webpush":
+            guard let endpoint = headers[":url"], let p256dh = headers["x-webpush-p256dh"], let auth = headers["x-webpush-auth"],
+                let ttl = headers["TTL"].flatMap(Double.init)
+            else { throw Malformed(description: "outbox row \(record.id): no Web Push endpoint, keys or TTL") }
+            kind = .webPush(endpoint: endpoint, p256dh: p256dh, auth: auth, urgency: headers["Urgency"] ?? "normal", topic: headers["Topic"] ?? "")
+            self.token = endpoint
+            endOfDay = record.fireAt.addingTimeInterval(ttl)
+        default:
+            throw Malformed(description: "outbox row \(record.id): unknown platform '\(record.platform)'")
+        }
+    }
+
+    /// The rendered FCM message with `android.ttl` counted from now (the only `"ttl":"` the renderer writes).
+    static func replacingTTL(in payload: String, seconds: Int) -> String {
+        guard let start = payload.range(of: "\"ttl\":\""), let end = payload[start.upperBound...].firstIndex(of: "\"") else { return payload }
+        return payload.replacingCharacters(in: start.upperBound..<end, with: "\(max(0, seconds))s")
+    }
+}
+
+/// Which platforms are paused by a configuration error, until when and why; kept in the database for `status`.
+actor PauseBoard {
+    let database: AppDatabase
+    var pauses: [String: (reason: String, until: Date)] = [:]
+
+    init(database: AppDatabase) { self.database = database }
+
+    func remaining(_ platform: String, now: Date) -> TimeInterval? {
+        guard let pause = pauses[platform], now < pause.until else { return nil }
+        return pause.until.timeIntervalSince(now)
+    }
+
+    func reason(_ platform: String) -> String? { pauses[platform]?.reason }
+
+    func pause(_ platform: String, reason: String, now: Date, until: Date) async {
+        pauses[platform] = (reason, until)
+        try? await database.writer.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO push_pause (platform, reason, since, until) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (platform) DO UPDATE SET reason = excluded.reason, until = excluded.until
+                    """, arguments: [platform, reason, now.timeIntervalSince1970, until.timeIntervalSince1970])
+        }
+        cleared.remove(platform)
+    }
+
+    /// Platforms known not to be paused in the database (a pause left by an earlier process is removed by the
+    /// first row accepted).
+    var cleared: Set<String> = []
+
+    func clear(_ platform: String) async {
+        pauses[platform] = nil
+        guard !cleared.contains(platform) else { return }
+        cleared.insert(platform)
+        try? await database.writer.write { db in try db.execute(sql: "DELETE FROM push_pause WHERE platform = ?", arguments: [platform]) }
+    }
+}
+
+/// Provider tokens in the database, shared by every process of an installation (`serve`, `push test`).
+public struct DatabaseCredentialStore: CredentialStore {
+    public let database: AppDatabase
+
+    public init(database: AppDatabase) { self.database = database }
+
+    public func load(_ name: String) async throws -> StoredCredential? {
+        try await database.writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM push_credential WHERE name = ?", arguments: [name]).map(Self.credential)
+        }
+    }
+
+    public func save(_ credential: StoredCredential, unlessNewerThan bound: Date?) async throws -> StoredCredential {
+        try await database.writer.write { db in
+            // In one transaction: a token another process stored since we looked wins, so that both use it.
+            if let current = try Row.fetchOne(db, sql: "SELECT * FROM push_credential WHERE name = ?", arguments: [credential.name]).map(Self.credential),
+                current.issuedAt > (bound ?? .distantPast)
+            {
+                return current
+            }
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO push_credential (name, value, issued_at, expires_at) VALUES (?, ?, ?, ?)",
+                arguments: [credential.name, credential.value, credential.issuedAt.timeIntervalSince1970, credential.expiresAt.timeIntervalSince1970])
+            return credential
+        }
+    }
+
+    static func credential(_ row: Row) -> StoredCredential {
+        StoredCredential(
+            name: row["name"], value: row["value"], issuedAt: Date(timeIntervalSince1970: row["issued_at"]),
+            expiresAt: Date(timeIntervalSince1970: row["expires_at"]))
+    }
+}

@@ -1,0 +1,203 @@
+import ContentStore
+import Crypto
+import Foundation
+import GRDB
+import HijriCalendar
+import Notifications
+import PushServices
+import PushStandIns
+import Testing
+
+@testable import Delivery
+
+/// The push sink end to end: devices, a pass of the emitter, the deliverer with the sink, the stand-ins on loopback;
+/// the outbox and the devices checked after each answer.
+@Suite(.serialized) struct PushSinkTests {
+    /// The fire of 08:00 UTC on 1 March 2025, and a minute after it.
+    static let fire = instant("2025-03-01T08:00:00Z")
+
+    final class Clock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: Date
+        init(_ start: Date) { value = start }
+        var now: Date { lock.withLock { value } }
+        func set(_ date: Date) { lock.withLock { value = date } }
+    }
+
+    struct Harness: Sendable {
+        let standIn: PushStandIn
+        let port: Int
+        let client: PushClient
+        let clock: Clock
+        let database: AppDatabase
+        var script: StandInScript { standIn.script }
+
+        func sink(apnsKey: P256.Signing.PrivateKey? = nil, fcm: Bool = true, webPush: Bool = true) throws -> PushSink {
+            let apns = APNsSender(
+                client: client, keyID: standIn.apnsKeyID, teamID: standIn.teamID, key: apnsKey ?? standIn.apnsKey, environment: .sandbox,
+                baseURL: "https://127.0.0.1:\(port)", store: DatabaseCredentialStore(database: database))
+            let fcmSender = try FCMSender(
+                client: client, account: ServiceAccount.parse(Data(standIn.serviceAccountJSON(port: port).utf8)), baseURL: "https://127.0.0.1:\(port)")
+            let webPushSender = WebPushSender(
+                client: client, vapid: try VAPIDKey(privateKey: standIn.vapidKey, subject: "mailto:ops@example.org"), allowedHosts: ["127.0.0.1"])
+            let clock = clock
+            return PushSink(
+                database: database, apns: apns, fcm: fcm ? fcmSender : nil, webPush: webPush ? webPushSender : nil, concurrency: 8,
+                clock: { clock.now })
+        }
+
+        func deliverer(_ sink: PushSink) -> Deliverer {
+            var deliverer = Deliverer(database: database, sink: sink)
+            deliverer.random = { 1.0 }
+            return deliverer
+        }
+    }
+
+    static let apnsToken = String(repeating: "a1", count: 32)
+    static let fcmToken = "fcm-token:APA91bStandInDevice_01"
+
+    /// Three devices (one per platform) in UTC at 08:00, emitted for 1 March.
+    func withHarness(_ body: @Sendable (Harness) async throws -> Void) async throws {
+        let clock = Clock(Self.fire.addingTimeInterval(60))
+        let standIn = try PushStandIn(clock: { clock.now })
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-pushsink-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let caFile = try standIn.certificates.writeAuthority(in: folder)
+        try await standIn.run { port in
+            let database = try seededDatabase()
+            let created = instant("2025-02-28T00:00:00Z")
+            let sub = standIn.subscription(0, port: port)
+            _ = try database.addDevice(DeviceSettings(token: try .apns(validating: Self.apnsToken), timeZone: "UTC"), id: "ios", now: created)
+            _ = try database.addDevice(DeviceSettings(token: try .fcm(validating: Self.fcmToken), timeZone: "UTC"), id: "android", now: created)
+            _ = try database.addDevice(
+                DeviceSettings(token: try .webpush(validatingEndpoint: sub.endpoint, p256dh: sub.p256dh, auth: sub.auth), timeZone: "UTC"), id: "web",
+                now: created)
+            let emit = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsTopic: standIn.topic), batchSize: 10)
+            #expect(try Emitter(database: database, configuration: emit).run(now: Self.fire.addingTimeInterval(30)).queued == 3)
+            let client = try PushClient(caFile: caFile, timeout: 10)
+            do {
+                try await body(Harness(standIn: standIn, port: port, client: client, clock: clock, database: database))
+            } catch {
+                try? await client.shutdown()
+                throw error
+            }
+            try await client.shutdown()
+        }
+    }
+
+    func row(_ h: Harness, _ device: String) throws -> OutboxRecord {
+        try #require(try h.database.outbox(date: try CivilDate(parsing: "2025-03-01")).first { $0.deviceID == device })
+    }
+
+    @Test func eachPlatformGoesToItsServiceWithItsTimesCountedFromTheSend() async throws {
+        try await withHarness { h in
+            let summary = try await h.deliverer(try h.sink()).run(now: h.clock.now)
+            #expect(summary.delivered == 3 && summary.failed == 0)
+            #expect(try row(h, "ios").serviceID == "apns-a1a1a1a1")
+            #expect(try row(h, "android").serviceID == "projects/stand-in-project/messages/0:ice_01")
+            #expect(try row(h, "web").serviceID == "https://127.0.0.1/message/sub-0")
+            let received = await h.script.received
+            // The end of 1 March in UTC is 16 hours after the fire; sent a minute after it, 57540 s are left.
+            let apns = try #require(received.first { $0.service == "apns" })
+            #expect(apns.key == Self.apnsToken && apns.headers["apns-expiration"] == "1740873600" && apns.headers["apns-priority"] == "10")
+            #expect(apns.body == Data(try row(h, "ios").payload.utf8))
+            let fcm = try #require(received.first { $0.service == "fcm" })
+            let message = try #require((try JSONSerialization.jsonObject(with: fcm.body) as? [String: Any])?["message"] as? [String: Any])
+            #expect((message["android"] as? [String: Any])?["ttl"] as? String == "57540s")
+            let web = try #require(received.first { $0.service == "webpush" })
+            #expect(web.headers["ttl"] == "57540")
+            #expect(web.plaintext == Data(try row(h, "web").payload.utf8))
+            #expect(await h.script.problems.isEmpty)
+        }
+    }
+
+    @Test func eachAnswerLeavesTheOutboxAndTheDeviceAsItShould() async throws {
+        try await withHarness { h in
+            await h.script.answer(Self.apnsToken, with: .apns(410, "Unregistered"))
+            await h.script.answer(Self.fcmToken, with: .fcm(503, status: "UNAVAILABLE", code: "UNAVAILABLE", retryAfter: "120"))
+            await h.script.answer("sub-0", with: .init(status: 413))
+            let deliverer = h.deliverer(try h.sink())
+            let summary = try await deliverer.run(now: h.clock.now)
+            #expect(summary.failed == 2 && summary.retrying == 1 && summary.disabled == 1)
+            #expect(try row(h, "ios").status == .failed && row(h, "ios").lastError == "APNs 410 Unregistered")
+            let ios = try #require(try h.database.deviceState(id: "ios", now: h.clock.now))
+            #expect(!ios.device.enabled && ios.disabledReason == "APNs 410 Unregistered")
+            let android = try row(h, "android")
+            #expect(android.status == .pending && android.attempts == 1 && android.lastError == "FCM 503 UNAVAILABLE")
+            #expect(try row(h, "web").status == .failed && row(h, "web").lastError == "Web Push 413")
+            #expect(try h.database.deviceState(id: "web", now: h.clock.now)?.device.enabled == true)
+            // Retry-After is honoured: not before 120 s, then delivered.
+            h.clock.set(h.clock.now.addingTimeInterval(119))
+            #expect(try await deliverer.run(now: h.clock.now) == DeliverySummary())
+            h.clock.set(h.clock.now.addingTimeInterval(1))
+            #expect(try await deliverer.run(now: h.clock.now).delivered == 1)
+        }
+    }
+
+    @Test func aRefusedKeyPausesItsPlatformOnlyAndStatusCanSayWhy() async throws {
+        try await withHarness { h in
+            let sink = try h.sink(apnsKey: P256.Signing.PrivateKey())
+            let deliverer = h.deliverer(sink)
+            let summary = try await deliverer.run(now: h.clock.now)
+            #expect(summary.delivered == 2 && summary.deferred == 1 && summary.pausedError == "APNs 403 InvalidProviderToken")
+            let ios = try row(h, "ios")
+            #expect(ios.status == .pending && ios.attempts == 0)
+            let pause = try await h.database.writer.read { db in try Row.fetchOne(db, sql: "SELECT reason, until FROM push_pause WHERE platform = 'apns'") }
+            #expect(pause?["reason"] as String? == "APNs 403 InvalidProviderToken")
+            // Paused: nothing is sent to APNs until the pause ends, however often the deliverer runs.
+            let asked = await h.script.received.filter { $0.service == "apns" }.count
+            h.clock.set(h.clock.now.addingTimeInterval(299))
+            _ = try await deliverer.run(now: h.clock.now)
+            #expect(await h.script.received.filter { $0.service == "apns" }.count == asked)
+            // The key mended (a new process with the right one): the row goes and the pause is gone from the database.
+            h.clock.set(h.clock.now.addingTimeInterval(1))
+            #expect(try await h.deliverer(try h.sink()).run(now: h.clock.now).delivered == 1)
+            #expect(try await h.database.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM push_pause") } == 0)
+        }
+    }
+
+    @Test func aRowWhoseLocalDayHasEndedIsMissedNotSent() async throws {
+        try await withHarness { h in
+            h.clock.set(instant("2025-03-02T00:00:00Z"))
+            var deliverer = h.deliverer(try h.sink())
+            deliverer.grace = nil
+            let summary = try await deliverer.run(now: h.clock.now)
+            #expect(summary.missed == 3 && summary.delivered == 0)
+            #expect(await h.script.received.isEmpty)
+            #expect(try row(h, "ios").status == .missed)
+        }
+    }
+
+    @Test func aPlatformWithoutASenderKeepsItsRowsPending() async throws {
+        try await withHarness { h in
+            let sink = try h.sink(fcm: false, webPush: false)
+            #expect(sink.platforms == ["apns"])
+            #expect(try await h.deliverer(sink).run(now: h.clock.now).delivered == 1)
+            #expect(try row(h, "android").status == .pending && row(h, "android").attempts == 0)
+            #expect(try row(h, "web").status == .pending && row(h, "web").lastError == nil)
+        }
+    }
+
+    @Test func aCrashBetweenAcceptanceAndRecordSendsAgainUnderTheSameCollapseID() async throws {
+        try await withHarness { h in
+            let sink = try h.sink()
+            // The services accept, and the process dies before the outbox records it: the rows are still pending.
+            let pending = try h.database.outbox(status: .pending)
+            _ = try await sink.deliver(pending)
+            #expect(try h.database.outbox(status: .pending).count == 3)
+            // After the restart they are sent again, with the same collapse ids, so the second replaces the first.
+            #expect(try await h.deliverer(try h.sink()).run(now: h.clock.now).delivered == 3)
+            let received = await h.script.received
+            let apns = received.filter { $0.service == "apns" }
+            #expect(apns.count == 2 && Set(apns.map { $0.headers["apns-collapse-id"] }).count == 1)
+            let web = received.filter { $0.service == "webpush" }
+            #expect(web.count == 2 && Set(web.map { $0.headers["topic"] }).count == 1)
+            let tags = try received.filter { $0.service == "fcm" }.map { received -> String? in
+                let message = (try JSONSerialization.jsonObject(with: received.body) as? [String: Any])?["message"] as? [String: Any]
+                return ((message?["android"] as? [String: Any])?["notification"] as? [String: Any])?["tag"] as? String
+            }
+            #expect(tags.count == 2 && Set(tags).count == 1 && tags[0] != nil)
+        }
+    }
+}
