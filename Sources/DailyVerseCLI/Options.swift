@@ -28,10 +28,10 @@ public struct GlobalOptions: ParsableArguments {
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
     static let defaultConfigPath = "/etc/dailyverse/config.toml"
-    static let configKeys: Set<String> = [
+    static let configKeys: Set<String> = Set([
         "database", "data", "sink", "grace", "emit_ahead", "apns_topic", "log_level", "listen", "guest_retention", "outbox_retention",
         "idle_timeout", "throttle_sign_in", "throttle_guests", "throttle_accounts",
-    ]
+    ] + PushOptions.fileKeys)
 
     /// The configuration file, if one is named or the default exists. Flags override the environment, which
     /// overrides the file, which overrides the defaults.

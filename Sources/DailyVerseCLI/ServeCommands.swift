@@ -16,7 +16,10 @@ import ServiceLifecycle
 
 /// Options of the scheduler and its sinks.
 struct EmitOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Where payloads go: jsonl:DIR (default: a spool folder beside the database), stdout, or webhook:URL.", valueName: "sink"))
+    @Option(
+        help: ArgumentHelp(
+            "Where payloads go: push (APNs, FCM and Web Push directly), jsonl:DIR (default: a spool folder beside the database), stdout, or webhook:URL.",
+            valueName: "sink"))
     var sink: String?
 
     @Option(help: ArgumentHelp("Send a fire this late, record an older one as missed (e.g. 2h, 90m, 7200s). Default 2h.", valueName: "duration"))
@@ -42,20 +45,32 @@ struct EmitOptions: ParsableArguments {
             grace: try Self.duration(grace, setting: "grace", range: Bounds.grace), push: PushConfiguration(apnsTopic: topic), ahead: ahead ? aheadSeconds : 0)
     }
 
-    /// A deliverer for the configured sink, which records rows found later than the grace period as missed.
-    func makeDeliverer(_ global: GlobalOptions, _ database: AppDatabase, _ configuration: EmitConfiguration) throws -> Deliverer {
-        var deliverer = Deliverer(database: database, sink: try makeSink(global))
+    /// A deliverer for the configured sink, which records rows found later than the grace period as missed. The
+    /// sink is the caller's to shut down.
+    func makeDeliverer(
+        _ global: GlobalOptions, _ database: AppDatabase, _ configuration: EmitConfiguration, push: PushOptions, clock: @escaping @Sendable () -> Date
+    ) throws -> Deliverer {
+        var deliverer = Deliverer(database: database, sink: try makeSink(global, database: database, push: push, clock: clock))
         deliverer.grace = configuration.grace
         return deliverer
     }
 
-    func makeSink(_ global: GlobalOptions) throws -> any Sink {
+    func makeSink(_ global: GlobalOptions, database: AppDatabase, push: PushOptions, clock: @escaping @Sendable () -> Date) throws -> any Sink {
         let spec = try global.setting(flag: sink, environment: "DAILYVERSE_SINK", key: "sink")
             ?? "jsonl:" + URL(fileURLWithPath: try global.databasePath()).deletingLastPathComponent().appendingPathComponent("spool").path
         if spec == "stdout" { return StdoutSink() }
         if spec.hasPrefix("jsonl:"), spec.count > 6 { return try JSONLinesSpool(directory: URL(fileURLWithPath: String(spec.dropFirst(6)))) }
         if spec.hasPrefix("webhook:"), let url = URL(string: String(spec.dropFirst(8))) { return try WebhookSink(url: url) }
-        throw CLIError("invalid sink '\(WebhookSink.redacted(spec))': expected jsonl:DIR, stdout or webhook:URL")
+        if spec == "push" {
+            let senders = try push.makeSenders(global, database: database)
+            guard senders.missing.count < 3 else {
+                try? senders.client.http.syncShutdown()
+                throw CLIError("sink push: no push service is configured (set apns_key_file, fcm_service_account_file or vapid_key_file)")
+            }
+            return PushSink(
+                database: database, client: senders.client, apns: senders.apns, fcm: senders.fcm, webPush: senders.webPush, clock: clock)
+        }
+        throw CLIError("invalid sink '\(WebhookSink.redacted(spec))': expected jsonl:DIR, stdout, webhook:URL or push")
     }
 
     /// `90`, `90s`, `15m`, `2h`, `30d` (a decimal point is allowed: `1.5h`), within `range` seconds; `setting` names
@@ -123,6 +138,7 @@ struct Serve: AsyncParsableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var emit: EmitOptions
+    @OptionGroup var push: PushOptions
     @Flag(help: "Run one pass and exit.") var once = false
     @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning or error. Default info.", valueName: "level"))
     var logLevel: String?
@@ -145,12 +161,14 @@ struct Serve: AsyncParsableCommand {
         // Checked whatever the mode, so that a typo in the configuration is found by a test run (--once) too.
         let (level, idle) = try reportingErrors { (try checkedLogLevel(), try checkedIdleTimeout()) }
         if once { return try await runOnce() }
-        let (group, lock) = try reportingErrors { try makeServiceGroup(level: level, idleTimeout: idle) }
+        let (group, lock, sink) = try reportingErrors { try makeServiceGroup(level: level, idleTimeout: idle) }
         defer { withExtendedLifetime(lock) {} }
         do { try await group.run() } catch {
+            await sink.shutdown()
             FileHandle.standardError.write(Data("dailyverse: \(error)\n".utf8))
             throw ExitCode(1)
         }
+        await sink.shutdown()
     }
 
     func checkedLogLevel() throws -> Logger.Level {
@@ -167,14 +185,13 @@ struct Serve: AsyncParsableCommand {
     }
 
     /// The daemon, and the lock that makes it the database's only scheduler (held while the group runs).
-    func makeServiceGroup(level: Logger.Level, idleTimeout idle: TimeInterval) throws -> (ServiceGroup, SchedulerLock) {
+    func makeServiceGroup(level: Logger.Level, idleTimeout idle: TimeInterval) throws -> (ServiceGroup, SchedulerLock, any Sink) {
         let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: level) }
         let (database, lock) = try global.openDatabaseAsScheduler(pool: true)
         let configuration = try emit.configuration(global, ahead: true)
         let emitter = Emitter(database: database, configuration: configuration)
-        let deliverer = try emit.makeDeliverer(global, database, configuration)
-        let path = try global.databasePath()
         let clock = try replayClock()
+        let path = try global.databasePath()
         let retention = try global.guestRetention(flag: guestRetention)
         let outboxKept = try global.outboxRetention(flag: outboxRetention)
         var services: [any Service] = [
@@ -200,7 +217,7 @@ struct Serve: AsyncParsableCommand {
             let environment = try APIEnvironment(
                 service: DailyVerseService(database: database), clock: clock, onboarding: try global.onboardingMachine(database),
                 copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(), throttles: try global.throttles(),
-                openAPI: try OpenAPIDocument.load(from: global.dataDirectory()))
+                openAPI: try OpenAPIDocument.load(from: global.dataDirectory()), vapidPublicKey: try push.vapidPublicKey(global))
             // The scheduler's counters go to the same registry as the API's.
             MetricsSystem.bootstrap(environment.metricsFactory)
             let application = Application(
@@ -214,6 +231,8 @@ struct Serve: AsyncParsableCommand {
                 logger: logger)
             services.append(APIService(address: address) { try await application.run() })
         }
+        // Last of what can fail: a push sink holds connections that must be shut down.
+        let deliverer = try emit.makeDeliverer(global, database, configuration, push: push, clock: clock)
         logger.info(
             "starting",
             metadata: [
@@ -223,10 +242,15 @@ struct Serve: AsyncParsableCommand {
         // Precedence is flags, environment, file: a file setting that loses is said, so that it is not a surprise
         // (the shipped unit sets the database, data and sink in its environment).
         for line in GlobalOptions.overrides.all { logger.warning("configuration: \(line)") }
+        if let push = deliverer.sink as? PushSink {
+            for (platform, name) in [("apns", "APNs"), ("fcm", "FCM"), ("webpush", "Web Push")] where push.platforms?.contains(platform) != true {
+                logger.notice("push: \(name) is not configured: its rows stay pending", metadata: ["platform": "\(platform)"])
+            }
+        }
         let group = DaemonBuilder.serviceGroup(
             database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, readiness: readiness,
             services: services)
-        return (group, lock)
+        return (group, lock, deliverer.sink)
     }
 
 
@@ -266,10 +290,18 @@ struct Serve: AsyncParsableCommand {
             defer { withExtendedLifetime(lock) {} }
             let now = try schedulerClock()
             let configuration = try emit.configuration(global)
-            let deliverer = try emit.makeDeliverer(global, database, configuration)
+            let deliverer = try emit.makeDeliverer(global, database, configuration, push: push, clock: { now })
             let sink = deliverer.sink
-            let emitted = try Emitter(database: database, configuration: configuration).run(now: now)
-            let delivered = try await deliverer.run(now: now)
+            let emitted: EmitSummary
+            let delivered: DeliverySummary
+            do {
+                emitted = try Emitter(database: database, configuration: configuration).run(now: now)
+                delivered = try await deliverer.run(now: now)
+            } catch {
+                await sink.shutdown()
+                throw error
+            }
+            await sink.shutdown()
             // Rows the deliverer finds past the grace period are missed fires too.
             let missed = emitted.missed + delivered.missed
             let line =
@@ -389,10 +421,25 @@ struct Status: ParsableCommand {
         /// Of the pending rows, those written ahead of their time.
         let writtenAhead: Int
         let lastErrors: [LastError]
+        let push: [PushLine]
         struct NextFire: Encodable { let deviceID: String; let at: String; enum CodingKeys: String, CodingKey { case deviceID = "device_id", at } }
         struct LastError: Encodable { let outboxID: Int64; let error: String; enum CodingKeys: String, CodingKey { case outboxID = "outbox_id", error } }
+        /// A push platform: whether this configuration sends to it, and what happened there.
+        struct PushLine: Encodable {
+            let configured: Bool
+            let status: PushPlatformStatus
+            /// APNs: how old the provider token in use is, in seconds.
+            let providerTokenAge: Int?
+            enum CodingKeys: String, CodingKey { case configured, status, providerTokenAge = "provider_token_age" }
+            func encode(to encoder: Encoder) throws {
+                try status.encode(to: encoder)
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(configured, forKey: .configured)
+                try container.encode(providerTokenAge, forKey: .providerTokenAge)
+            }
+        }
         enum CodingKeys: String, CodingKey {
-            case devices, enabled, nextFires = "next_fires", outbox, writtenAhead = "written_ahead", lastErrors = "last_errors"
+            case devices, enabled, nextFires = "next_fires", outbox, writtenAhead = "written_ahead", lastErrors = "last_errors", push
         }
     }
 
@@ -407,7 +454,8 @@ struct Status: ParsableCommand {
                 nextFires: devices.next.map { .init(deviceID: $0.id, at: $0.at.iso8601UTC) },
                 outbox: Dictionary(uniqueKeysWithValues: OutboxStatus.allCases.map { ($0.rawValue, counts[$0] ?? 0) }),
                 writtenAhead: try database.outboxWrittenAhead(now: now),
-                lastErrors: try database.lastDeliveryErrors().map { .init(outboxID: $0.id, error: $0.lastError ?? "") })
+                lastErrors: try database.lastDeliveryErrors().map { .init(outboxID: $0.id, error: $0.lastError ?? "") },
+                push: try pushLines(database, now: now))
             if global.json { return try printJSON(report) }
             print("devices: \(report.devices) (\(report.enabled) enabled)")
             print("next fires:")
@@ -419,10 +467,32 @@ struct Status: ParsableCommand {
                         let count = "\(status.rawValue) \(report.outbox[status.rawValue] ?? 0)"
                         return status == .pending && report.writtenAhead > 0 ? count + " (\(report.writtenAhead) written ahead)" : count
                     }.joined(separator: ", "))
+            print("push (last hour; devices disabled by their service in the last day):")
+            for line in report.push {
+                let status = line.status
+                var text = "  \(status.platform.padding(toLength: 8, withPad: " ", startingAt: 0)) "
+                text += line.configured ? "configured" : "not configured"
+                if let reason = status.pausedReason { text += ", PAUSED until \(status.pausedUntil ?? "?"): \(reason)" }
+                text += "; \(status.deliveredLastHour) delivered, \(status.failedLastHour) failed, \(status.retryingLastHour) retrying"
+                text += "; \(status.disabledLastDay) disabled"
+                if let age = line.providerTokenAge { text += "; provider token \(age / 60) min old" }
+                print(text)
+            }
             if !report.lastErrors.isEmpty {
                 print("last errors:")
                 for error in report.lastErrors { print("  #\(error.outboxID): \(error.error)") }
             }
+        }
+    }
+
+    /// Per platform: configured in this configuration (its key setting is there), and the database's record.
+    func pushLines(_ database: AppDatabase, now: Date) throws -> [Report.PushLine] {
+        let keys = ["apns": "apns_key_file", "fcm": "fcm_service_account_file", "webpush": "vapid_key_file"]
+        let tokenAge = try database.apnsProviderTokenAge(now: now).map { Int($0) }
+        return try database.pushStatus(now: now).map { status in
+            let key = keys[status.platform] ?? ""
+            let configured = try global.setting(flag: nil, environment: "DAILYVERSE_" + key.uppercased(), key: key).map { !$0.isEmpty } ?? false
+            return Report.PushLine(configured: configured, status: status, providerTokenAge: status.platform == "apns" ? tokenAge : nil)
         }
     }
 }

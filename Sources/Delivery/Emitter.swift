@@ -288,6 +288,23 @@ struct TemplateKey: Hashable {
     let locale: DeviceLocale
 }
 
+extension Emitter {
+    /// What `device` would be sent for its local date at `now`, rendered as a pass renders it and not stored: the
+    /// message `push test` sends.
+    public func preview(deviceID: String, now: Date) throws -> OutboxRecord {
+        guard let state = try database.deviceState(id: deviceID, now: now) else { throw DeviceError.notFound(deviceID) }
+        let device = state.device
+        let zone = try Device.validateTimeZone(device.timeZone)
+        let date = CivilDate(instant: now, timeZone: zone)
+        var contents = ContentCache(service: DailyVerseService(database: database))
+        let content = try contents.content(for: date, device: device)
+        let message = PayloadTemplate(content: content, locale: device.locale, configuration: configuration.push).message(for: device, fireAt: now, zone: zone)
+        return OutboxRecord(
+            id: 0, deviceID: device.id, platform: device.platform.rawValue, localDate: date.description, fireAt: now, headers: message.headersJSON,
+            payload: message.payload)
+    }
+}
+
 /// The day's content per (local date, calendar, adjustment): the same for every device that shares them.
 struct ContentCache {
     let service: DailyVerseService

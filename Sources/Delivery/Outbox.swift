@@ -26,6 +26,23 @@ public struct OutboxRecord: Sendable {
     /// The push service's id for the message (`apns-id`, FCM's message name, Web Push's `Location`), once delivered.
     public let serviceID: String?
 
+    /// A record not (yet) in the outbox: `push test`'s message.
+    init(id: Int64, deviceID: String, platform: String, localDate: String, fireAt: Date, headers: String, payload: String) {
+        self.id = id
+        self.deviceID = deviceID
+        self.platform = platform
+        self.localDate = localDate
+        self.idempotencyKey = "\(deviceID)/\(localDate)"
+        self.fireAt = fireAt
+        self.headers = headers
+        self.payload = payload
+        status = .pending
+        attempts = 0
+        lastError = nil
+        deliveredAt = nil
+        serviceID = nil
+    }
+
     init(_ row: Row) {
         id = row["id"]
         deviceID = row["device_id"]

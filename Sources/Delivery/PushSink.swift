@@ -21,6 +21,7 @@ public final class PushSink: Sink, Sendable {
     public let fcm: FCMSender?
     public let webPush: WebPushSender?
     public let database: AppDatabase
+    public let client: PushClient
     public let concurrency: Int
     public let pauseInterval: TimeInterval
     /// The time rows are sent at: the deliverer's clock (a replayed day's under `--now`).
@@ -28,10 +29,11 @@ public final class PushSink: Sink, Sendable {
     let pauses: PauseBoard
 
     public init(
-        database: AppDatabase, apns: APNsSender?, fcm: FCMSender?, webPush: WebPushSender?, concurrency: Int = 64, pauseInterval: TimeInterval = 300,
-        clock: @escaping @Sendable () -> Date = { Date() }
+        database: AppDatabase, client: PushClient, apns: APNsSender?, fcm: FCMSender?, webPush: WebPushSender?, concurrency: Int = 64,
+        pauseInterval: TimeInterval = 300, clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.database = database
+        self.client = client
         self.clock = clock
         self.apns = apns
         self.fcm = fcm
@@ -39,6 +41,14 @@ public final class PushSink: Sink, Sendable {
         self.concurrency = max(1, concurrency)
         self.pauseInterval = pauseInterval
         self.pauses = PauseBoard(database: database)
+    }
+
+    /// The push client's connections end here.
+    public func shutdown() async { try? await client.shutdown() }
+
+    /// Sends one record now and gives the outcome without recording it: `push test`.
+    public func sendNow(_ record: OutboxRecord) async -> DeliveryOutcome {
+        await send(record, now: clock())
     }
 
     public var platforms: Set<String>? {

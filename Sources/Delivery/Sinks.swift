@@ -27,10 +27,13 @@ public protocol Sink: Sendable {
     /// The platforms whose rows this sink takes; nil: all. Rows of the others stay pending, untouched.
     var platforms: Set<String>? { get }
     func deliver(_ records: [OutboxRecord]) async throws -> [Int64: DeliveryOutcome]
+    /// Lets go of connections; the sink is not used after.
+    func shutdown() async
 }
 
 extension Sink {
     public var platforms: Set<String>? { nil }
+    public func shutdown() async {}
 }
 
 /// Prints each record as a JSON line on standard output.

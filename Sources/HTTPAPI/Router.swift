@@ -27,6 +27,8 @@ public struct APIEnvironment: Sendable {
     public var metricsFactory: PrometheusMetricsFactory { PrometheusMetricsFactory(registry: metrics) }
     /// `data/openapi.yaml`, served at `GET /openapi.yaml`.
     public let openAPI: String?
+    /// The VAPID public key a web app subscribes with (`applicationServerKey`), when Web Push is configured.
+    public let vapidPublicKey: String?
     /// Encoded public reads (today's verse per zone), kept for a minute.
     public let responses = ResponseCache()
     /// Verified against when an email is unknown, so that both refusals take the same time.
@@ -37,8 +39,10 @@ public struct APIEnvironment: Sendable {
     public init(
         service: DailyVerseService, clock: @escaping @Sendable () -> Date, passwordHasher: PasswordHasher = PasswordHasher(),
         onboarding: OnboardingMachine, copy: OnboardingCopy, hints: HintCatalog, throttles: Throttles = Throttles(),
-        hashing: HashingGate = HashingGate(), metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), openAPI: String? = nil
+        hashing: HashingGate = HashingGate(), metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), openAPI: String? = nil,
+        vapidPublicKey: String? = nil
     ) throws {
+        self.vapidPublicKey = vapidPublicKey
         self.metrics = metrics
         self.openAPI = openAPI
         self.hints = hints
@@ -122,6 +126,12 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
             ThemesReport(display: try database.displayThemes(), months: try database.verseCalendar().months.map { .init(month: $0.month, theme: $0.theme) })
         }
         return try conditional(request, themes, maxAge: 3600)
+    }
+    router.get("/v1/push/vapid-public-key") { request, _ -> Response in
+        guard let key = environment.vapidPublicKey else {
+            throw APIError.notFound("web_push_not_configured", "this server sends no Web Push: vapid_key_file is not set")
+        }
+        return try conditional(request, ["public_key": key], maxAge: 3600)
     }
     routes.fill(router.routes.map { (path: $0.path.description, method: $0.method.rawValue) })
     return router

@@ -42,7 +42,7 @@ import Testing
                 client: client, vapid: try VAPIDKey(privateKey: standIn.vapidKey, subject: "mailto:ops@example.org"), allowedHosts: ["127.0.0.1"])
             let clock = clock
             return PushSink(
-                database: database, apns: apns, fcm: fcm ? fcmSender : nil, webPush: webPush ? webPushSender : nil, concurrency: 8,
+                database: database, client: client, apns: apns, fcm: fcm ? fcmSender : nil, webPush: webPush ? webPushSender : nil, concurrency: 8,
                 clock: { clock.now })
         }
 

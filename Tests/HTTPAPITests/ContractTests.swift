@@ -78,6 +78,7 @@ import Yams
             _ = try await call(.get, "/v1/calendar/{year}", "/v1/calendar/1446")
             _ = try await call(.get, "/v1/calendar/{year}", "/v1/calendar/1446?calendar=lunar")
             _ = try await call(.get, "/v1/themes")
+            _ = try await call(.get, "/v1/push/vapid-public-key")
             _ = try await call(.get, "/v1/onboarding/flow", "/v1/onboarding/flow?tz=Asia/Baghdad")
             let guest = helper.token(try await call(.post, "/v1/guests"))
             let account = helper.token(try await call(.post, "/v1/accounts", nil, ["email": "c@example.org", "password": "a long passphrase"]))

@@ -22,14 +22,14 @@ func makeApp(clock: @escaping @Sendable () -> Date, hashing: HashingGate = Hashi
 }
 
 /// The environment as `serve` builds it, on an in-memory database, with cheap password hashing.
-func makeEnvironment(clock: @escaping @Sendable () -> Date, hashing: HashingGate = HashingGate()) throws -> APIEnvironment {
+func makeEnvironment(clock: @escaping @Sendable () -> Date, hashing: HashingGate = HashingGate(), vapidPublicKey: String? = nil) throws -> APIEnvironment {
     let database = try AppDatabase.inMemory()
     try database.seed(bundledContent)
     let machine = try OnboardingMachine(flow: OnboardingFlow.load(from: dataDirectory), database: database)
     return try APIEnvironment(
         service: DailyVerseService(database: database), clock: clock, passwordHasher: PasswordHasher(.scrypt(logN: 8, r: 8, p: 1)),
         onboarding: machine, copy: try OnboardingCopy.load(from: dataDirectory), hints: try HintCatalog.load(from: dataDirectory), hashing: hashing,
-        openAPI: try OpenAPIDocument.load(from: dataDirectory))
+        openAPI: try OpenAPIDocument.load(from: dataDirectory), vapidPublicKey: vapidPublicKey)
 }
 
 @Suite struct PublicRoutesTests {
@@ -48,6 +48,25 @@ func makeEnvironment(clock: @escaping @Sendable () -> Date, hashing: HashingGate
                 #expect(response.status == .ok)
                 let json = try object(response.body)
                 #expect(json["status"] as? String == "ok")
+            }
+        }
+    }
+
+    @Test func theVAPIDPublicKeyIsServedWhenWebPushIsConfigured() async throws {
+        let key = "B" + String(repeating: "A", count: 86)
+        try await Application(router: buildRouter(try makeEnvironment(clock: { Self.now }, vapidPublicKey: key))).test(.router) { client in
+            try await client.execute(uri: "/v1/push/vapid-public-key", method: .get) { response in
+                #expect(response.status == .ok)
+                let json = try object(response.body)
+                #expect(json["public_key"] as? String == key)
+                #expect(response.headers[.eTag] != nil)
+            }
+        }
+        try await app().test(.router) { client in
+            try await client.execute(uri: "/v1/push/vapid-public-key", method: .get) { response in
+                #expect(response.status == .notFound)
+                let error = try object(response.body)["error"] as? [String: Any]
+                #expect(error?["code"] as? String == "web_push_not_configured")
             }
         }
     }

@@ -1,0 +1,148 @@
+import Foundation
+import PushServices
+import PushStandIns
+import Testing
+
+/// The push commands and `--sink push` as an operator runs them, against the stand-ins on loopback.
+@Suite(.serialized) struct PushCLITests {
+    /// The CLI blocks while it runs: off the cooperative pool, which the stand-in's handlers need.
+    static func run(_ arguments: [String], database: String, environment: [String: String] = [:]) async -> CLI.Result {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: CLI.run(arguments, database: database, environment: environment)) }
+        }
+    }
+
+    static let now = "2025-03-01T08:00:30Z"
+
+    /// A folder with the stand-in's CA, an APNs key, a service-account file and a VAPID key; the environment that
+    /// configures all three services against the stand-in at `port`.
+    static func configuration(_ standIn: PushStandIn, port: Int) throws -> (folder: URL, environment: [String: String]) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-push-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let ca = try standIn.certificates.writeAuthority(in: folder)
+        let p8 = folder.appendingPathComponent("AuthKey.p8")
+        try standIn.p8.write(to: p8, atomically: true, encoding: .utf8)
+        let account = folder.appendingPathComponent("service-account.json")
+        try standIn.serviceAccountJSON(port: port).write(to: account, atomically: true, encoding: .utf8)
+        let vapid = folder.appendingPathComponent("vapid.pem")
+        try standIn.vapidKey.pemRepresentation.write(to: vapid, atomically: true, encoding: .utf8)
+        return (
+            folder,
+            [
+                "DAILYVERSE_PUSH_CA_FILE": ca, "DAILYVERSE_APNS_KEY_FILE": p8.path, "DAILYVERSE_APNS_KEY_ID": standIn.apnsKeyID,
+                "DAILYVERSE_APNS_TEAM_ID": standIn.teamID, "DAILYVERSE_APNS_ENVIRONMENT": "sandbox", "DAILYVERSE_APNS_URL": "https://127.0.0.1:\(port)",
+                "DAILYVERSE_APNS_TOPIC": standIn.topic, "DAILYVERSE_FCM_SERVICE_ACCOUNT_FILE": account.path,
+                "DAILYVERSE_FCM_URL": "https://127.0.0.1:\(port)", "DAILYVERSE_VAPID_KEY_FILE": vapid.path,
+                "DAILYVERSE_VAPID_SUBJECT": "mailto:ops@example.org", "DAILYVERSE_WEB_PUSH_HOSTS": "127.0.0.1", "DAILYVERSE_NOW": now,
+            ]
+        )
+    }
+
+    @Test func pushTestSendsOneDeviceNowAndSaysWhatTheServiceAnswered() async throws {
+        let standIn = try PushStandIn(clock: { ISO8601DateFormatter().date(from: Self.now)! })
+        try await standIn.run { port in
+            let (folder, environment) = try Self.configuration(standIn, port: port)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let database = CLI.freshDatabase()
+            let token = String(repeating: "b2", count: 32)
+            let added = await Self.run(["devices", "add", "--platform", "apns", "--token", token, "--tz", "UTC"], database: database, environment: environment)
+            #expect(added.status == 0, "\(added.stderr)")
+            let id = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let sent = await Self.run(["push", "test", id], database: database, environment: environment)
+            #expect(sent.status == 0, "\(sent.stderr)")
+            #expect(sent.stdout == "\(id) (apns): accepted (apns-b2b2b2b2)\n")
+            #expect(await standIn.script.received.count == 1)
+            // Nothing was written to the outbox.
+            #expect(await Self.run(["outbox", "list", "--json"], database: database, environment: environment).stdout.contains(id) == false)
+            // The service's refusal is printed, with exit status 1.
+            await standIn.script.answer(token, with: .apns(410, "Unregistered"))
+            let refused = await Self.run(["push", "test", id, "--json"], database: database, environment: environment)
+            #expect(refused.status == 1)
+            #expect(refused.json["answer"] as? String == "the service no longer knows this device: APNs 410 Unregistered")
+            #expect(await standIn.script.problems.isEmpty)
+        }
+    }
+
+    @Test func serveDeliversThroughThePushSinkAndStatusSaysHowItWent() async throws {
+        let standIn = try PushStandIn(clock: { ISO8601DateFormatter().date(from: Self.now)! })
+        try await standIn.run { port in
+            let (folder, environment) = try Self.configuration(standIn, port: port)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let database = CLI.freshDatabase()
+            let setup = ["DAILYVERSE_NOW": "2025-02-28T00:00:00Z"]
+            _ = await Self.run(["devices", "add", "--platform", "apns", "--token", String(repeating: "c3", count: 32), "--tz", "UTC"], database: database, environment: setup)
+            _ = await Self.run(["devices", "add", "--platform", "fcm", "--token", "fcm-token:APA91bCLIStandIn_01", "--tz", "UTC"], database: database, environment: setup)
+            let sub = standIn.subscription(1, port: port)
+            _ = await Self.run(
+                ["devices", "add", "--platform", "webpush", "--endpoint", sub.endpoint, "--p256dh", sub.p256dh, "--auth", sub.auth, "--tz", "UTC"],
+                database: database, environment: setup)
+            await standIn.script.answer("fcm-token:APA91bCLIStandIn_01", with: .fcm(404, status: "NOT_FOUND", code: "UNREGISTERED"))
+            let pass = await Self.run(["serve", "--once", "--sink", "push"], database: database, environment: environment)
+            #expect(pass.status == 0, "\(pass.stderr)")
+            #expect(pass.stdout.contains("3 queued") && pass.stdout.contains("2 delivered") && pass.stdout.contains("1 failed"), "\(pass.stdout)")
+            let status = await Self.run(["status", "--json"], database: database, environment: environment)
+            let push = try #require(status.json["push"] as? [[String: Any]])
+            let byPlatform = Dictionary(uniqueKeysWithValues: push.map { ($0["platform"] as? String ?? "", $0) })
+            #expect(byPlatform["apns"]?["delivered_last_hour"] as? Int == 1 && byPlatform["apns"]?["configured"] as? Bool == true)
+            #expect(byPlatform["apns"]?["provider_token_age"] as? Int == 0)
+            #expect(byPlatform["fcm"]?["failed_last_hour"] as? Int == 1 && byPlatform["fcm"]?["disabled_last_day"] as? Int == 1)
+            #expect(byPlatform["webpush"]?["delivered_last_hour"] as? Int == 1)
+            let text = await Self.run(["status"], database: database, environment: environment)
+            #expect(text.stdout.contains("fcm      configured; 0 delivered, 1 failed, 0 retrying; 1 disabled"), "\(text.stdout)")
+            let devices = await Self.run(["devices", "list", "--json"], database: database, environment: environment)
+            #expect(devices.stdout.contains(#""disabled_reason":"FCM 404 UNREGISTERED""#), "\(devices.stdout)")
+            #expect(await standIn.script.problems.isEmpty)
+        }
+    }
+
+    @Test func aMisconfiguredServiceIsOneLineNamingTheSettingBeforeAnythingRuns() async throws {
+        let standIn = try PushStandIn(clock: { Date() })
+        let (folder, good) = try Self.configuration(standIn, port: 9)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let garbage = folder.appendingPathComponent("garbage.p8")
+        try "not a key".write(to: garbage, atomically: true, encoding: .utf8)
+        let database = CLI.freshDatabase()
+        let cases: [([String: String], String)] = [
+            (["DAILYVERSE_APNS_KEY_FILE": "/nonexistent/AuthKey.p8"], "invalid apns_key_file '/nonexistent/AuthKey.p8': the file does not exist"),
+            (["DAILYVERSE_APNS_KEY_FILE": garbage.path], "invalid apns_key_file '\(garbage.path)': not an APNs .p8 key"),
+            (["DAILYVERSE_APNS_ENVIRONMENT": "staging"], "invalid apns_environment 'staging': expected production or sandbox"),
+            (["DAILYVERSE_APNS_KEY_ID": "short"], "invalid apns_key_id 'short': expected 10 capital letters and digits"),
+            (["DAILYVERSE_VAPID_SUBJECT": "mailto:me@localhost"], "invalid vapid_subject: VAPID subject 'mailto:me@localhost' names 'localhost'"),
+            (["DAILYVERSE_FCM_SERVICE_ACCOUNT_FILE": garbage.path], "invalid fcm_service_account_file '\(garbage.path)': not a service-account JSON object"),
+            (["DAILYVERSE_PUSH_CA_FILE": garbage.path], "invalid push_ca_file '\(garbage.path)': is not a PEM certificate file"),
+            (["DAILYVERSE_APNS_URL": "http://127.0.0.1:1"], "invalid apns_url 'http://127.0.0.1:1': expected an https:// URL"),
+        ]
+        for (change, message) in cases {
+            let result = await Self.run(["serve", "--once", "--sink", "push"], database: database, environment: good.merging(change) { $1 })
+            #expect(result.status == 1, "\(change)")
+            #expect(result.stderr.hasPrefix("dailyverse: \(message)"), "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1)
+            // The key's content is never in the message.
+            #expect(!result.stderr.contains("PRIVATE KEY"))
+        }
+        let none = await Self.run(["serve", "--once", "--sink", "push"], database: database)
+        #expect(none.status == 1 && none.stderr.contains("sink push: no push service is configured"), "\(none.stderr)")
+    }
+
+    @Test func vapidKeysAreMadeIntoAPrivateFileAndTheirPublicHalfPrinted() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-vapid-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("vapid.pem").path
+        let database = CLI.freshDatabase()
+        let made = await Self.run(["vapid", "generate", "--key-file", file, "--json"], database: database)
+        #expect(made.status == 0, "\(made.stderr)")
+        let publicKey = try #require(made.json["public_key"] as? String)
+        #expect(try #require(Base64URL.decode(publicKey)).count == 65)
+        #expect(!made.stdout.contains("PRIVATE"))
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int)
+        #expect(mode == 0o600)
+        let shown = await Self.run(["vapid", "public-key", "--vapid-key-file", file], database: database)
+        #expect(shown.stdout == publicKey + "\n")
+        // Never over an existing key: subscriptions are bound to it.
+        let again = await Self.run(["vapid", "generate", "--key-file", file], database: database)
+        #expect(again.status == 1 && again.stderr.contains("File exists"), "\(again.stderr)")
+        let printed = await Self.run(["vapid", "generate"], database: database)
+        #expect(printed.stdout.contains("-----BEGIN PRIVATE KEY-----") && printed.stdout.contains("public key (applicationServerKey): "))
+    }
+}
