@@ -1,6 +1,7 @@
 import ContentStore
 import Foundation
 import GRDB
+import Metrics
 import NIOCore
 import PushServices
 
@@ -26,12 +27,15 @@ public final class PushSink: Sink, Sendable {
     public let pauseInterval: TimeInterval
     /// The time rows are sent at: the deliverer's clock (a replayed day's under `--now`).
     public let clock: @Sendable () -> Date
+    /// Where the counters go (the process's metrics system unless a test gives its own).
+    let metrics: any MetricsFactory
     let pauses: PauseBoard
 
     public init(
         database: AppDatabase, client: PushClient, apns: APNsSender?, fcm: FCMSender?, webPush: WebPushSender?, concurrency: Int = 64,
-        pauseInterval: TimeInterval = 300, clock: @escaping @Sendable () -> Date = { Date() }
+        pauseInterval: TimeInterval = 300, clock: @escaping @Sendable () -> Date = { Date() }, metrics: (any MetricsFactory)? = nil
     ) {
+        self.metrics = metrics ?? MetricsSystem.factory
         self.database = database
         self.client = client
         self.clock = clock
@@ -88,6 +92,7 @@ public final class PushSink: Sink, Sendable {
         if secondsLeft <= 0 {
             return .missed(error: "its local day ended at \(request.endOfDay.iso8601UTC), before it could be sent")
         }
+        let started = ContinuousClock.now
         let outcome: PushOutcome
         switch request.kind {
         case .apns(let token, let headers):
@@ -102,7 +107,26 @@ public final class PushSink: Sink, Sendable {
                 endpoint: endpoint, p256dh: p256dh, auth: auth, ttl: secondsLeft, urgency: urgency, topic: topic, plaintext: Data(record.payload.utf8),
                 now: now)
         }
+        Self.count(outcome, platform: record.platform, seconds: ContinuousClock.now - started, factory: metrics)
         return await translate(outcome, record: record, token: request.token, now: now)
+    }
+
+    /// Per platform and outcome, through swift-metrics (Prometheus under `serve`): `dailyverse_push_total`, the
+    /// services' answer time `dailyverse_push_duration_seconds`, and the devices their services disabled.
+    static func count(_ outcome: PushOutcome, platform: String, seconds elapsed: Duration, factory: any MetricsFactory) {
+        let name: String
+        switch outcome {
+        case .delivered: name = "delivered"
+        case .retry, .renewCredentials: name = "retry"
+        case .failed: name = "failed"
+        case .unregistered: name = "unregistered"
+        case .configuration: name = "configuration_error"
+        }
+        Counter(label: "dailyverse_push_total", dimensions: [("platform", platform), ("outcome", name)], factory: factory).increment()
+        Timer(label: "dailyverse_push_duration_seconds", dimensions: [("platform", platform)], factory: factory).record(duration: elapsed)
+        if case .unregistered = outcome {
+            Counter(label: "dailyverse_push_devices_disabled_total", dimensions: [("platform", platform)], factory: factory).increment()
+        }
     }
 
     func translate(_ outcome: PushOutcome, record: OutboxRecord, token: String, now: Date) async -> DeliveryOutcome {

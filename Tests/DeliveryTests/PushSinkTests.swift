@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import GRDB
 import HijriCalendar
+import MetricsTestKit
 import Notifications
 import PushServices
 import PushStandIns
@@ -32,7 +33,7 @@ import Testing
         let database: AppDatabase
         var script: StandInScript { standIn.script }
 
-        func sink(apnsKey: P256.Signing.PrivateKey? = nil, fcm: Bool = true, webPush: Bool = true) throws -> PushSink {
+        func sink(apnsKey: P256.Signing.PrivateKey? = nil, fcm: Bool = true, webPush: Bool = true, metrics: TestMetrics? = nil) throws -> PushSink {
             let apns = APNsSender(
                 client: client, keyID: standIn.apnsKeyID, teamID: standIn.teamID, key: apnsKey ?? standIn.apnsKey, environment: .sandbox,
                 baseURL: "https://127.0.0.1:\(port)", store: DatabaseCredentialStore(database: database))
@@ -43,7 +44,7 @@ import Testing
             let clock = clock
             return PushSink(
                 database: database, client: client, apns: apns, fcm: fcm ? fcmSender : nil, webPush: webPush ? webPushSender : nil, concurrency: 8,
-                clock: { clock.now })
+                clock: { clock.now }, metrics: metrics)
         }
 
         func deliverer(_ sink: PushSink) -> Deliverer {
@@ -117,9 +118,15 @@ import Testing
             await h.script.answer(Self.apnsToken, with: .apns(410, "Unregistered"))
             await h.script.answer(Self.fcmToken, with: .fcm(503, status: "UNAVAILABLE", code: "UNAVAILABLE", retryAfter: "120"))
             await h.script.answer("sub-0", with: .init(status: 413))
-            let deliverer = h.deliverer(try h.sink())
+            let metrics = TestMetrics()
+            let deliverer = h.deliverer(try h.sink(metrics: metrics))
             let summary = try await deliverer.run(now: h.clock.now)
             #expect(summary.failed == 2 && summary.retrying == 1 && summary.disabled == 1)
+            #expect(try metrics.expectCounter("dailyverse_push_total", [("platform", "apns"), ("outcome", "unregistered")]).totalValue == 1)
+            #expect(try metrics.expectCounter("dailyverse_push_total", [("platform", "fcm"), ("outcome", "retry")]).totalValue == 1)
+            #expect(try metrics.expectCounter("dailyverse_push_total", [("platform", "webpush"), ("outcome", "failed")]).totalValue == 1)
+            #expect(try metrics.expectCounter("dailyverse_push_devices_disabled_total", [("platform", "apns")]).totalValue == 1)
+            #expect(try metrics.expectTimer("dailyverse_push_duration_seconds", [("platform", "fcm")]).values.count == 1)
             #expect(try row(h, "ios").status == .failed && row(h, "ios").lastError == "APNs 410 Unregistered")
             let ios = try #require(try h.database.deviceState(id: "ios", now: h.clock.now))
             #expect(!ios.device.enabled && ios.disabledReason == "APNs 410 Unregistered")
