@@ -12,13 +12,14 @@ import Logging
 import Metrics
 import NIOCore
 import Notifications
+import PushServices
 import ServiceLifecycle
 
 /// Options of the scheduler and its sinks.
 struct EmitOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "Where payloads go: push (APNs, FCM and Web Push directly), jsonl:DIR (default: a spool folder beside the database), stdout, or webhook:URL.",
+            "Where payloads go: push (APNs, FCM and Web Push directly), gorush:URL, jsonl:DIR (default: a spool folder beside the database), stdout, or webhook:URL.",
             valueName: "sink"))
     var sink: String?
 
@@ -70,7 +71,17 @@ struct EmitOptions: ParsableArguments {
             return PushSink(
                 database: database, client: senders.client, apns: senders.apns, fcm: senders.fcm, webPush: senders.webPush, clock: clock)
         }
-        throw CLIError("invalid sink '\(WebhookSink.redacted(spec))': expected jsonl:DIR, stdout, webhook:URL or push")
+        if spec.hasPrefix("gorush:") {
+            let client: PushClient
+            do { client = try PushClient(caFile: try push.value(global, push.caFile, "push_ca_file")) } catch let error as PushConfigurationError {
+                throw CLIError(error.description)
+            }
+            do { return try GorushSink(url: String(spec.dropFirst(7)), client: client, clock: clock) } catch {
+                try? client.http.syncShutdown()
+                throw error
+            }
+        }
+        throw CLIError("invalid sink '\(WebhookSink.redacted(spec))': expected jsonl:DIR, stdout, webhook:URL, push or gorush:URL")
     }
 
     /// `90`, `90s`, `15m`, `2h`, `30d` (a decimal point is allowed: `1.5h`), within `range` seconds; `setting` names

@@ -138,6 +138,7 @@ public final class PushStandIn: Sendable {
         router.post("/token") { request, context in try await self.token(request, context) }
         router.post("/v1/projects/:project/messages:send") { request, context in try await self.fcm(request, context) }
         router.post("/push/:id") { request, context in try await self.webPush(request, context) }
+        router.post("/api/push") { request, context in try await self.gorush(request, context) }
         let port = PortWaiter()
         let logger = Logger(label: "stand-in") { _ in SwiftLogNoOpLogHandler() }
         let application = Application(
@@ -275,6 +276,19 @@ public final class PushStandIn: Sendable {
         if subscriptions[id] == nil { return Self.respond(.init(status: 410)) }
         if let answer = await script.next(id) { return Self.respond(answer) }
         return Self.respond(.init(status: 201), extra: ["location": "https://127.0.0.1/message/\(id)"])
+    }
+}
+
+extension PushStandIn {
+    /// gorush's `/api/push`: a batch of notifications, queued (answered as scripted under the key "gorush").
+    func gorush(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let body = Data((try await request.body.collect(upTo: 1 << 22)).readableBytesView)
+        await script.record(.init(service: "gorush", key: "gorush", headers: Self.headers(request), body: body, plaintext: nil))
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any], let list = object["notifications"] as? [[String: Any]],
+            !list.isEmpty
+        else { return Self.respond(.init(status: 400, body: #"{"message":"Missing notifications field."}"#)) }
+        if let answer = await script.next("gorush") { return Self.respond(answer) }
+        return Self.respond(.init(status: 200, body: #"{"counts":\#(list.count),"logs":[],"success":"ok"}"#))
     }
 }
 

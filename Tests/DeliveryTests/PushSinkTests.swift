@@ -47,7 +47,7 @@ import Testing
                 clock: { clock.now }, metrics: metrics)
         }
 
-        func deliverer(_ sink: PushSink) -> Deliverer {
+        func deliverer(_ sink: any Sink) -> Deliverer {
             var deliverer = Deliverer(database: database, sink: sink)
             deliverer.random = { 1.0 }
             return deliverer
@@ -183,6 +183,38 @@ import Testing
             #expect(try await h.deliverer(sink).run(now: h.clock.now).delivered == 1)
             #expect(try row(h, "android").status == .pending && row(h, "android").attempts == 0)
             #expect(try row(h, "web").status == .pending && row(h, "web").lastError == nil)
+        }
+    }
+
+    @Test func gorushGetsIOSAndAndroidRowsInItsOwnFormatAndWebPushWaits() async throws {
+        try await withHarness { h in
+            let clock = h.clock
+            let sink = try GorushSink(url: "https://127.0.0.1:\(h.port)", client: h.client, clock: { clock.now })
+            #expect(sink.url.hasSuffix("/api/push") && sink.platforms == ["apns", "fcm"])
+            await h.script.answer("gorush", with: .init(status: 503))
+            let deliverer = h.deliverer(sink)
+            #expect(try await deliverer.run(now: h.clock.now).retrying == 2)
+            h.clock.set(h.clock.now.addingTimeInterval(5))
+            #expect(try await deliverer.run(now: h.clock.now).delivered == 2)
+            #expect(try row(h, "web").status == .pending && row(h, "web").attempts == 0)
+            let batch = try #require(await h.script.received.last { $0.service == "gorush" })
+            let list = try #require((try JSONSerialization.jsonObject(with: batch.body) as? [String: Any])?["notifications"] as? [[String: Any]])
+            let ios = try #require(list.first { $0["platform"] as? Int == 1 })
+            #expect(ios["tokens"] as? [String] == [Self.apnsToken] && ios["topic"] as? String == h.standIn.topic)
+            #expect(ios["collapse_id"] as? String == "dv-ios-2025-03-01" && ios["expiration"] as? Int == 1_740_873_600)
+            #expect((ios["title"] as? String)?.isEmpty == false && (ios["message"] as? String)?.isEmpty == false)
+            #expect((ios["data"] as? [String: Any])?["verse_key"] != nil && (ios["data"] as? [String: Any])?["aps"] == nil)
+            let android = try #require(list.first { $0["platform"] as? Int == 2 })
+            #expect(android["tokens"] as? [String] == [Self.fcmToken] && android["collapse_key"] as? String == "daily-verse")
+            #expect(android["time_to_live"] as? Int == 57_535 && android["priority"] as? String == "high")
+            // A batch gorush refuses is failed, not retried.
+            let other = try seededDatabase()
+            _ = try other.addDevice(DeviceSettings(token: try .apns(validating: Self.apnsToken), timeZone: "UTC"), id: "ios", now: instant("2025-02-28T00:00:00Z"))
+            _ = try Emitter(database: other, configuration: EmitConfiguration(grace: 7200, push: PushConfiguration(apnsTopic: "t"), batchSize: 10))
+                .run(now: Self.fire.addingTimeInterval(30))
+            await h.script.answer("gorush", with: .init(status: 400, body: "Number of notifications(2) over limit(1)"))
+            #expect(try await Deliverer(database: other, sink: sink).run(now: h.clock.now).failed == 1)
+            #expect(try other.outbox(status: .failed).first?.lastError == "gorush: HTTP 400 Number of notifications(2) over limit(1)")
         }
     }
 
