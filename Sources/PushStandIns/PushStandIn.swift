@@ -120,6 +120,13 @@ public final class PushStandIn: Sendable {
         return ("https://127.0.0.1:\(port)/push/sub-\(n)", Base64URL.encode(item.key.publicKey.x963Representation), Base64URL.encode(item.auth))
     }
 
+    /// Subscription `n`'s private key (raw, 32 bytes) and auth secret: what the browser keeps, for an independent
+    /// decryption.
+    public func subscriptionSecrets(_ n: Int) -> (privateKey: Data, auth: Data) {
+        let item = subscriptions["sub-\(n)"]!
+        return (item.key.rawRepresentation, item.auth)
+    }
+
     public var p8: String { apnsKey.pemRepresentation }
 
     /// A service-account file whose token URI is the stand-in's.

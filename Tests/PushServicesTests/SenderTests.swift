@@ -236,6 +236,67 @@ import Testing
         }
     }
 
+    /// The oracle's Python (from `.ci/run`'s virtual environment), when it is there.
+    static let oracle = ProcessInfo.processInfo.environment["DAILYVERSE_WEBPUSH_ORACLE"].flatMap { $0.isEmpty ? nil : $0 }
+
+    @Test(.enabled(if: oracle != nil, "set DAILYVERSE_WEBPUSH_ORACLE to a Python with scripts/webpush-oracle-requirements.txt"))
+    func webPushBodiesDecryptAndVAPIDVerifiesWithAnIndependentImplementation() async throws {
+        try await withStandIn { h in
+            let sender = try webPush(h)
+            let texts = [
+                #"{"title":"1 Ramadan 1446","body":"Whereon every wise command is made clear"}"#,
+                #"{"title":"١ رمضان ١٤٤٦","body":"فِيهَا يُفْرَقُ كُلُّ أَمْرٍ حَكِيمٍ","dir":"rtl"}"#,
+                String(repeating: "x", count: WebPushEncryption.maximumPlaintextBytes), "",
+            ]
+            for (n, text) in texts.enumerated() {
+                let sub = h.standIn.subscription(n, port: h.port)
+                let outcome = await sender.send(
+                    endpoint: sub.endpoint, p256dh: sub.p256dh, auth: sub.auth, ttl: 60, urgency: "normal", topic: "t", plaintext: Data(text.utf8), now: h.clock.now)
+                #expect(outcome == .delivered(id: "https://127.0.0.1/message/sub-\(n)"))
+            }
+            let received = await h.script.received
+            var input = ""
+            for (n, item) in received.enumerated() {
+                let secrets = h.standIn.subscriptionSecrets(n)
+                let line: [String: String] = [
+                    "body": Base64URL.encode(item.body), "receiver_private": Base64URL.encode(secrets.privateKey), "auth": Base64URL.encode(secrets.auth),
+                    "authorization": item.headers["authorization"] ?? "",
+                ]
+                input += String(decoding: try JSONSerialization.data(withJSONObject: line), as: UTF8.self) + "\n"
+            }
+            let output = try Self.runOracle(input)
+            #expect(output.count == texts.count)
+            for (n, result) in output.enumerated() {
+                #expect(result["error"] is NSNull, "\(result["error"] ?? "")")
+                #expect((result["plaintext"] as? String).flatMap { Base64URL.decode($0) } == Data(texts[n].utf8))
+                #expect(result["vapid"] as? Bool == true)
+                let claims = result["claims"] as? [String: Any]
+                #expect(claims?["aud"] as? String == "https://127.0.0.1:\(h.port)" && claims?["sub"] as? String == "mailto:ops@example.org")
+            }
+        }
+    }
+
+    /// Runs scripts/webpush-oracle.py with the lines given; its answers, one object per line.
+    static func runOracle(_ input: String) throws -> [[String: Any]] {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("scripts/webpush-oracle.py")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try #require(oracle))
+        process.arguments = [script.path]
+        let stdin = Pipe(), stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let data = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
     @Test func aVAPIDKeyThePushServiceRefusesEverywherePauses() async throws {
         try await withStandIn { h in
             let sender = try webPush(h, key: P256.Signing.PrivateKey())
