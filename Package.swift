@@ -126,7 +126,7 @@ let package = Package(
             name: "dailyverse-bench",
             dependencies: [
                 "HijriCalendar", "ContentStore", "Delivery", "Notifications", "HTTPAPI", "Accounts", "Onboarding", "VerseOfTheDay", "PushServices",
-                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "PushStandIns", .product(name: "NIOCore", package: "swift-nio"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -1,0 +1,204 @@
+import ArgumentParser
+import ContentStore
+import Delivery
+import Foundation
+import NIOCore
+import Notifications
+import PushServices
+import PushStandIns
+
+/// The push senders against Swift stand-ins on loopback (HTTP/2 over TLS), side by side with a plain AsyncHTTPClient
+/// loop sending the same prepared requests with the same concurrency and no bookkeeping.
+struct DeliverBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "deliver", abstract: "The push senders vs a raw HTTP/2 client, on loopback stand-ins.")
+    @Option(help: "Outbox rows per platform.") var records = 5_000
+    @Option(help: "Requests in flight at once (the push sink's concurrency).") var concurrency = 64
+    @Option(help: "Rounds; the best of each side counts.") var rounds = 2
+    @Option(help: "The data/ folder.") var data: String?
+
+    static let fire = ISO8601DateFormatter().date(from: "2025-03-10T08:00:00Z")!
+
+    func run() throws {
+        // The bench's command line is synchronous; its work is not.
+        let box = ResultBox()
+        let done = DispatchSemaphore(value: 0)
+        let command = self
+        Task {
+            do { try await command.measure() } catch { box.error = error }
+            done.signal()
+        }
+        done.wait()
+        if let error = box.error { throw error }
+    }
+
+    final class ResultBox: @unchecked Sendable { var error: (any Error)? }
+
+    func measure() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dailyverse-deliver-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let now = Self.fire.addingTimeInterval(60)
+        let standIn = try PushStandIn(subscriptions: 16, clock: { now })
+        let caFile = try standIn.certificates.writeAuthority(in: folder)
+        let (records, concurrency, rounds, data) = (records, concurrency, rounds, data)
+        // One provider-token store for both sides, as one installation's processes share one (Apple, and the
+        // stand-in, refuse a second token within 20 minutes).
+        let store = MemoryCredentialStore()
+        try await standIn.run { port in
+            print("records: \(records) per platform, \(concurrency) in flight, best of \(rounds) rounds; stand-ins on 127.0.0.1:\(port) (HTTP/2, TLS)")
+            var best: [String: (sink: Double, raw: Double)] = [:]
+            for round in 1...rounds {
+                for platform in ["apns", "fcm", "webpush"] {
+                    let database = try AppDatabase.open(path: folder.appendingPathComponent("deliver-\(round)-\(platform).sqlite").path, pool: true)
+                    try database.seedIfNeeded(from: try DataDirectory.locate(explicit: data))
+                    try Self.addDevices(database, platform: platform, count: records, standIn: standIn, port: port)
+                    _ = try Emitter(
+                        database: database, configuration: EmitConfiguration(grace: 7200, push: PushConfiguration(apnsTopic: standIn.topic), batchSize: 2_000)
+                    ).run(now: Self.fire.addingTimeInterval(30))
+                    let rows = try database.outbox(status: .pending)
+                    guard rows.count == records else { throw ValidationError("expected \(records) rows, found \(rows.count)") }
+
+                    // The raw client: the same requests, prepared beforehand, the same concurrency, nothing recorded.
+                    let rawClient = try PushClient(caFile: caFile)
+                    let prepared = try await Self.prepare(rows, platform: platform, standIn: standIn, port: port, client: rawClient, store: store, now: now)
+                    let raw = platform == "webpush" ? nil : try await Self.time { try await Self.sendRaw(prepared, client: rawClient, concurrency: concurrency) }
+                    try await rawClient.shutdown()
+
+                    // The sink, through the deliverer: reading the outbox, sending, recording every answer.
+                    let client = try PushClient(caFile: caFile)
+                    let sink = try Self.sink(platform, database: database, client: client, standIn: standIn, port: port, concurrency: concurrency, store: store, now: now)
+                    var deliverer = Deliverer(database: database, sink: sink)
+                    deliverer.batchSize = 2_000
+                    var summary = DeliverySummary()
+                    let seconds = try await Self.time { summary = try await deliverer.run(now: now) }
+                    await sink.shutdown()
+                    guard summary.delivered == records else {
+                        throw ValidationError("\(platform): \(summary.delivered) of \(records) delivered (last error: \(summary.lastError ?? "none"))")
+                    }
+                    let previous = best[platform] ?? (.infinity, .infinity)
+                    best[platform] = (min(previous.sink, seconds), min(previous.raw, raw ?? .infinity))
+                    print(
+                        "round \(round) \(platform.padding(toLength: 8, withPad: " ", startingAt: 0))" + String(format: "sink %8.0f/s", Double(records) / seconds)
+                            + (raw.map { String(format: "   raw client %8.0f/s", Double(records) / $0) } ?? ""))
+                }
+            }
+            let problems = await standIn.script.problems
+            guard problems.isEmpty else { throw ValidationError("the stand-ins found: \(problems.prefix(3))") }
+            func rate(_ seconds: Double) -> Double { Double(records) / seconds }
+            let apns = best["apns"]!, fcm = best["fcm"]!, web = best["webpush"]!
+            // Web Push's own cost is mostly the encryption: its share of the sink's time.
+            let encryption = try Self.encryptionSeconds(records, standIn: standIn)
+            let ratio = min(rate(apns.sink) / rate(apns.raw), rate(fcm.sink) / rate(fcm.raw))
+            print(String(format: "apns:    sink %8.0f/s, raw client %8.0f/s, ratio %.2f", rate(apns.sink), rate(apns.raw), rate(apns.sink) / rate(apns.raw)))
+            print(String(format: "fcm:     sink %8.0f/s, raw client %8.0f/s, ratio %.2f", rate(fcm.sink), rate(fcm.raw), rate(fcm.sink) / rate(fcm.raw)))
+            print(String(format: "webpush: sink %8.0f/s; encryption %.0f%% of its time (%.0f µs a message)", rate(web.sink), 100 * encryption / web.sink, 1e6 * encryption / Double(records)))
+            print(String(format: "deliver apns_per_s=%.0f fcm_per_s=%.0f webpush_per_s=%.0f ratio_to_raw_client=%.2f", rate(apns.sink), rate(fcm.sink), rate(web.sink), ratio))
+        }
+    }
+
+    static func time(_ body: () async throws -> Void) async throws -> Double {
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await body()
+        let elapsed = clock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    static func addDevices(_ database: AppDatabase, platform: String, count: Int, standIn: PushStandIn, port: Int) throws {
+        let created = ISO8601DateFormatter().date(from: "2025-03-09T00:00:00Z")!
+        let devices: [(line: Int, settings: DeviceSettings)] = try (0..<count).map { n in
+            let token: PushToken
+            switch platform {
+            case "apns": token = try .apns(validating: String(format: "%064x", n + 1))
+            case "fcm": token = try .fcm(validating: String(format: "fcm-token:APA91bBench_%08d", n))
+            default:
+                let sub = standIn.subscription(n % 16, port: port)
+                token = try .webpush(validatingEndpoint: sub.endpoint + "?n=\(n)", p256dh: sub.p256dh, auth: sub.auth)
+            }
+            return (n + 1, DeviceSettings(token: token, timeZone: "UTC"))
+        }
+        _ = try database.addDevices(devices, now: created)
+    }
+
+    static func sink(
+        _ platform: String, database: AppDatabase, client: PushClient, standIn: PushStandIn, port: Int, concurrency: Int, store: MemoryCredentialStore,
+        now: Date
+    ) throws -> PushSink {
+        let base = "https://127.0.0.1:\(port)"
+        let apns = APNsSender(
+            client: client, keyID: standIn.apnsKeyID, teamID: standIn.teamID, key: standIn.apnsKey, environment: .sandbox, baseURL: base,
+            store: store)
+        let fcm = FCMSender(client: client, account: try ServiceAccount.parse(Data(standIn.serviceAccountJSON(port: port).utf8)), baseURL: base)
+        let web = WebPushSender(client: client, vapid: try VAPIDKey(privateKey: standIn.vapidKey, subject: "mailto:bench@example.org"), allowedHosts: ["127.0.0.1"])
+        return PushSink(
+            database: database, client: client, apns: platform == "apns" ? apns : nil, fcm: platform == "fcm" ? fcm : nil,
+            webPush: platform == "webpush" ? web : nil, concurrency: concurrency, clock: { now })
+    }
+
+    struct Prepared: Sendable {
+        let url: String
+        let headers: [(String, String)]
+        let body: ByteBuffer
+    }
+
+    /// The requests the senders make for these rows, with a provider token or access token made once.
+    static func prepare(
+        _ rows: [OutboxRecord], platform: String, standIn: PushStandIn, port: Int, client: PushClient, store: MemoryCredentialStore, now: Date
+    ) async throws -> [Prepared] {
+        let base = "https://127.0.0.1:\(port)"
+        switch platform {
+        case "apns":
+            let tokens = APNsSender(
+                client: client, keyID: standIn.apnsKeyID, teamID: standIn.teamID, key: standIn.apnsKey, environment: .sandbox, baseURL: base,
+                store: store
+            ).tokens
+            let bearer = try await tokens.token(now: now)
+            return try rows.map { row in
+                let headers = try JSONSerialization.jsonObject(with: Data(row.headers.utf8)) as? [String: String] ?? [:]
+                let list = headers.filter { !$0.key.hasPrefix(":") }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+                return Prepared(
+                    url: base + (headers[":path"] ?? ""), headers: list + [("authorization", "bearer \(bearer)"), ("content-type", "application/json")],
+                    body: ByteBuffer(string: row.payload))
+            }
+        case "fcm":
+            let sender = FCMSender(client: client, account: try ServiceAccount.parse(Data(standIn.serviceAccountJSON(port: port).utf8)), baseURL: base)
+            let bearer = try await sender.tokens.token(now: now)
+            return rows.map { row in
+                Prepared(
+                    url: "\(base)/v1/projects/\(standIn.projectID)/messages:send",
+                    headers: [("authorization", "Bearer \(bearer)"), ("content-type", "application/json; charset=utf-8")], body: ByteBuffer(string: row.payload))
+            }
+        default:
+            return []
+        }
+    }
+
+    static func sendRaw(_ requests: [Prepared], client: PushClient, concurrency: Int) async throws {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            var next = requests[...]
+            var running = 0
+            while !next.isEmpty || running > 0 {
+                while running < concurrency, let request = next.popFirst() {
+                    group.addTask { try await client.send(request.url, headers: request.headers, body: request.body).status }
+                    running += 1
+                }
+                if let status = try await group.next() {
+                    running -= 1
+                    guard (200..<300).contains(status) else { throw ValidationError("raw client: HTTP \(status)") }
+                }
+            }
+        }
+    }
+
+    /// The encryption alone, for as many messages of the size the sink sends.
+    static func encryptionSeconds(_ count: Int, standIn: PushStandIn) throws -> Double {
+        let secrets = standIn.subscriptionSecrets(0)
+        let sub = standIn.subscription(0, port: 1)
+        guard let key = Base64URL.decode(sub.p256dh) else { throw ValidationError("bad stand-in key") }
+        let plaintext = Data(repeating: 0x41, count: 900)
+        let start = DispatchTime.now().uptimeNanoseconds
+        for _ in 0..<count { _ = try WebPushEncryption.encrypt(plaintext, p256dh: key, auth: secrets.auth) }
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+}
