@@ -1,19 +1,17 @@
 import Foundation
+import NIOCore
 import PushServices
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 /// POSTs batches of outbox records to a push gateway: `{"records": [<record>, …]}`, each record as in the spool.
 ///
 /// 2xx: delivered. 429: retried after Retry-After (seconds or an HTTP date). 5xx, timeouts and connection
 /// errors: retried with the deliverer's exponential backoff. Any other 4xx: a permanent failure, not retried.
+/// Sent with the same HTTP client as the push senders (AsyncHTTPClient, its process-wide instance).
 public struct WebhookSink: Sink {
     public let url: URL
     public let name: String
     let timeout: TimeInterval
-    let session: URLSession
+    let client: PushClient
 
     public init(url: URL, timeout: TimeInterval = 30) throws {
         guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", url.host != nil else {
@@ -23,19 +21,35 @@ public struct WebhookSink: Sink {
         // The name goes into logs, `status` and the outbox's last_error: never the credentials a URL may carry.
         self.name = "webhook:\(Self.redacted(url.absoluteString))"
         self.timeout = timeout
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.httpAdditionalHeaders = ["User-Agent": "dailyverse"]
-        self.session = URLSession(configuration: configuration)
+        self.client = PushClient.shared(timeout: timeout)
     }
 
-    public func deliver(_ records: [OutboxRecord]) throws -> [Int64: DeliveryOutcome] {
-        var request = URLRequest(url: url, timeoutInterval: timeout)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(("{\"records\":[" + records.map { $0.jsonLine() }.joined(separator: ",") + "]}").utf8)
-        let outcome = Self.outcome(of: send(request))
+    public func deliver(_ records: [OutboxRecord]) async throws -> [Int64: DeliveryOutcome] {
+        let body = "{\"records\":[" + records.map { $0.jsonLine() }.joined(separator: ",") + "]}"
+        var headers = [("content-type", "application/json"), ("user-agent", "dailyverse")]
+        // Credentials in the URL go as Basic authorization, as URLSession sent them.
+        if let user = url.user(percentEncoded: false) {
+            let pair = "\(user):\(url.password(percentEncoded: false) ?? "")"
+            headers.append(("authorization", "Basic " + Data(pair.utf8).base64EncodedString()))
+        }
+        let response: Response
+        do {
+            let answer = try await client.send(Self.withoutUserInfo(url), headers: headers, body: ByteBuffer(string: body))
+            response = Response(status: answer.status, retryAfter: answer.retryAfter, error: nil)
+        } catch {
+            // An error's text can quote the URL: redacted before it is kept in last_error or logged.
+            let text = PushClient.describe(error).replacingOccurrences(of: url.absoluteString, with: Self.redacted(url.absoluteString))
+            response = Response(status: nil, retryAfter: nil, error: text)
+        }
+        let outcome = Self.outcome(of: response)
         return Dictionary(uniqueKeysWithValues: records.map { ($0.id, outcome) })
+    }
+
+    static func withoutUserInfo(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+        components.user = nil
+        components.password = nil
+        return components.string ?? url.absoluteString
     }
 
     /// A URL as it may be shown: user info and query (where API keys travel) replaced by `***`.
@@ -59,20 +73,6 @@ public struct WebhookSink: Sink {
         let error: String?
     }
 
-    func send(_ request: URLRequest) -> Response {
-        let semaphore = DispatchSemaphore(value: 0)
-        let box = ResponseBox()
-        session.dataTask(with: request) { _, response, error in
-            let http = response as? HTTPURLResponse
-            // An error's text can quote the URL: redacted before it is kept in last_error or logged.
-            let text = error.map { "\($0.localizedDescription)".replacingOccurrences(of: request.url?.absoluteString ?? "\u{0}", with: Self.redacted(request.url?.absoluteString ?? "")) }
-            box.value = Response(status: http?.statusCode, retryAfter: http?.value(forHTTPHeaderField: "Retry-After"), error: text)
-            semaphore.signal()
-        }.resume()
-        semaphore.wait()
-        return box.value ?? Response(status: nil, retryAfter: nil, error: "no response")
-    }
-
     static func outcome(of response: Response, now: Date = Date()) -> DeliveryOutcome {
         guard let status = response.status else { return .retry(error: "webhook: \(response.error ?? "no response")", after: nil) }
         switch status {
@@ -85,8 +85,4 @@ public struct WebhookSink: Sink {
 
     /// `Retry-After` as every sender reads it: seconds or an HTTP date, at most a day.
     static func retryAfter(_ value: String?, now: Date) -> TimeInterval? { Answers.retryAfter(value, now: now) }
-}
-
-private final class ResponseBox: @unchecked Sendable {
-    var value: WebhookSink.Response?
 }

@@ -11,6 +11,18 @@ public final class PushClient: Sendable {
     public let http: HTTPClient
     /// How long one request may take, connection included.
     public let timeout: TimeInterval
+    /// Whether `shutdown()` shuts the HTTP client down (not the process-wide one `shared(timeout:)` uses).
+    let owned: Bool
+
+    /// A client over AsyncHTTPClient's process-wide one (the system's certificates, never shut down): for the
+    /// webhook, which needs no settings of its own.
+    public static func shared(timeout: TimeInterval = 30) -> PushClient { PushClient(http: .shared, timeout: timeout) }
+
+    init(http: HTTPClient, timeout: TimeInterval) {
+        self.http = http
+        self.timeout = min(max(timeout, 1), 300)
+        self.owned = false
+    }
 
     /// `caFile`: a PEM file of certificates trusted beside the system's (a proxy's, a test's stand-in).
     public init(caFile: String? = nil, timeout: TimeInterval = 30) throws {
@@ -28,9 +40,10 @@ public final class PushClient: Sendable {
         configuration.redirectConfiguration = .disallow
         self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.timeout = min(max(timeout, 1), 300)
+        self.owned = true
     }
 
-    public func shutdown() async throws { try await http.shutdown() }
+    public func shutdown() async throws { if owned { try await http.shutdown() } }
 
     /// Sends a request and reads the answer (a body of at most 64 KiB is kept); a connection failure or a timeout
     /// throws.
