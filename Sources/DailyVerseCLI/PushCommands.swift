@@ -31,7 +31,7 @@ struct PushOptions: ParsableArguments {
     /// Keys without a flag of their own (base URLs for tests and proxies, extra Web Push hosts, the timeout).
     static let fileKeys = [
         "apns_key_file", "apns_key_id", "apns_team_id", "apns_environment", "apns_url", "fcm_service_account_file", "fcm_url", "fcm_token_url",
-        "vapid_key_file", "vapid_subject", "web_push_hosts", "push_ca_file", "push_timeout",
+        "vapid_key_file", "vapid_subject", "web_push_hosts", "push_ca_file", "push_timeout", "apns_sound",
     ]
 
     /// The senders for the services that are configured, and the names of those that are not.

@@ -42,8 +42,14 @@ struct EmitOptions: ParsableArguments {
         let grace = try global.setting(flag: grace, environment: "DAILYVERSE_GRACE", key: "grace") ?? "2h"
         let emitAhead = try global.setting(flag: emitAhead, environment: "DAILYVERSE_EMIT_AHEAD", key: "emit_ahead") ?? "15m"
         let aheadSeconds = try Self.duration(emitAhead, setting: "emit-ahead", range: Bounds.emitAhead)
+        // "default", a sound file of the app's bundle, or "none" for a silent alert.
+        let sound = try global.setting(flag: nil, environment: "DAILYVERSE_APNS_SOUND", key: "apns_sound") ?? "default"
+        guard (1...64).contains(sound.count), sound.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }) else {
+            throw CLIError("invalid apns_sound '\(sound)': expected default, none or a sound file's name (letters, digits, . _ -)")
+        }
         return EmitConfiguration(
-            grace: try Self.duration(grace, setting: "grace", range: Bounds.grace), push: PushConfiguration(apnsTopic: topic), ahead: ahead ? aheadSeconds : 0)
+            grace: try Self.duration(grace, setting: "grace", range: Bounds.grace),
+            push: PushConfiguration(apnsTopic: topic, sound: sound == "none" ? nil : sound), ahead: ahead ? aheadSeconds : 0)
     }
 
     /// A deliverer for the configured sink, which records rows found later than the grace period as missed. The

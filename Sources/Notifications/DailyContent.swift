@@ -48,25 +48,40 @@ struct NotificationText: Equatable {
     let subtitle: String
     let body: String
 
+    /// A title fits one line of a lock screen: on an ordinary day the Hijri date and "Verse of the Day"; on an
+    /// occasion its short name alone, capitalised ("The Birth of the Prophet"), with the date leading the subtitle.
     init(_ content: DailyContent, locale: DeviceLocale) {
         switch locale {
         case .en:
             let date = "\(content.hijri.day) \(content.hijri.monthName.englishName) \(content.hijri.year)"
-            title = "\(date) · \(content.occasion.map { Self.shortName($0.name) } ?? "Verse of the Day")"
-            subtitle = "\(content.themeName) · \(content.surahName) \(content.verseKey)"
+            let reference = "\(content.surahName) \(content.verseKey)"
+            if let occasion = content.occasion {
+                title = Self.shortName(occasion.name)
+                subtitle = "\(date) · \(reference)"
+            } else {
+                title = "\(date) · Verse of the Day"
+                subtitle = "\(content.themeName) · \(reference)"
+            }
             body = content.translation
         case .ar:
             let date = "\(Self.arabicDigits(content.hijri.day)) \(content.hijri.monthName.arabicName) \(Self.arabicDigits(content.hijri.year))"
-            title = "\(date) · \(content.occasion?.nameArabic ?? "آية اليوم")"
-            subtitle = "سورة \(content.surahNameArabic) \(Self.arabicDigits(verseKey: content.verseKey))"
+            let reference = "سورة \(content.surahNameArabic) \(Self.arabicDigits(verseKey: content.verseKey))"
+            if let occasion = content.occasion {
+                title = occasion.nameArabic
+                subtitle = "\(date) · \(reference)"
+            } else {
+                title = "\(date) · آية اليوم"
+                subtitle = reference
+            }
             body = content.arabic
         }
     }
 
-    /// "10 Muharram: Ashura" → "Ashura": the date is already in the title.
+    /// "17 Rabi al-Awwal: the Birth of the Prophet" → "The Birth of the Prophet": the date goes in the subtitle.
     static func shortName(_ name: String) -> String {
-        guard let range = name.range(of: ": ") else { return name }
-        return String(name[range.upperBound...])
+        let short = name.range(of: ": ").map { String(name[$0.upperBound...]) } ?? name
+        guard let first = short.first else { return short }
+        return first.uppercased() + short.dropFirst()
     }
 
     static func arabicDigits(_ number: Int) -> String { arabicDigits(verseKey: String(number)) }

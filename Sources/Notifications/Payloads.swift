@@ -14,11 +14,14 @@ public struct PushConfiguration: Hashable, Sendable {
     public var androidChannel: String
     /// Every platform caps a payload at 4096 bytes (Web Push's plaintext at less: see `limit(for:)`).
     public var maximumPayloadBytes: Int
+    /// `aps.sound`: "default", a sound file in the app's bundle, or nil for a silent alert.
+    public var sound: String?
 
     public init(
         apnsTopic: String, deepLinkScheme: String = "dailyverse", category: String = "DAILY_VERSE",
-        androidChannel: String = "daily_verse", maximumPayloadBytes: Int = 4096
+        androidChannel: String = "daily_verse", maximumPayloadBytes: Int = 4096, sound: String? = "default"
     ) {
+        self.sound = sound
         self.apnsTopic = apnsTopic
         self.deepLinkScheme = deepLinkScheme
         self.category = category
@@ -140,7 +143,9 @@ public struct PayloadTemplate: Sendable {
         deepLinkPrefixJSON = json { $0.appendEscaped("\(configuration.deepLinkScheme)://verse/\(content.verseKey)?date=\(date)&theme=") }
         let isOccasion = self.isOccasion
         let (titleJSON, subtitleJSON, bodyJSON) = (self.titleJSON, self.subtitleJSON, self.bodyJSON)
-        apsJSON = json { Self.appendAPS(&$0, body: bodyJSON, subtitle: subtitleJSON, title: titleJSON, category: configuration.category, isOccasion: isOccasion) }
+        apsJSON = json {
+            Self.appendAPS(&$0, body: bodyJSON, subtitle: subtitleJSON, title: titleJSON, configuration: configuration, isOccasion: isOccasion)
+        }
         customTail = json { out in
                 out.append(",\"hijri_date\":\"")
                 out.appendEscaped(content.hijri.description)
@@ -227,7 +232,7 @@ public struct PayloadTemplate: Sendable {
             if shortened == nil {
                 out.append(apsJSON)
             } else {
-                Self.appendAPS(&out, body: body, subtitle: subtitleJSON, title: titleJSON, category: configuration.category, isOccasion: isOccasion)
+                Self.appendAPS(&out, body: body, subtitle: subtitleJSON, title: titleJSON, configuration: configuration, isOccasion: isOccasion)
             }
         }
         // The app's keys, in sorted order: deep_link, display_theme, hijri_date, local_date, occasion, theme, verse_key.
@@ -302,23 +307,25 @@ public struct PayloadTemplate: Sendable {
             out.append(",\"x-webpush-p256dh\":")
             out.appendQuoted(p256dh)
             out.append("}")
+            // What a service worker passes to showNotification(title, options) as it is; the subtitle (theme and
+            // reference), which has no place among the options, travels in data.
             let payloadStart = out.bytes.count
-            out.append("{\"body\":")
+            out.append("{\"options\":{\"body\":")
             out.append(body)
             out.append(",\"data\":{")
             appendCustom()
-            out.append(device.locale == .ar ? "},\"dir\":\"rtl\",\"lang\":\"ar\",\"subtitle\":" : "},\"dir\":\"ltr\",\"lang\":\"en\",\"subtitle\":")
+            out.append(",\"subtitle\":")
             out.append(subtitleJSON)
-            out.append(",\"tag\":\"")
+            out.append(device.locale == .ar ? "},\"dir\":\"rtl\",\"lang\":\"ar\",\"tag\":\"" : "},\"dir\":\"ltr\",\"lang\":\"en\",\"tag\":\"")
             appendCollapseID()
-            out.append("\",\"title\":")
+            out.append("\"},\"title\":")
             out.append(titleJSON)
             out.append("}")
             return EncodedPayload(headers: headersStart..<payloadStart, payload: payloadStart..<out.bytes.count)
         }
     }
 
-    static func appendAPS(_ out: inout JSONBytes, body: [UInt8], subtitle: [UInt8], title: [UInt8], category: String, isOccasion: Bool) {
+    static func appendAPS(_ out: inout JSONBytes, body: [UInt8], subtitle: [UInt8], title: [UInt8], configuration: PushConfiguration, isOccasion: Bool) {
         out.append("{\"alert\":{\"body\":")
         out.append(body)
         out.append(",\"subtitle\":")
@@ -326,9 +333,14 @@ public struct PayloadTemplate: Sendable {
         out.append(",\"title\":")
         out.append(title)
         out.append("},\"category\":")
-        out.appendQuoted(category)
+        out.appendQuoted(configuration.category)
         out.append(",\"interruption-level\":\"active\",\"mutable-content\":1,\"relevance-score\":")
         out.append(isOccasion ? "1" : "0.5")
+        // Without a sound the alert arrives silently.
+        if let sound = configuration.sound {
+            out.append(",\"sound\":")
+            out.appendQuoted(sound)
+        }
         out.append(",\"thread-id\":")
         out.appendQuoted(PayloadBuilder.threadID)
         out.append("}")

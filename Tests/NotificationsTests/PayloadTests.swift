@@ -183,6 +183,26 @@ import Testing
         #expect(apnsBytes <= message.countedBytes)
     }
 
+    @Test func titlesFitOneLineAndOccasionsAreCapitalised() throws {
+        let occasion = try Self.content(occasion: true)
+        let english = NotificationText(occasion, locale: .en)
+        #expect(english.title == "Eid al-Ghadir" && english.subtitle == "18 Dhu al-Hijjah 1446 · Al-Ma'idah 5:67")
+        #expect(NotificationText.shortName("17 Rabi al-Awwal: the Birth of the Prophet") == "The Birth of the Prophet")
+        #expect(NotificationText.shortName("27 Rajab: al-Mab'ath") == "Al-Mab'ath")
+        #expect(NotificationText(occasion, locale: .ar).title == "عيد الغدير")
+        // Every occasion's title, and an ordinary day's, within 33 characters.
+        let names = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: Self.golden.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("data/calendar/occasions.json"))) as? [String: Any]
+        let occasions = names?["occasions"] as? [[String: Any]] ?? []
+        #expect(occasions.count > 10)
+        for item in occasions {
+            let title = NotificationText.shortName(item["name"] as? String ?? "")
+            #expect(title.count <= 33 && title.first?.isUppercase == true, "\(title)")
+        }
+        #expect(NotificationText(try Self.content(), locale: .en).title.count <= 33)
+    }
+
     @Test func shorteningNeverSplitsAGrapheme() {
         // A single "word" of Arabic letters with marks, and emoji with modifiers: cut by whole characters.
         let word = String(repeating: "بِّ", count: 50) + String(repeating: "👩🏽‍🏫", count: 10)
@@ -205,7 +225,7 @@ import Testing
         switch message.platform {
         case .apns: return ((json["aps"] as? [String: Any])?["alert"] as? [String: Any])?["body"] as? String ?? ""
         case .fcm: return (((json["message"] as? [String: Any])?["notification"] as? [String: Any])?["body"] as? String) ?? ""
-        case .webpush: return json["body"] as? String ?? ""
+        case .webpush: return (json["options"] as? [String: Any])?["body"] as? String ?? ""
         }
     }
 }
