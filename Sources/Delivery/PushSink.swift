@@ -100,7 +100,7 @@ public final class PushSink: Sink, Sendable {
             outcome = await apns.send(deviceToken: token, headers: headers, payload: ByteBuffer(string: record.payload), now: now)
         case .fcm:
             guard let fcm else { return .paused(error: "FCM is not configured", after: pauseInterval) }
-            outcome = await fcm.send(message: ByteBuffer(string: PushRequest.replacingTTL(in: record.payload, seconds: secondsLeft)), now: now)
+            outcome = await fcm.send(message: PushRequest.replacingTTL(in: record.payload, seconds: secondsLeft), now: now)
         case .webPush(let endpoint, let p256dh, let auth, let urgency, let topic):
             guard let webPush else { return .paused(error: "Web Push is not configured", after: pauseInterval) }
             outcome = await webPush.send(
@@ -175,9 +175,10 @@ struct PushRequest {
             self.token = token
             endOfDay = Date(timeIntervalSince1970: expiration)
         case "fcm":
-            guard let message = (try? JSONSerialization.jsonObject(with: Data(record.payload.utf8)) as? [String: Any])?["message"] as? [String: Any],
-                let token = message["token"] as? String,
-                let ttl = ((message["android"] as? [String: Any])?["ttl"] as? String).flatMap({ Double($0.dropLast()) })
+            // Read off the rendered message rather than parsed whole (a million a day): `"token":"` and `"ttl":"` are
+            // written once each, and cannot occur inside a string, where every quote is escaped.
+            guard let token = Self.stringValue(of: "token", in: record.payload),
+                let ttl = Self.stringValue(of: "ttl", in: record.payload).flatMap({ Double($0.dropLast()) })
             else { throw Malformed(description: "outbox row \(record.id): no FCM token or ttl") }
             kind = .fcm
             self.token = token
@@ -194,10 +195,37 @@ struct PushRequest {
         }
     }
 
-    /// The rendered FCM message with `android.ttl` counted from now (the only `"ttl":"` the renderer writes).
-    static func replacingTTL(in payload: String, seconds: Int) -> String {
-        guard let start = payload.range(of: "\"ttl\":\""), let end = payload[start.upperBound...].firstIndex(of: "\"") else { return payload }
-        return payload.replacingCharacters(in: start.upperBound..<end, with: "\(max(0, seconds))s")
+    /// The string value of the first `"key":"…"` in rendered JSON (a value without escapes: a token, a ttl).
+    static func stringValue(of key: String, in json: String) -> String? {
+        let bytes = Array(json.utf8)
+        guard let start = valueStart(of: key, in: bytes), let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+        return String(decoding: bytes[start..<end], as: UTF8.self)
+    }
+
+    static func valueStart(of key: String, in bytes: [UInt8]) -> Int? {
+        let needle = Array("\"\(key)\":\"".utf8)
+        guard bytes.count >= needle.count else { return nil }
+        var index = 0
+        while index <= bytes.count - needle.count {
+            if bytes[index] == needle[0] && bytes[index..<(index + needle.count)].elementsEqual(needle) { return index + needle.count }
+            index += 1
+        }
+        return nil
+    }
+
+    /// The rendered FCM message with `android.ttl` counted from now (the only `"ttl":"` the renderer writes), as the
+    /// bytes to send.
+    static func replacingTTL(in payload: String, seconds: Int) -> ByteBuffer {
+        let bytes = Array(payload.utf8)
+        guard let start = valueStart(of: "ttl", in: bytes), let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) else {
+            return ByteBuffer(bytes: bytes)
+        }
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(bytes.count + 8)
+        buffer.writeBytes(bytes[..<start])
+        buffer.writeString("\(max(0, seconds))s")
+        buffer.writeBytes(bytes[end...])
+        return buffer
     }
 }
 
