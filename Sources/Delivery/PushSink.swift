@@ -27,15 +27,16 @@ public final class PushSink: Sink, Sendable {
     public let pauseInterval: TimeInterval
     /// The time rows are sent at: the deliverer's clock (a replayed day's under `--now`).
     public let clock: @Sendable () -> Date
-    /// Where the counters go (the process's metrics system unless a test gives its own).
-    let metrics: any MetricsFactory
+    /// Where the counters go (the process's metrics system unless a test gives its own), made once per platform
+    /// and outcome: a million rows a day go through them.
+    let meters: PushMeters
     let pauses: PauseBoard
 
     public init(
         database: AppDatabase, client: PushClient, apns: APNsSender?, fcm: FCMSender?, webPush: WebPushSender?, concurrency: Int = 64,
         pauseInterval: TimeInterval = 300, clock: @escaping @Sendable () -> Date = { Date() }, metrics: (any MetricsFactory)? = nil
     ) {
-        self.metrics = metrics ?? MetricsSystem.factory
+        self.meters = PushMeters(factory: metrics ?? MetricsSystem.factory)
         self.database = database
         self.client = client
         self.clock = clock
@@ -81,8 +82,8 @@ public final class PushSink: Sink, Sendable {
 
     /// One row: paused platforms wait, a day that has ended is missed, the rest is sent and its answer recorded.
     func send(_ record: OutboxRecord, now: Date) async -> DeliveryOutcome {
-        if let wait = await pauses.remaining(record.platform, now: now) {
-            return .paused(error: await pauses.reason(record.platform) ?? "\(record.platform) paused", after: wait)
+        if let wait = pauses.remaining(record.platform, now: now) {
+            return .paused(error: pauses.reason(record.platform) ?? "\(record.platform) paused", after: wait)
         }
         let request: PushRequest
         do { request = try PushRequest(record) } catch {
@@ -107,26 +108,8 @@ public final class PushSink: Sink, Sendable {
                 endpoint: endpoint, p256dh: p256dh, auth: auth, ttl: secondsLeft, urgency: urgency, topic: topic, plaintext: Data(record.payload.utf8),
                 now: now)
         }
-        Self.count(outcome, platform: record.platform, seconds: ContinuousClock.now - started, factory: metrics)
+        meters.count(outcome, platform: record.platform, duration: ContinuousClock.now - started)
         return await translate(outcome, record: record, token: request.token, now: now)
-    }
-
-    /// Per platform and outcome, through swift-metrics (Prometheus under `serve`): `dailyverse_push_total`, the
-    /// services' answer time `dailyverse_push_duration_seconds`, and the devices their services disabled.
-    static func count(_ outcome: PushOutcome, platform: String, seconds elapsed: Duration, factory: any MetricsFactory) {
-        let name: String
-        switch outcome {
-        case .delivered: name = "delivered"
-        case .retry, .renewCredentials: name = "retry"
-        case .failed: name = "failed"
-        case .unregistered: name = "unregistered"
-        case .configuration: name = "configuration_error"
-        }
-        Counter(label: "dailyverse_push_total", dimensions: [("platform", platform), ("outcome", name)], factory: factory).increment()
-        Timer(label: "dailyverse_push_duration_seconds", dimensions: [("platform", platform)], factory: factory).record(duration: elapsed)
-        if case .unregistered = outcome {
-            Counter(label: "dailyverse_push_devices_disabled_total", dimensions: [("platform", platform)], factory: factory).increment()
-        }
     }
 
     func translate(_ outcome: PushOutcome, record: OutboxRecord, token: String, now: Date) async -> DeliveryOutcome {
@@ -142,6 +125,43 @@ public final class PushSink: Sink, Sendable {
             return .paused(error: reason, after: pauseInterval)
         case .renewCredentials(let reason): return .retry(error: reason, after: nil)
         }
+    }
+}
+
+/// Per platform and outcome, through swift-metrics (Prometheus under `serve`): `dailyverse_push_total`, the services'
+/// answer time `dailyverse_push_duration_seconds`, and the devices their services disabled.
+struct PushMeters: Sendable {
+    static let platforms = ["apns", "fcm", "webpush"]
+    static let outcomes = ["delivered", "retry", "failed", "unregistered", "configuration_error"]
+    let totals: [String: Counter]
+    let durations: [String: Timer]
+    let disabled: [String: Counter]
+
+    init(factory: any MetricsFactory) {
+        var totals: [String: Counter] = [:], durations: [String: Timer] = [:], disabled: [String: Counter] = [:]
+        for platform in Self.platforms {
+            for outcome in Self.outcomes {
+                totals[platform + "/" + outcome] = Counter(
+                    label: "dailyverse_push_total", dimensions: [("platform", platform), ("outcome", outcome)], factory: factory)
+            }
+            durations[platform] = Timer(label: "dailyverse_push_duration_seconds", dimensions: [("platform", platform)], factory: factory)
+            disabled[platform] = Counter(label: "dailyverse_push_devices_disabled_total", dimensions: [("platform", platform)], factory: factory)
+        }
+        (self.totals, self.durations, self.disabled) = (totals, durations, disabled)
+    }
+
+    func count(_ outcome: PushOutcome, platform: String, duration: Duration) {
+        let name: String
+        switch outcome {
+        case .delivered: name = "delivered"
+        case .retry, .renewCredentials: name = "retry"
+        case .failed: name = "failed"
+        case .unregistered: name = "unregistered"
+        case .configuration: name = "configuration_error"
+        }
+        totals[platform + "/" + name]?.increment()
+        durations[platform]?.record(duration: duration)
+        if case .unregistered = outcome { disabled[platform]?.increment() }
     }
 }
 
@@ -230,21 +250,31 @@ struct PushRequest {
 }
 
 /// Which platforms are paused by a configuration error, until when and why; kept in the database for `status`.
-actor PauseBoard {
+/// Asked for every row, so a lock rather than an actor: no hop on the common path, where nothing is paused.
+final class PauseBoard: @unchecked Sendable {
     let database: AppDatabase
-    var pauses: [String: (reason: String, until: Date)] = [:]
+    private let lock = NSLock()
+    private var pauses: [String: (reason: String, until: Date)] = [:]
+    /// Platforms known not to be paused in the database (a pause left by an earlier process is removed by the
+    /// first row accepted).
+    private var cleared: Set<String> = []
 
     init(database: AppDatabase) { self.database = database }
 
     func remaining(_ platform: String, now: Date) -> TimeInterval? {
-        guard let pause = pauses[platform], now < pause.until else { return nil }
-        return pause.until.timeIntervalSince(now)
+        lock.withLock {
+            guard let pause = pauses[platform], now < pause.until else { return nil }
+            return pause.until.timeIntervalSince(now)
+        }
     }
 
-    func reason(_ platform: String) -> String? { pauses[platform]?.reason }
+    func reason(_ platform: String) -> String? { lock.withLock { pauses[platform]?.reason } }
 
     func pause(_ platform: String, reason: String, now: Date, until: Date) async {
-        pauses[platform] = (reason, until)
+        lock.withLock {
+            pauses[platform] = (reason, until)
+            cleared.remove(platform)
+        }
         try? await database.writer.write { db in
             try db.execute(
                 sql: """
@@ -252,17 +282,14 @@ actor PauseBoard {
                     ON CONFLICT (platform) DO UPDATE SET reason = excluded.reason, until = excluded.until
                     """, arguments: [platform, reason, now.timeIntervalSince1970, until.timeIntervalSince1970])
         }
-        cleared.remove(platform)
     }
 
-    /// Platforms known not to be paused in the database (a pause left by an earlier process is removed by the
-    /// first row accepted).
-    var cleared: Set<String> = []
-
     func clear(_ platform: String) async {
-        pauses[platform] = nil
-        guard !cleared.contains(platform) else { return }
-        cleared.insert(platform)
+        let write = lock.withLock { () -> Bool in
+            pauses[platform] = nil
+            return cleared.insert(platform).inserted
+        }
+        guard write else { return }
         try? await database.writer.write { db in try db.execute(sql: "DELETE FROM push_pause WHERE platform = ?", arguments: [platform]) }
     }
 }
