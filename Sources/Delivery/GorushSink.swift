@@ -32,6 +32,9 @@ public final class GorushSink: Sink, Sendable {
 
     public func shutdown() async { try? await client.shutdown() }
 
+    /// A batch is seconds of network: the one before is recorded meanwhile.
+    public var overlapsRecording: Bool { true }
+
     public func deliver(_ records: [OutboxRecord]) async throws -> [Int64: DeliveryOutcome] {
         let now = clock()
         var outcomes: [Int64: DeliveryOutcome] = [:]

@@ -149,14 +149,18 @@ extension AppDatabase {
         }
     }
 
-    /// Rows waiting for delivery whose retry time has come, of the given platforms (nil: all).
-    static func deliverable(_ db: Database, now: Date, limit: Int, platforms: Set<String>? = nil) throws -> [OutboxRecord] {
+    /// Rows waiting for delivery whose retry time has come, of the given platforms (nil: all), after the row `after`.
+    static func deliverable(_ db: Database, now: Date, limit: Int, platforms: Set<String>? = nil, after: Int64? = nil) throws -> [OutboxRecord] {
         var filter = ""
         var arguments: StatementArguments = [now.timeIntervalSince1970]
+        if let after {
+            filter += " AND id > ?"
+            arguments += [after]
+        }
         if let platforms {
             // Nothing to send when the sink takes no platform at all.
             guard !platforms.isEmpty else { return [] }
-            filter = " AND platform IN (" + platforms.map { _ in "?" }.joined(separator: ",") + ")"
+            filter += " AND platform IN (" + platforms.map { _ in "?" }.joined(separator: ",") + ")"
             for platform in platforms.sorted() { arguments += [platform] }
         }
         arguments += [limit]

@@ -51,6 +51,9 @@ public final class PushSink: Sink, Sendable {
     /// The push client's connections end here.
     public func shutdown() async { try? await client.shutdown() }
 
+    /// A batch is seconds of network: the one before is recorded meanwhile.
+    public var overlapsRecording: Bool { true }
+
     /// Sends one record now and gives the outcome without recording it: `push test`.
     public func sendNow(_ record: OutboxRecord) async -> DeliveryOutcome {
         await send(record, now: clock())
@@ -99,9 +102,9 @@ public final class PushSink: Sink, Sendable {
         case .apns(let token, let headers):
             guard let apns else { return .paused(error: "APNs is not configured", after: pauseInterval) }
             outcome = await apns.send(deviceToken: token, headers: headers, payload: ByteBuffer(string: record.payload), now: now)
-        case .fcm:
+        case .fcm(let bytes, let ttl):
             guard let fcm else { return .paused(error: "FCM is not configured", after: pauseInterval) }
-            outcome = await fcm.send(message: PushRequest.replacingTTL(in: record.payload, seconds: secondsLeft), now: now)
+            outcome = await fcm.send(message: PushRequest.replacingTTL(in: bytes, ttl: ttl, seconds: secondsLeft), now: now)
         case .webPush(let endpoint, let p256dh, let auth, let urgency, let topic):
             guard let webPush else { return .paused(error: "Web Push is not configured", after: pauseInterval) }
             outcome = await webPush.send(
@@ -169,7 +172,8 @@ struct PushMeters: Sendable {
 struct PushRequest {
     enum Kind {
         case apns(token: String, headers: [(String, String)])
-        case fcm
+        /// The message's bytes and where its `android.ttl` value is, to be rewritten when it is sent.
+        case fcm(bytes: [UInt8], ttl: Range<Int>)
         case webPush(endpoint: String, p256dh: String, auth: String, urgency: String, topic: String)
     }
 
@@ -182,26 +186,30 @@ struct PushRequest {
     struct Malformed: Error, CustomStringConvertible { let description: String }
 
     init(_ record: OutboxRecord) throws {
-        guard let headers = try? JSONSerialization.jsonObject(with: Data(record.headers.utf8)) as? [String: String] else {
+        guard let pairs = FlatJSON.strings(record.headers) else {
             throw Malformed(description: "outbox row \(record.id): its headers are not a JSON object of strings")
         }
+        let headers = Dictionary(pairs, uniquingKeysWith: { first, _ in first })
         switch record.platform {
         case "apns":
             guard let path = headers[":path"], path.hasPrefix("/3/device/"), let expiration = headers["apns-expiration"].flatMap(Double.init) else {
                 throw Malformed(description: "outbox row \(record.id): no APNs path or expiration")
             }
             let token = String(path.dropFirst("/3/device/".count))
-            kind = .apns(token: token, headers: headers.filter { !$0.key.hasPrefix(":") }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+            kind = .apns(token: token, headers: pairs.filter { !$0.0.hasPrefix(":") })
             self.token = token
             endOfDay = Date(timeIntervalSince1970: expiration)
         case "fcm":
             // Read off the rendered message rather than parsed whole (a million a day): `"token":"` and `"ttl":"` are
             // written once each, and cannot occur inside a string, where every quote is escaped.
-            guard let token = Self.stringValue(of: "token", in: record.payload),
-                let ttl = Self.stringValue(of: "ttl", in: record.payload).flatMap({ Double($0.dropLast()) })
+            // `android` comes first in the message and `token` last: one is looked for from the start, the other
+            // from the end.
+            let bytes = Array(record.payload.utf8)
+            guard let ttlRange = Self.valueRange(of: "ttl", in: bytes, fromEnd: false), let tokenRange = Self.valueRange(of: "token", in: bytes, fromEnd: true),
+                let ttl = Double(String(decoding: bytes[ttlRange].dropLast(), as: UTF8.self))
             else { throw Malformed(description: "outbox row \(record.id): no FCM token or ttl") }
-            kind = .fcm
-            self.token = token
+            kind = .fcm(bytes: bytes, ttl: ttlRange)
+            self.token = String(decoding: bytes[tokenRange], as: UTF8.self)
             endOfDay = record.fireAt.addingTimeInterval(ttl)
         case "webpush":
             guard let endpoint = headers[":url"], let p256dh = headers["x-webpush-p256dh"], let auth = headers["x-webpush-auth"],
@@ -215,36 +223,31 @@ struct PushRequest {
         }
     }
 
-    /// The string value of the first `"key":"…"` in rendered JSON (a value without escapes: a token, a ttl).
-    static func stringValue(of key: String, in json: String) -> String? {
-        let bytes = Array(json.utf8)
-        guard let start = valueStart(of: key, in: bytes), let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
-        return String(decoding: bytes[start..<end], as: UTF8.self)
-    }
-
-    static func valueStart(of key: String, in bytes: [UInt8]) -> Int? {
+    /// Where the string value of `"key":"…"` is in rendered JSON (a value without escapes: a token, a ttl), the first
+    /// from the start or the last from the end.
+    static func valueRange(of key: String, in bytes: [UInt8], fromEnd: Bool) -> Range<Int>? {
         let needle = Array("\"\(key)\":\"".utf8)
         guard bytes.count >= needle.count else { return nil }
-        var index = 0
-        while index <= bytes.count - needle.count {
-            if bytes[index] == needle[0] && bytes[index..<(index + needle.count)].elementsEqual(needle) { return index + needle.count }
-            index += 1
+        let last = bytes.count - needle.count
+        var index = fromEnd ? last : 0
+        while index >= 0 && index <= last {
+            if bytes[index] == needle[0] && bytes[index..<(index + needle.count)].elementsEqual(needle) {
+                let start = index + needle.count
+                guard let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+                return start..<end
+            }
+            index += fromEnd ? -1 : 1
         }
         return nil
     }
 
-    /// The rendered FCM message with `android.ttl` counted from now (the only `"ttl":"` the renderer writes), as the
-    /// bytes to send.
-    static func replacingTTL(in payload: String, seconds: Int) -> ByteBuffer {
-        let bytes = Array(payload.utf8)
-        guard let start = valueStart(of: "ttl", in: bytes), let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) else {
-            return ByteBuffer(bytes: bytes)
-        }
+    /// The FCM message with `android.ttl` counted from now, as the bytes to send.
+    static func replacingTTL(in bytes: [UInt8], ttl: Range<Int>, seconds: Int) -> ByteBuffer {
         var buffer = ByteBuffer()
         buffer.reserveCapacity(bytes.count + 8)
-        buffer.writeBytes(bytes[..<start])
+        buffer.writeBytes(bytes[..<ttl.lowerBound])
         buffer.writeString("\(max(0, seconds))s")
-        buffer.writeBytes(bytes[end...])
+        buffer.writeBytes(bytes[ttl.upperBound...])
         return buffer
     }
 }
@@ -325,5 +328,61 @@ public struct DatabaseCredentialStore: CredentialStore {
         StoredCredential(
             name: row["name"], value: row["value"], issuedAt: Date(timeIntervalSince1970: row["issued_at"]),
             expiresAt: Date(timeIntervalSince1970: row["expires_at"]))
+    }
+}
+
+/// A flat JSON object of strings (the headers the renderer writes), read without Foundation's parser: a million rows
+/// a day are taken apart. Nil for anything else.
+enum FlatJSON {
+    static func strings(_ text: String) -> [(String, String)]? {
+        var bytes = Array(text.utf8)[...]
+        func skipSpace() { while let first = bytes.first, first == 0x20 || first == 0x0A || first == 0x0D || first == 0x09 { bytes.removeFirst() } }
+        func expect(_ byte: UInt8) -> Bool {
+            skipSpace()
+            guard bytes.first == byte else { return false }
+            bytes.removeFirst()
+            return true
+        }
+        func string() -> String? {
+            guard expect(UInt8(ascii: "\"")) else { return nil }
+            var out: [UInt8] = []
+            while let byte = bytes.popFirst() {
+                switch byte {
+                case UInt8(ascii: "\""): return String(decoding: out, as: UTF8.self)
+                case UInt8(ascii: "\\"):
+                    guard let escaped = bytes.popFirst() else { return nil }
+                    switch escaped {
+                    case UInt8(ascii: "n"): out.append(0x0A)
+                    case UInt8(ascii: "r"): out.append(0x0D)
+                    case UInt8(ascii: "t"): out.append(0x09)
+                    case UInt8(ascii: "b"): out.append(0x08)
+                    case UInt8(ascii: "f"): out.append(0x0C)
+                    case UInt8(ascii: "u"):
+                        guard bytes.count >= 4, let code = UInt32(String(decoding: bytes.prefix(4), as: UTF8.self), radix: 16),
+                            let scalar = Unicode.Scalar(code)
+                        else { return nil }
+                        bytes.removeFirst(4)
+                        out.append(contentsOf: Array(String(Character(scalar)).utf8))
+                    default: out.append(escaped)
+                    }
+                default: out.append(byte)
+                }
+            }
+            return nil
+        }
+        guard expect(UInt8(ascii: "{")) else { return nil }
+        var pairs: [(String, String)] = []
+        skipSpace()
+        if bytes.first == UInt8(ascii: "}") {
+            bytes.removeFirst()
+        } else {
+            repeat {
+                guard let key = string(), expect(UInt8(ascii: ":")), let value = string() else { return nil }
+                pairs.append((key, value))
+            } while expect(UInt8(ascii: ","))
+            guard expect(UInt8(ascii: "}")) else { return nil }
+        }
+        skipSpace()
+        return bytes.isEmpty ? pairs : nil
     }
 }

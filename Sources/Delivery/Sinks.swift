@@ -29,11 +29,14 @@ public protocol Sink: Sendable {
     func deliver(_ records: [OutboxRecord]) async throws -> [Int64: DeliveryOutcome]
     /// Lets go of connections; the sink is not used after.
     func shutdown() async
+    /// Whether a batch may be sent while the one before is still being recorded (see `Deliverer.run`).
+    var overlapsRecording: Bool { get }
 }
 
 extension Sink {
     public var platforms: Set<String>? { nil }
     public func shutdown() async {}
+    public var overlapsRecording: Bool { false }
 }
 
 /// Prints each record as a JSON line on standard output.
@@ -249,41 +252,69 @@ public struct Deliverer: Sendable {
         self.sink = sink
     }
 
-    /// Delivers every row due by `now`, batch by batch; `shouldStop` is asked between batches.
+    /// Delivers every row due by `now`, batch by batch, in id order; `shouldStop` is asked between batches.
+    ///
+    /// The next batch is read while the sink sends the current one. A sink that `overlapsRecording` (the push
+    /// services, where a batch is seconds of network) sends a batch while the one before is being recorded; the
+    /// others are recorded before the next is handed over (the spool's crash recovery counts on it).
     public func run(now: Date, shouldStop: () -> Bool = { false }) async throws -> DeliverySummary {
         var summary = DeliverySummary()
-        var seen = Set<Int64>()
-        let platforms = sink.platforms
-        while true {
-            let batch = batchSize
-            let records = try await database.writer.read { db in try AppDatabase.deliverable(db, now: now, limit: batch, platforms: platforms) }
-                .filter { !seen.contains($0.id) }
-            if records.isEmpty { break }
-            seen.formUnion(records.map(\.id))
-            var live: [OutboxRecord] = [], expired: [OutboxRecord] = []
-            for record in records {
-                if let grace, record.attempts == 0, Scheduler.action(fireAt: record.fireAt, now: now, grace: grace) == .missed {
-                    expired.append(record)
+        let overlap = sink.overlapsRecording
+        var recording: Task<DeliverySummary, any Error>? = nil
+        do {
+            var next = try await fetch(after: nil, now: now)
+            while let last = next.last {
+                let records = next
+                var live: [OutboxRecord] = [], expired: [OutboxRecord] = []
+                for record in records {
+                    if let grace, record.attempts == 0, Scheduler.action(fireAt: record.fireAt, now: now, grace: grace) == .missed {
+                        expired.append(record)
+                    } else {
+                        live.append(record)
+                    }
+                }
+                let prefetch: Task<[OutboxRecord], any Error>? =
+                    records.count < batchSize ? nil : Task { [self] in try await fetch(after: last.id, now: now) }
+                var outcomes: [Int64: DeliveryOutcome] = [:]
+                if !live.isEmpty {
+                    do { outcomes = try await sink.deliver(live) } catch let error as SinkError where error.isLocal {
+                        // Not the records' fault: they stay pending with their attempts as they were, and wait a little.
+                        summary.localError = error.description
+                        outcomes = Dictionary(uniqueKeysWithValues: live.map { ($0.id, .paused(error: error.description, after: localRetryDelay)) })
+                    } catch {
+                        outcomes = Dictionary(uniqueKeysWithValues: live.map { ($0.id, .retry(error: "\(error)", after: nil)) })
+                    }
+                }
+                if let previous = recording {
+                    recording = nil
+                    summary.add(try await previous.value)
+                }
+                if overlap {
+                    let outcomesOfBatch = outcomes
+                    recording = Task { [self] in try await record(live: live, outcomes: outcomesOfBatch, expired: expired, now: now) }
                 } else {
-                    live.append(record)
+                    summary.add(try await record(live: live, outcomes: outcomes, expired: expired, now: now))
                 }
-            }
-            var outcomes: [Int64: DeliveryOutcome] = [:]
-            if !live.isEmpty {
-                do { outcomes = try await sink.deliver(live) } catch let error as SinkError where error.isLocal {
-                    // Not the records' fault: they stay pending with their attempts as they were, and wait a little.
-                    summary.localError = error.description
-                    outcomes = Dictionary(uniqueKeysWithValues: live.map { ($0.id, .paused(error: error.description, after: localRetryDelay)) })
-                } catch {
-                    outcomes = Dictionary(uniqueKeysWithValues: live.map { ($0.id, .retry(error: "\(error)", after: nil)) })
+                // After a local failure the next batch would fail alike: the pass ends, and the rows wait their delay.
+                if shouldStop() || summary.localError != nil {
+                    prefetch?.cancel()
+                    break
                 }
+                next = try await prefetch?.value ?? []
             }
-            let pass = try await record(live: live, outcomes: outcomes, expired: expired, now: now)
-            summary.add(pass)
-            // After a local failure the next batch would fail alike: the pass ends, and the rows wait their delay.
-            if records.count < batchSize || shouldStop() || summary.localError != nil { break }
+        } catch {
+            // What was sent is recorded before the error goes up.
+            if let recording { _ = try? await recording.value }
+            throw error
         }
+        if let recording { summary.add(try await recording.value) }
         return summary
+    }
+
+    /// The next batch of rows due, after the one with id `after`.
+    func fetch(after: Int64?, now: Date) async throws -> [OutboxRecord] {
+        let (limit, platforms) = (batchSize, sink.platforms)
+        return try await database.writer.read { db in try AppDatabase.deliverable(db, now: now, limit: limit, platforms: platforms, after: after) }
     }
 
     /// Records a batch's outcomes in one transaction.

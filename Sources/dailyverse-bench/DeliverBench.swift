@@ -14,7 +14,7 @@ struct DeliverBench: ParsableCommand {
         commandName: "deliver", abstract: "The push senders vs a raw HTTP/2 client, on loopback stand-ins.")
     @Option(help: "Outbox rows per platform.") var records = 5_000
     @Option(help: "Requests in flight at once (the push sink's concurrency).") var concurrency = 64
-    @Option(help: "Rounds; the best of each side counts.") var rounds = 2
+    @Option(help: "Rounds; each measures both sides back to back (which goes first alternates), and the medians count.") var rounds = 5
     @Option(help: "The data/ folder.") var data: String?
 
     static let fire = ISO8601DateFormatter().date(from: "2025-03-10T08:00:00Z")!
@@ -46,8 +46,9 @@ struct DeliverBench: ParsableCommand {
         // stand-in, refuse a second token within 20 minutes).
         let store = MemoryCredentialStore()
         try await standIn.run { port in
-            print("records: \(records) per platform, \(concurrency) in flight, best of \(rounds) rounds; stand-ins on 127.0.0.1:\(port) (HTTP/2, TLS)")
-            var best: [String: (sink: Double, raw: Double)] = [:]
+            print("records: \(records) per platform, \(concurrency) in flight, \(rounds) rounds (medians); stand-ins on 127.0.0.1:\(port) (HTTP/2, TLS)")
+            // Per platform and round: the sink's and the raw client's seconds, measured back to back.
+            var samples: [String: [(sink: Double, raw: Double?)]] = [:]
             for round in 1...rounds {
                 for platform in ["apns", "fcm", "webpush"] {
                     let database = try AppDatabase.open(path: folder.appendingPathComponent("deliver-\(round)-\(platform).sqlite").path, pool: true)
@@ -62,38 +63,60 @@ struct DeliverBench: ParsableCommand {
                     // The raw client: the same requests, prepared beforehand, the same concurrency, nothing recorded.
                     let rawClient = try PushClient(caFile: caFile)
                     let prepared = try await Self.prepare(rows, platform: platform, standIn: standIn, port: port, client: rawClient, store: store, now: now)
-                    let raw = platform == "webpush" ? nil : try await Self.time { try await Self.sendRaw(prepared, client: rawClient, concurrency: concurrency) }
-                    try await rawClient.shutdown()
+                    func measureRaw() async throws -> Double? {
+                        platform == "webpush" ? nil : try await Self.time { try await Self.sendRaw(prepared, client: rawClient, concurrency: concurrency) }
+                    }
 
                     // The sink, through the deliverer: reading the outbox, sending, recording every answer.
                     let client = try PushClient(caFile: caFile)
                     let sink = try Self.sink(platform, database: database, client: client, standIn: standIn, port: port, concurrency: concurrency, store: store, now: now)
                     var deliverer = Deliverer(database: database, sink: sink)
                     deliverer.batchSize = 2_000
-                    var summary = DeliverySummary()
-                    let seconds = try await Self.time { summary = try await deliverer.run(now: now) }
-                    await sink.shutdown()
-                    guard summary.delivered == records else {
-                        throw ValidationError("\(platform): \(summary.delivered) of \(records) delivered (last error: \(summary.lastError ?? "none"))")
+                    func measureSink() async throws -> Double {
+                        var summary = DeliverySummary()
+                        let seconds = try await Self.time { summary = try await deliverer.run(now: now) }
+                        guard summary.delivered == records else {
+                            throw ValidationError("\(platform): \(summary.delivered) of \(records) delivered (last error: \(summary.lastError ?? "none"))")
+                        }
+                        return seconds
                     }
-                    let previous = best[platform] ?? (.infinity, .infinity)
-                    best[platform] = (min(previous.sink, seconds), min(previous.raw, raw ?? .infinity))
+                    let raw: Double?, seconds: Double
+                    if round % 2 == 1 {
+                        raw = try await measureRaw()
+                        seconds = try await measureSink()
+                    } else {
+                        seconds = try await measureSink()
+                        raw = try await measureRaw()
+                    }
+                    try await rawClient.shutdown()
+                    await sink.shutdown()
+                    samples[platform, default: []].append((seconds, raw))
                     print(
                         "round \(round) \(platform.padding(toLength: 8, withPad: " ", startingAt: 0))" + String(format: "sink %8.0f/s", Double(records) / seconds)
-                            + (raw.map { String(format: "   raw client %8.0f/s", Double(records) / $0) } ?? ""))
+                            + (raw.map { String(format: "   raw client %8.0f/s   ratio %.2f", Double(records) / $0, $0 / seconds) } ?? ""))
                 }
             }
             let problems = await standIn.script.problems
             guard problems.isEmpty else { throw ValidationError("the stand-ins found: \(problems.prefix(3))") }
-            func rate(_ seconds: Double) -> Double { Double(records) / seconds }
-            let apns = best["apns"]!, fcm = best["fcm"]!, web = best["webpush"]!
+            func median(_ values: [Double]) -> Double {
+                let sorted = values.sorted()
+                return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+            }
+            // Rates are the medians over the rounds; a ratio is the median of each round's own ratio (the two sides
+            // of a round ran back to back, so the machine's slow spells fall on both).
+            func rate(_ platform: String) -> Double { median(samples[platform, default: []].map { Double(records) / $0.sink }) }
+            func rawRate(_ platform: String) -> Double { median(samples[platform, default: []].compactMap { $0.raw.map { Double(records) / $0 } }) }
+            func ratio(_ platform: String) -> Double { median(samples[platform, default: []].compactMap { pair in pair.raw.map { $0 / pair.sink } }) }
             // Web Push's own cost is mostly the encryption: its share of the sink's time.
             let encryption = try Self.encryptionSeconds(records, standIn: standIn)
-            let ratio = min(rate(apns.sink) / rate(apns.raw), rate(fcm.sink) / rate(fcm.raw))
-            print(String(format: "apns:    sink %8.0f/s, raw client %8.0f/s, ratio %.2f", rate(apns.sink), rate(apns.raw), rate(apns.sink) / rate(apns.raw)))
-            print(String(format: "fcm:     sink %8.0f/s, raw client %8.0f/s, ratio %.2f", rate(fcm.sink), rate(fcm.raw), rate(fcm.sink) / rate(fcm.raw)))
-            print(String(format: "webpush: sink %8.0f/s; encryption %.0f%% of its time (%.0f µs a message)", rate(web.sink), 100 * encryption / web.sink, 1e6 * encryption / Double(records)))
-            print(String(format: "deliver apns_per_s=%.0f fcm_per_s=%.0f webpush_per_s=%.0f ratio_to_raw_client=%.2f", rate(apns.sink), rate(fcm.sink), rate(web.sink), ratio))
+            let webSeconds = median(samples["webpush", default: []].map(\.sink))
+            print(String(format: "apns:    sink %8.0f/s, raw client %8.0f/s, ratio %.2f", rate("apns"), rawRate("apns"), ratio("apns")))
+            print(String(format: "fcm:     sink %8.0f/s, raw client %8.0f/s, ratio %.2f", rate("fcm"), rawRate("fcm"), ratio("fcm")))
+            print(String(format: "webpush: sink %8.0f/s; encryption %.0f%% of its time (%.0f µs a message)", rate("webpush"), 100 * encryption / webSeconds, 1e6 * encryption / Double(records)))
+            print(
+                String(
+                    format: "deliver apns_per_s=%.0f fcm_per_s=%.0f webpush_per_s=%.0f ratio_to_raw_client=%.2f", rate("apns"), rate("fcm"), rate("webpush"),
+                    min(ratio("apns"), ratio("fcm"))))
         }
     }
 

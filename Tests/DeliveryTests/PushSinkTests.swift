@@ -164,6 +164,20 @@ import Testing
         }
     }
 
+    @Test func batchesSentWhileTheOneBeforeIsRecordedAreAllRecordedOnce() async throws {
+        try await withHarness { h in
+            await h.script.answer(Self.fcmToken, with: .fcm(500, status: "INTERNAL", code: "INTERNAL"))
+            var deliverer = h.deliverer(try h.sink())
+            deliverer.batchSize = 1
+            let summary = try await deliverer.run(now: h.clock.now)
+            #expect(summary.delivered == 2 && summary.retrying == 1)
+            #expect(try row(h, "ios").status == .delivered && row(h, "web").status == .delivered)
+            #expect(try row(h, "android").attempts == 1 && row(h, "android").status == .pending)
+            // Each row went once in the pass: the next batch starts after the last id, not again at a row due again.
+            #expect(await h.script.received.count == 3)
+        }
+    }
+
     @Test func aRowWhoseLocalDayHasEndedIsMissedNotSent() async throws {
         try await withHarness { h in
             h.clock.set(instant("2025-03-02T00:00:00Z"))
@@ -237,6 +251,26 @@ import Testing
                 return ((message?["android"] as? [String: Any])?["notification"] as? [String: Any])?["tag"] as? String
             }
             #expect(tags.count == 2 && Set(tags).count == 1 && tags[0] != nil)
+        }
+    }
+}
+
+@Suite struct FlatJSONTests {
+    @Test func readsWhatTheRendererWritesAsFoundationDoes() throws {
+        let samples = [
+            #"{":path":"/3/device/ab","apns-collapse-id":"dv-1-2025-03-01","apns-expiration":"1740873600","apns-topic":"org.example.quran"}"#,
+            #"{}"#, #" { "a" : "b" , "c":"\"q\" \\ \n \t \u00e9 \u0001" } "#,
+            #"{":url":"https://push.example/x?y=1&z=2","TTL":"60","x-webpush-p256dh":"BAcH"}"#,
+        ]
+        for sample in samples {
+            let ours = try #require(FlatJSON.strings(sample))
+            let theirs = try #require(try JSONSerialization.jsonObject(with: Data(sample.utf8)) as? [String: String])
+            #expect(Dictionary(ours, uniquingKeysWith: { a, _ in a }) == theirs)
+        }
+        // Order is kept (the APNs headers go in the order rendered).
+        #expect(FlatJSON.strings(#"{"b":"1","a":"2"}"#)?.map(\.0) == ["b", "a"])
+        for bad in ["", "[]", "{", #"{"a":1}"#, #"{"a":"b""#, #"{"a":"b",}"#, #"{"a" "b"}"#, #"{"a":"\u12"}"#, #"{"a":"b"} x"#, #"{"a":"\"#] {
+            #expect(FlatJSON.strings(bad) == nil, "\(bad)")
         }
     }
 }
