@@ -165,6 +165,26 @@ public final class PushStandIn: Sendable {
         return result
     }
 
+    /// Runs the stand-ins and hands `body` their port and a push client that trusts their certificate authority
+    /// (through a CA file, as an operator would), shut down after.
+    public func runWithClient<T: Sendable>(timeout: TimeInterval = 10, _ body: @Sendable (Int, PushClient) async throws -> T) async throws -> T {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-stand-in-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let caFile = try certificates.writeAuthority(in: folder)
+        return try await run { port in
+            let client = try PushClient(caFile: caFile, timeout: timeout)
+            do {
+                let result = try await body(port, client)
+                try await client.shutdown()
+                return result
+            } catch {
+                try? await client.shutdown()
+                throw error
+            }
+        }
+    }
+
     static func headers(_ request: Request) -> [String: String] {
         var out: [String: String] = [:]
         for field in request.headers { out[field.name.canonicalName] = field.value }

@@ -61,11 +61,7 @@ import Testing
     func withHarness(_ body: @Sendable (Harness) async throws -> Void) async throws {
         let clock = Clock(Self.fire.addingTimeInterval(60))
         let standIn = try PushStandIn(clock: { clock.now })
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-pushsink-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let caFile = try standIn.certificates.writeAuthority(in: folder)
-        try await standIn.run { port in
+        try await standIn.runWithClient { port, client in
             let database = try seededDatabase()
             let created = instant("2025-02-28T00:00:00Z")
             let sub = standIn.subscription(0, port: port)
@@ -76,14 +72,7 @@ import Testing
                 now: created)
             let emit = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsTopic: standIn.topic), batchSize: 10)
             #expect(try Emitter(database: database, configuration: emit).run(now: Self.fire.addingTimeInterval(30)).queued == 3)
-            let client = try PushClient(caFile: caFile, timeout: 10)
-            do {
-                try await body(Harness(standIn: standIn, port: port, client: client, clock: clock, database: database))
-            } catch {
-                try? await client.shutdown()
-                throw error
-            }
-            try await client.shutdown()
+            try await body(Harness(standIn: standIn, port: port, client: client, clock: clock, database: database))
         }
     }
 

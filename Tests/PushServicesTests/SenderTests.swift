@@ -30,20 +30,7 @@ import Testing
     func withStandIn(_ body: @Sendable (Harness) async throws -> Void) async throws {
         let clock = Clock()
         let standIn = try PushStandIn(clock: { clock.now })
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-standin-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let caFile = try standIn.certificates.writeAuthority(in: folder)
-        try await standIn.run { port in
-            let client = try PushClient(caFile: caFile, timeout: 10)
-            do {
-                try await body(Harness(standIn: standIn, port: port, client: client, clock: clock))
-            } catch {
-                try? await client.shutdown()
-                throw error
-            }
-            try await client.shutdown()
-        }
+        try await standIn.runWithClient { port, client in try await body(Harness(standIn: standIn, port: port, client: client, clock: clock)) }
     }
 
     func apns(_ h: Harness, key: P256.Signing.PrivateKey? = nil, store: any CredentialStore = MemoryCredentialStore()) -> APNsSender {
