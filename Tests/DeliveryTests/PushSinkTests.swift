@@ -131,6 +131,58 @@ import Testing
         }
     }
 
+    /// Every answer of Apple's, Google's and RFC 8030's tables, through the real sink and deliverer, with what it leaves
+    /// in the outbox and on the device.
+    struct Case: Sendable, CustomStringConvertible {
+        let device: String
+        let key: String
+        let answer: StandInScript.Answer
+        let status: OutboxStatus
+        let attempts: Int
+        let enabled: Bool
+        var description: String { "\(device) \(answer.status) \(answer.body.prefix(60))" }
+    }
+
+    static let cases: [Case] = [
+        Case(device: "ios", key: apnsToken, answer: .init(status: 200), status: .delivered, attempts: 1, enabled: true),
+        Case(device: "ios", key: apnsToken, answer: .apns(410, "Unregistered"), status: .failed, attempts: 1, enabled: false),
+        Case(device: "ios", key: apnsToken, answer: .apns(400, "BadDeviceToken"), status: .failed, attempts: 1, enabled: false),
+        Case(device: "ios", key: apnsToken, answer: .apns(400, "DeviceTokenNotForTopic"), status: .failed, attempts: 1, enabled: false),
+        Case(device: "ios", key: apnsToken, answer: .apns(403, "InvalidProviderToken"), status: .pending, attempts: 0, enabled: true),
+        Case(device: "ios", key: apnsToken, answer: .apns(429, "TooManyRequests"), status: .pending, attempts: 1, enabled: true),
+        Case(device: "ios", key: apnsToken, answer: .apns(503, "ServiceUnavailable"), status: .pending, attempts: 1, enabled: true),
+        Case(device: "ios", key: apnsToken, answer: .apns(413, "PayloadTooLarge"), status: .failed, attempts: 1, enabled: true),
+        Case(device: "android", key: fcmToken, answer: .init(status: 200, body: #"{"name":"projects/p/messages/1"}"#), status: .delivered, attempts: 1, enabled: true),
+        Case(device: "android", key: fcmToken, answer: .fcm(404, status: "NOT_FOUND", code: "UNREGISTERED"), status: .failed, attempts: 1, enabled: false),
+        Case(device: "android", key: fcmToken, answer: .fcm(403, status: "PERMISSION_DENIED", code: "SENDER_ID_MISMATCH"), status: .failed, attempts: 1, enabled: false),
+        Case(device: "android", key: fcmToken, answer: .fcm(400, status: "INVALID_ARGUMENT", code: "INVALID_ARGUMENT"), status: .failed, attempts: 1, enabled: true),
+        Case(device: "android", key: fcmToken, answer: .fcm(429, status: "RESOURCE_EXHAUSTED", code: "QUOTA_EXCEEDED"), status: .pending, attempts: 1, enabled: true),
+        Case(device: "android", key: fcmToken, answer: .fcm(503, status: "UNAVAILABLE", code: "UNAVAILABLE"), status: .pending, attempts: 1, enabled: true),
+        Case(device: "android", key: fcmToken, answer: .fcm(500, status: "INTERNAL", code: "INTERNAL"), status: .pending, attempts: 1, enabled: true),
+        Case(device: "android", key: fcmToken, answer: .fcm(401, status: "UNAUTHENTICATED", code: "THIRD_PARTY_AUTH_ERROR"), status: .pending, attempts: 0, enabled: true),
+        Case(device: "web", key: "sub-0", answer: .init(status: 201), status: .delivered, attempts: 1, enabled: true),
+        Case(device: "web", key: "sub-0", answer: .init(status: 202), status: .delivered, attempts: 1, enabled: true),
+        Case(device: "web", key: "sub-0", answer: .init(status: 404), status: .failed, attempts: 1, enabled: false),
+        Case(device: "web", key: "sub-0", answer: .init(status: 410), status: .failed, attempts: 1, enabled: false),
+        Case(device: "web", key: "sub-0", answer: .init(status: 413), status: .failed, attempts: 1, enabled: true),
+        Case(device: "web", key: "sub-0", answer: .init(status: 400), status: .failed, attempts: 1, enabled: true),
+        Case(device: "web", key: "sub-0", answer: .init(status: 403), status: .failed, attempts: 1, enabled: true),
+        Case(device: "web", key: "sub-0", answer: .init(status: 429), status: .pending, attempts: 1, enabled: true),
+        Case(device: "web", key: "sub-0", answer: .init(status: 502), status: .pending, attempts: 1, enabled: true),
+    ]
+
+    @Test(arguments: cases)
+    func everyAnswerThroughTheSink(_ item: Case) async throws {
+        try await withHarness { h in
+            await h.script.answer(item.key, with: item.answer)
+            _ = try await h.deliverer(try h.sink()).run(now: h.clock.now)
+            let row = try row(h, item.device)
+            #expect(row.status == item.status && row.attempts == item.attempts, "\(item): \(row.status) \(row.attempts) \(row.lastError ?? "")")
+            let state = try #require(try h.database.deviceState(id: item.device, now: h.clock.now))
+            #expect(state.device.enabled == item.enabled && (state.disabledReason != nil) == !item.enabled, "\(item)")
+        }
+    }
+
     @Test func aRefusedKeyPausesItsPlatformOnlyAndStatusCanSayWhy() async throws {
         try await withHarness { h in
             let sink = try h.sink(apnsKey: P256.Signing.PrivateKey())
