@@ -50,6 +50,15 @@ extension AppDatabase {
         try writer.read { db in try Self.layers(db) }
     }
 
+    /// Commentary entries by provenance (`editorial`, `editorial-summary`, `quotation`, …).
+    public func commentaryCountsByProvenance() throws -> [String: Int] {
+        try writer.read { db in
+            var counts: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT provenance, count(*) AS n FROM commentary GROUP BY provenance") { counts[row["provenance"]] = row["n"] }
+            return counts
+        }
+    }
+
     public func layerIDs() throws -> [String] {
         try writer.read { db in try String.fetchAll(db, sql: "SELECT id FROM layer ORDER BY position") }
     }

@@ -17,7 +17,7 @@ public struct DailyVerseCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Today.self, HijriCommand.self, GregorianCommand.self, VerseCommand.self, CalendarCommand.self, Import.self, Sighting.self,
-            Devices.self, Serve.self, OutboxCommand.self, Status.self, Push.self, Vapid.self, OnboardingCommand.self, Guests.self,
+            Devices.self, Serve.self, OutboxCommand.self, Status.self, Push.self, Vapid.self, ContentCommand.self, OnboardingCommand.self, Guests.self,
         ],
         defaultSubcommand: Today.self)
 

@@ -1,0 +1,54 @@
+import ArgumentParser
+import ContentStore
+import Foundation
+import HijriCalendar
+import VerseOfTheDay
+
+struct ContentCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "content", abstract: "Tools for the content team: what a reader sees over a year.", subcommands: [ContentCoverage.self])
+}
+
+struct ContentCoverage: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "coverage", abstract: "Per layer, on how many days of a Hijri year it is shown, and which selections lack which layers.",
+        discussion: """
+            Every day of the year is selected as `today` selects it (the verse or passage, and the occasion on its \
+            day); a layer counts for a day when that selection has an entry for it. Also counts the commentary \
+            entries by provenance: editorial text, summaries of named works, quotations.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var calendarOptions: CalendarOptions
+    @Option(name: .customLong("hijri-year"), help: ArgumentHelp("The Hijri year. Default: the current one (UTC).", valueName: "year"))
+    var hijriYear: Int?
+    @Option(help: ArgumentHelp("How many incomplete selections the text lists (--json lists all).", valueName: "n"))
+    var show = 20
+
+    func validate() throws {
+        guard (0...10_000).contains(show) else { throw ValidationError("invalid --show \(show): expected 0 to 10000") }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let kind = try calendarOptions.kind()
+            let database = try global.openDatabase()
+            let year = try hijriYear
+                ?? database.islamicCalendar(kind).hijriDate(for: CivilDate(instant: global.clock(), timeZone: TimeZone(identifier: "UTC")!)).year
+            let report = try DailyVerseService(database: database).coverage(year: year, calendar: kind)
+            if global.json { return try printJSON(report) }
+            print("\(year) AH (\(report.calendar)): \(report.days) days, \(report.selections) selections\n")
+            print("layer            days shown   selections lacking it")
+            for layer in report.layers {
+                let share = report.days == 0 ? 0 : 100 * layer.days / report.days
+                print(layer.id.padding(toLength: 16, withPad: " ", startingAt: 0) + String(format: "%4d (%3d%%)   %d", layer.days, share, layer.missing))
+            }
+            print("\nselections lacking layers: \(report.incomplete.count)")
+            for selection in report.incomplete.prefix(show) {
+                let name = selection.verses + (selection.occasion.map { " (\($0))" } ?? "")
+                print("  \(name), \(selection.days) day\(selection.days == 1 ? "" : "s"): \(selection.missing.joined(separator: ", "))")
+            }
+            if report.incomplete.count > show { print("  … \(report.incomplete.count - show) more (--show N, or --json)") }
+            print("\ncommentary entries: " + report.entries.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import Foundation
+import Testing
+
+@Suite struct ContentCLITests {
+    @Test func coverageSaysPerLayerHowManyDaysShowIt() throws {
+        let json = CLI.run(["content", "coverage", "--hijri-year", "1446", "--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        #expect(Set(json.json.keys) == ["hijri_year", "calendar", "days", "selections", "layers", "incomplete", "entries"])
+        #expect(json.json["days"] as? Int == 354)
+        let layers = try #require(json.json["layers"] as? [[String: Any]])
+        #expect(layers.map { $0["id"] as? String } == ["foundation", "classical_shia", "contemporary", "ahlul_bayt", "comparative"])
+        let text = CLI.run(["content", "coverage", "--hijri-year", "1446", "--show", "2"])
+        #expect(text.status == 0)
+        #expect(text.stdout.hasPrefix("1446 AH (umm-al-qura): 354 days, "))
+        #expect(text.stdout.contains("foundation ") && text.stdout.contains("commentary entries: "))
+        for (arguments, value) in [(["--hijri-year", "0"], "0"), (["--hijri-year", "99999"], "99999"), (["--show=-1"], "-1")] {
+            let bad = CLI.run(["content", "coverage"] + arguments)
+            #expect(bad.status == 1 && bad.stderr.hasPrefix("dailyverse: ") && bad.stderr.contains(value), "\(arguments): \(bad.stderr)")
+            #expect(bad.stderr.split(separator: "\n").count == 1)
+        }
+    }
+}
