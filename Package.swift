@@ -97,7 +97,7 @@ let package = Package(
         .target(
             name: "Delivery",
             dependencies: [
-                "ContentStore", "Notifications", "VerseOfTheDay", "HijriCalendar", "PushServices", .product(name: "GRDB", package: "GRDB.swift"),
+                "ContentStore", "Notifications", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "PushServices", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "Metrics", package: "swift-metrics"),
             ]),
         // The long-running service: scheduler and watchdog in a ServiceGroup, configuration, systemd notify, logs.

@@ -454,6 +454,38 @@ public final class AppDatabase: Sendable {
                         platform TEXT PRIMARY KEY NOT NULL, reason TEXT NOT NULL, since REAL NOT NULL, until REAL NOT NULL);
                     """)
         }
+        migrator.registerMigration("v10-occasions-and-nights") { db in
+            // Occasions: several on one day (a rank decides which leads), nights kept from the evening before, a day
+            // that is the month's last (day 0), a note for another tradition's date. Commentary may name the occasion it
+            // was written for, and is then shown on that occasion only; an entry's key includes it. Both tables are
+            // rebuilt (SQLite cannot drop a UNIQUE constraint); occasions are reseeded, commentary is copied.
+            try db.execute(
+                sql: """
+                    CREATE TABLE occasion_v10 (
+                        id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, name_arabic TEXT, description TEXT, note TEXT,
+                        month INTEGER NOT NULL CHECK (month BETWEEN 1 AND 12), day INTEGER NOT NULL CHECK (day BETWEEN 0 AND 30),
+                        observed TEXT NOT NULL DEFAULT 'day' CHECK (observed IN ('day', 'night')),
+                        rank INTEGER NOT NULL DEFAULT 2 CHECK (rank BETWEEN 1 AND 3),
+                        surah INTEGER NOT NULL, ayah_start INTEGER NOT NULL, ayah_end INTEGER NOT NULL,
+                        theme_id TEXT NOT NULL REFERENCES verse_theme(id), UNIQUE (month, day, observed, rank));
+                    INSERT INTO occasion_v10 (id, name, name_arabic, description, month, day, surah, ayah_start, ayah_end, theme_id)
+                        SELECT id, name, name_arabic, description, month, day, surah, ayah_start, ayah_end, theme_id FROM occasion;
+                    DROP TABLE occasion;
+                    ALTER TABLE occasion_v10 RENAME TO occasion;
+                    CREATE TABLE commentary_v10 (
+                        id INTEGER PRIMARY KEY,
+                        surah INTEGER NOT NULL, ayah_start INTEGER NOT NULL, ayah_end INTEGER NOT NULL,
+                        layer_id TEXT NOT NULL REFERENCES layer(id), occasion_id TEXT,
+                        body TEXT NOT NULL, work TEXT, author TEXT, reference TEXT, provenance TEXT NOT NULL,
+                        origin TEXT NOT NULL CHECK (origin IN ('bundled', 'import')));
+                    INSERT INTO commentary_v10 (id, surah, ayah_start, ayah_end, layer_id, body, work, author, reference, provenance, origin)
+                        SELECT id, surah, ayah_start, ayah_end, layer_id, body, work, author, reference, provenance, origin FROM commentary;
+                    DROP TABLE commentary;
+                    ALTER TABLE commentary_v10 RENAME TO commentary;
+                    CREATE UNIQUE INDEX commentary_key ON commentary (surah, ayah_start, ayah_end, layer_id, ifnull(occasion_id, ''));
+                    CREATE INDEX commentary_by_surah ON commentary (surah, ayah_start);
+                    """)
+        }
         return migrator
     }
 }

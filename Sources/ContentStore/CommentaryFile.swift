@@ -6,6 +6,8 @@ import VerseCalendar
 ///     {"verses": "5:67", "layer": "foundation", "body": "…",
 ///      "source": {"work": null, "author": null, "reference": null, "provenance": "editorial"}}
 ///
+/// An entry written for one occasion names it (`"occasion": "ghadir"`) and is shown on that occasion only.
+///
 /// Blank lines and lines starting with `#` are skipped. Unknown keys are refused, so a typo cannot drop a field.
 public struct CommentaryFile: Sendable {
     public let entries: [CommentaryEntry]
@@ -15,6 +17,7 @@ public struct CommentaryFile: Sendable {
     private struct Line: Decodable {
         let verses: String
         let layer: String
+        let occasion: String?
         let body: String
         let source: Source
 
@@ -25,7 +28,7 @@ public struct CommentaryFile: Sendable {
             let provenance: String
             enum CodingKeys: String, CodingKey, CaseIterable { case work, author, reference, provenance }
         }
-        enum CodingKeys: String, CodingKey, CaseIterable { case verses, layer, body, source }
+        enum CodingKeys: String, CodingKey, CaseIterable { case verses, layer, occasion, body, source }
     }
 
     public init(contentsOf url: URL) throws(StoreError) {
@@ -66,17 +69,26 @@ public struct CommentaryFile: Sendable {
                 throw fail("unknown provenance '\(parsed.source.provenance)': expected one of \(CommentarySource.provenances.joined(separator: ", "))")
             }
             guard !parsed.body.unicodeScalars.contains("\u{FFFD}") else { throw fail("body contains U+FFFD, a sign of a wrong decoding") }
-            guard seen.insert("\(verses.key) \(parsed.layer)").inserted else {
-                throw fail("a second entry for \(verses.key) in layer \(parsed.layer)")
+            if let occasion = parsed.occasion, !Self.isOccasionID(occasion) {
+                throw fail("invalid occasion '\(occasion)': expected an occasion id such as ashura or qadr-23")
             }
             let source = CommentarySource(
                 work: parsed.source.work, author: parsed.source.author, reference: parsed.source.reference,
                 provenance: parsed.source.provenance)
-            entries.append(CommentaryEntry(verses: verses, layer: parsed.layer, body: parsed.body, source: source))
+            let entry = CommentaryEntry(verses: verses, layer: parsed.layer, occasion: parsed.occasion, body: parsed.body, source: source)
+            guard seen.insert(entry.key).inserted else {
+                throw fail("a second entry for \(verses.key) in layer \(parsed.layer)" + (parsed.occasion.map { " for occasion \($0)" } ?? ""))
+            }
+            entries.append(entry)
             lineNumbers.append(lineNumber)
         }
         self.entries = entries
         self.lineNumbers = lineNumbers
+    }
+
+    /// Occasion ids are lowercase letters, digits and hyphens, at most 64.
+    static func isOccasionID(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D }
     }
 
     static func describe(_ error: Error) -> String {

@@ -24,7 +24,7 @@ extension AppDatabase {
         try writer.read { db in try Int.fetchAll(db, sql: "SELECT ayah_count FROM surah ORDER BY number") }
     }
 
-    /// Imports commentary entries; an entry for the same verses and layer replaces the one stored.
+    /// Imports commentary entries; an entry for the same verses, layer and occasion replaces the one stored.
     /// Every entry's verses are checked first; one transaction.
     public func importCommentary(_ file: CommentaryFile, name: String, progress: ((Int, Int) -> Void)? = nil) throws {
         try writer.write { db in
@@ -32,6 +32,12 @@ extension AppDatabase {
             guard counts.count == 114 else { throw StoreError.notSeeded("Quran text") }
             for (entry, line) in zip(file.entries, file.lineNumbers) where entry.verses.end > counts[entry.verses.surah - 1] {
                 throw StoreError.malformedLine(file: name, line: line, reason: StoreError.verseNotFound(entry.verses.key).description)
+            }
+            let occasions = Set(try String.fetchAll(db, sql: "SELECT id FROM occasion"))
+            for (entry, line) in zip(file.entries, file.lineNumbers) {
+                if let occasion = entry.occasion, !occasions.contains(occasion) {
+                    throw StoreError.malformedLine(file: name, line: line, reason: "unknown occasion '\(occasion)': `dailyverse calendar` lists them")
+                }
             }
             try Self.storeCommentary(db, file.entries, origin: "import", replace: true, progress: progress)
         }

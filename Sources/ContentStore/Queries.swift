@@ -23,8 +23,9 @@ extension AppDatabase {
         guard range.end <= surah.ayahCount else { throw StoreError.verseNotFound(range.key) }
     }
 
-    /// The Arabic text, the translation, the sura and the layers of a verse or passage, in one read.
-    public func verse(_ range: VerseRange, translation: String) throws -> VerseContent {
+    /// The Arabic text, the translation, the sura and the layers of a verse or passage, in one read; on an occasion,
+    /// the entries written for it come before the verse's own.
+    public func verse(_ range: VerseRange, translation: String, occasion: String? = nil) throws -> VerseContent {
         try writer.read { db in
             guard let surah = try Self.surah(db, range.surah) else { throw StoreError.notSeeded("suras") }
             guard range.end <= surah.ayahCount else { throw StoreError.verseNotFound(range.key) }
@@ -39,7 +40,7 @@ extension AppDatabase {
             }
             return VerseContent(
                 range: range, surah: surah, arabic: try text(BundledContent.arabicEdition.id),
-                translation: try text(translation), translationName: edition["name"], layers: try Self.layerTexts(db, for: range),
+                translation: try text(translation), translationName: edition["name"], layers: try Self.layerTexts(db, for: range, occasion: occasion),
                 credits: [BundledContent.arabicEdition.credit, edition["credit"]])
         }
     }
@@ -69,21 +70,23 @@ extension AppDatabase {
         }
     }
 
-    /// The five layers for a verse or passage: an entry for exactly that range, else the narrowest entry
-    /// whose passage contains it; nil where there is none.
-    static func layerTexts(_ db: Database, for range: VerseRange) throws -> [LayerText] {
+    /// The five layers for a verse or passage: on an occasion, an entry written for it first; then an entry for exactly
+    /// that range, else the narrowest entry whose passage contains it; nil where there is none. An entry written for an
+    /// occasion is never shown on another day, even for a verse inside its passage.
+    static func layerTexts(_ db: Database, for range: VerseRange, occasion: String?) throws -> [LayerText] {
         let rows = try Row.fetchAll(
             db.cachedStatement(
                 sql: """
                     SELECT * FROM commentary WHERE surah = ? AND ayah_start <= ? AND ayah_end >= ?
-                    ORDER BY (ayah_end - ayah_start), ayah_start
-                    """), arguments: [range.surah, range.start, range.end])
+                        AND (occasion_id IS NULL OR occasion_id = ?)
+                    ORDER BY occasion_id IS NULL, (ayah_end - ayah_start), ayah_start
+                    """), arguments: [range.surah, range.start, range.end, occasion])
         return try layers(db).map { layer in
             let row = rows.first { ($0["layer_id"] as String) == layer.id }
             let entry = row.map {
                 CommentaryEntry(
                     verses: VerseRange(surah: $0["surah"], start: $0["ayah_start"], end: $0["ayah_end"]), layer: layer.id,
-                    body: $0["body"],
+                    occasion: $0["occasion_id"], body: $0["body"],
                     source: CommentarySource(work: $0["work"], author: $0["author"], reference: $0["reference"], provenance: $0["provenance"]))
             }
             return LayerText(layer: layer, entry: entry)
@@ -106,15 +109,19 @@ extension AppDatabase {
             let months = try Row.fetchAll(db, sql: "SELECT * FROM month_theme ORDER BY month").map { row in
                 MonthTheme(month: row["month"], theme: themes[row["theme_id"]]!, verses: pools[row["month"]] ?? [])
             }
-            let occasions = try Row.fetchAll(db, sql: "SELECT * FROM occasion ORDER BY month, day").map { row in
-                Occasion(
-                    id: row["id"], name: row["name"], nameArabic: row["name_arabic"], description: row["description"], month: row["month"],
-                    day: row["day"], verses: VerseRange(surah: row["surah"], start: row["ayah_start"], end: row["ayah_end"]),
-                    theme: themes[row["theme_id"]]!)
+            let occasions = try Row.fetchAll(db, sql: "SELECT * FROM occasion ORDER BY month, day = 0, day, rank").map { row in
+                Self.occasion(row, theme: themes[row["theme_id"]]!)
             }
             guard !months.isEmpty else { throw StoreError.notSeeded("verse calendar") }
             return try VerseCalendarData(months: months, occasions: occasions)
         }
+    }
+
+    static func occasion(_ row: Row, theme: Theme) -> Occasion {
+        Occasion(
+            id: row["id"], name: row["name"], nameArabic: row["name_arabic"], description: row["description"], note: row["note"],
+            month: row["month"], day: row["day"], observed: Observance(rawValue: row["observed"]) ?? .day, rank: row["rank"],
+            verses: VerseRange(surah: row["surah"], start: row["ayah_start"], end: row["ayah_end"]), theme: theme)
     }
 
     /// The calendar as a selection source that reads only the rows one day needs.
@@ -184,21 +191,17 @@ public struct VerseContent: Sendable {
 struct StoreCalendarSource: VerseCalendarSource {
     let database: AppDatabase
 
-    func occasion(month: Int, day: Int) throws -> Occasion? {
+    func occasions(month: Int, day: Int) throws -> [Occasion] {
         try database.writer.read { db in
-            guard
-                let row = try Row.fetchOne(
-                    db.cachedStatement(
-                        sql: """
-                            SELECT o.*, t.name AS theme_name, t.relevance FROM occasion o JOIN verse_theme t ON t.id = o.theme_id
-                            WHERE o.month = ? AND o.day = ?
-                            """), arguments: [month, day])
-            else { return nil }
-            return Occasion(
-                id: row["id"], name: row["name"], nameArabic: row["name_arabic"], description: row["description"], month: row["month"],
-                day: row["day"],
-                verses: VerseRange(surah: row["surah"], start: row["ayah_start"], end: row["ayah_end"]),
-                theme: Theme(id: row["theme_id"], name: row["theme_name"], relevance: row["relevance"]))
+            try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT o.*, t.name AS theme_name, t.relevance FROM occasion o JOIN verse_theme t ON t.id = o.theme_id
+                        WHERE o.month = ? AND o.day = ?
+                        """), arguments: [month, day]
+            ).map { row in
+                AppDatabase.occasion(row, theme: Theme(id: row["theme_id"], name: row["theme_name"], relevance: row["relevance"]))
+            }
         }
     }
 

@@ -37,12 +37,25 @@ public struct CommentarySource: Hashable, Sendable, Codable {
     }
 }
 
-/// One commentary entry: a layer's text for a verse or passage.
+/// One commentary entry: a layer's text for a verse or passage, for any day or for one occasion.
 public struct CommentaryEntry: Hashable, Sendable {
     public let verses: VerseRange
     public let layer: String
+    /// The occasion the entry was written for: it is shown on that occasion only. Nil: on any day the verse is shown.
+    public let occasion: String?
     public let body: String
     public let source: CommentarySource
+
+    public init(verses: VerseRange, layer: String, occasion: String? = nil, body: String, source: CommentarySource) {
+        self.verses = verses
+        self.layer = layer
+        self.occasion = occasion
+        self.body = body
+        self.source = source
+    }
+
+    /// What makes an entry one of a kind: its verses, its layer and its occasion.
+    public var key: String { "\(verses.key) \(layer)" + (occasion.map { " @\($0)" } ?? "") }
 }
 
 /// A layer as shown with a verse: its text, or nil when the store has no entry for it.

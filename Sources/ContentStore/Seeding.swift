@@ -6,7 +6,7 @@ import VerseCalendar
 /// The bundled content, read from `data/` and checked before anything is written.
 public struct BundledContent: Sendable {
     /// Bump when the way data/ is read into the database changes, so existing databases are seeded again.
-    static let formatVersion = 2
+    static let formatVersion = 3
 
     public static let arabicEdition = Edition(
         id: "quran-simple", kind: "quran", language: "ar", name: "Tanzil Quran Text (Simple, Version 1.1)",
@@ -84,8 +84,14 @@ public struct BundledContent: Sendable {
         for occasion in calendar.occasions { try check(occasion.verses, "calendar/occasions.json") }
         for entry in commentary { try check(entry.verses, "commentary") }
         var seen = Set<String>()
-        for entry in commentary where !seen.insert("\(entry.verses.key) \(entry.layer)").inserted {
-            throw .malformedData(file: "commentary", reason: "two entries for \(entry.verses.key) in layer \(entry.layer)")
+        for entry in commentary where !seen.insert(entry.key).inserted {
+            throw .malformedData(file: "commentary", reason: "two entries for \(entry.key)")
+        }
+        let occasionIDs = Set(calendar.occasions.map(\.id))
+        for entry in commentary {
+            if let occasion = entry.occasion, !occasionIDs.contains(occasion) {
+                throw .malformedData(file: "commentary", reason: "\(entry.verses.key) \(entry.layer) names the unknown occasion '\(occasion)'")
+            }
         }
     }
 
@@ -234,12 +240,14 @@ extension AppDatabase {
                 try insertTheme(occasion.theme)
                 try db.execute(
                     sql: """
-                        INSERT INTO occasion (id, name, name_arabic, description, month, day, surah, ayah_start, ayah_end, theme_id)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        INSERT INTO occasion (
+                            id, name, name_arabic, description, note, month, day, observed, rank, surah, ayah_start, ayah_end, theme_id)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
-                        occasion.id, occasion.name, occasion.nameArabic, occasion.description, occasion.month, occasion.day,
-                        occasion.verses.surah, occasion.verses.start, occasion.verses.end, occasion.theme.id,
+                        occasion.id, occasion.name, occasion.nameArabic, occasion.description, occasion.note, occasion.month, occasion.day,
+                        occasion.observed.rawValue, occasion.rank, occasion.verses.surah, occasion.verses.start, occasion.verses.end,
+                        occasion.theme.id,
                     ])
             }
 
@@ -268,18 +276,19 @@ extension AppDatabase {
         let conflict =
             replace
             ? """
-            ON CONFLICT (surah, ayah_start, ayah_end, layer_id) DO UPDATE SET body = excluded.body, work = excluded.work,
-                author = excluded.author, reference = excluded.reference, provenance = excluded.provenance, origin = excluded.origin
+            ON CONFLICT (surah, ayah_start, ayah_end, layer_id, ifnull(occasion_id, '')) DO UPDATE SET body = excluded.body,
+                work = excluded.work, author = excluded.author, reference = excluded.reference, provenance = excluded.provenance,
+                origin = excluded.origin
             """
-            : "ON CONFLICT (surah, ayah_start, ayah_end, layer_id) DO NOTHING"
+            : "ON CONFLICT (surah, ayah_start, ayah_end, layer_id, ifnull(occasion_id, '')) DO NOTHING"
         let statement = try db.makeStatement(
             sql: """
-                INSERT INTO commentary (surah, ayah_start, ayah_end, layer_id, body, work, author, reference, provenance, origin)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \(conflict)
+                INSERT INTO commentary (surah, ayah_start, ayah_end, layer_id, occasion_id, body, work, author, reference, provenance, origin)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \(conflict)
                 """)
         for (index, entry) in entries.enumerated() {
             try statement.execute(arguments: [
-                entry.verses.surah, entry.verses.start, entry.verses.end, entry.layer, entry.body,
+                entry.verses.surah, entry.verses.start, entry.verses.end, entry.layer, entry.occasion, entry.body,
                 entry.source.work, entry.source.author, entry.source.reference, entry.source.provenance, origin,
             ])
             progress?(index + 1, entries.count)

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import HijriCalendar
 import Notifications
+import VerseCalendar
 import VerseOfTheDay
 
 /// How a pass emits.
@@ -307,6 +308,10 @@ extension Emitter {
 
 /// The day's content per (local date, calendar, adjustment): the same for every device that shares them.
 struct ContentCache {
+    static func occasion(_ observed: ObservedOccasion) -> DailyContent.Occasion {
+        .init(id: observed.occasion.id, name: observed.occasion.name, nameArabic: observed.occasion.nameArabic ?? observed.occasion.name, tonight: observed.tonight)
+    }
+
     let service: DailyVerseService
     private var entries: [ContentKey: DailyContent] = [:]
 
@@ -321,7 +326,7 @@ struct ContentCache {
             localDate: date, hijri: report.hijriDate, verseKey: report.verse.key, surahName: report.verse.surahName,
             surahNameArabic: report.content.surah.arabic, arabic: report.verse.arabic, translation: report.verse.translation.text,
             themeID: report.theme.id, themeName: report.theme.name,
-            occasion: report.selectedOccasion.map { .init(id: $0.id, name: $0.name, nameArabic: $0.nameArabic ?? $0.name) })
+            occasion: report.selection.occasions.first.map(Self.occasion), otherOccasions: report.selection.others.map(Self.occasion))
         entries[key] = content
         return content
     }

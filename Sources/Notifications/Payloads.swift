@@ -156,6 +156,14 @@ public struct PayloadTemplate: Sendable {
                     out.append("\"occasion\":")
                     out.appendQuoted(occasion.id)
                     out.append(",")
+                    // Strings only, for FCM's data: "true" on the evening a night begins.
+                    if occasion.tonight { out.append("\"occasion_tonight\":\"true\",") }
+                }
+                if !content.otherOccasions.isEmpty {
+                    // The other occasions of the day, by id, comma-separated, tonight's marked "@tonight".
+                    out.append("\"other_occasions\":")
+                    out.appendQuoted(content.otherOccasions.map { $0.id + ($0.tonight ? "@tonight" : "") }.joined(separator: ","))
+                    out.append(",")
                 }
                 out.append("\"theme\":")
                 out.appendQuoted(content.themeID)
@@ -235,7 +243,8 @@ public struct PayloadTemplate: Sendable {
                 Self.appendAPS(&out, body: body, subtitle: subtitleJSON, title: titleJSON, configuration: configuration, isOccasion: isOccasion)
             }
         }
-        // The app's keys, in sorted order: deep_link, display_theme, hijri_date, local_date, occasion, theme, verse_key.
+        // The app's keys, in sorted order: deep_link, display_theme, hijri_date, local_date, occasion, occasion_tonight,
+        // other_occasions, theme, verse_key.
         // An absent occasion is left out (FCM's data holds strings only, and the others follow it).
         func appendCustom() {
             out.append("\"deep_link\":\"")

@@ -1,16 +1,38 @@
 import HijriCalendar
 
+/// An occasion as one civil day meets it: kept today, or tonight (its night begins at sunset of this civil day).
+public struct ObservedOccasion: Hashable, Sendable {
+    public let occasion: Occasion
+    /// The occasion is a night that begins this evening: the civil day before the Hijri day it belongs to.
+    public let tonight: Bool
+
+    public init(occasion: Occasion, tonight: Bool) {
+        self.occasion = occasion
+        self.tonight = tonight
+    }
+}
+
 /// What a day shows: its verse or passage and the theme it is shown under.
 public struct DailySelection: Hashable, Sendable {
     public let hijri: HijriDate
     public let verses: VerseRange
     public let theme: Theme
-    public let occasion: Occasion?
+    /// Every occasion this civil day meets, the one that leads first; the others are named beside it.
+    public let occasions: [ObservedOccasion]
+
+    /// The occasion whose verse the day shows.
+    public var occasion: Occasion? { occasions.first?.occasion }
+    /// The leading occasion is tonight's.
+    public var tonight: Bool { occasions.first?.tonight ?? false }
+    /// The occasions named beside the one that leads.
+    public var others: ArraySlice<ObservedOccasion> { occasions.dropFirst() }
 }
 
 /// The selection rule, the same for every user (README, "How a day's verse is chosen"):
 ///
-/// 1. An occasion on the Hijri month and day wins; its verse or passage and theme are shown.
+/// 1. An occasion wins: one kept on this day's Hijri date, or a night that begins this evening (its Hijri day is
+///    tomorrow's). Of several, the lowest rank leads; at equal rank the day's own leads over tonight's; the others are
+///    named beside it.
 /// 2. Otherwise the month's pool of n ≥ 30 selections is used, at index `(day − 1 + 11 × year) mod n`.
 ///    Within a month consecutive days take consecutive entries, so no verse repeats; from one Hijri year to the
 ///    next the same month-day moves 11 places along the pool, so it does not show the same verse every year.
@@ -20,7 +42,8 @@ public struct DailySelection: Hashable, Sendable {
 /// Where the selection rule reads the calendar from: the decoded data in memory, or the store, which then
 /// reads only the rows a day needs.
 public protocol VerseCalendarSource {
-    func occasion(month: Int, day: Int) throws -> Occasion?
+    /// The occasions on a Hijri month and day (`Occasion.lastDay` for those kept on a month's last day).
+    func occasions(month: Int, day: Int) throws -> [Occasion]
     func monthTheme(month: Int) throws -> Theme
     func poolSize(month: Int) throws -> Int
     func poolEntry(month: Int, index: Int) throws -> VerseRange
@@ -35,17 +58,39 @@ public enum VerseSelector {
         return ((raw % poolSize) + poolSize) % poolSize
     }
 
-    public static func select(_ date: HijriDate, from source: some VerseCalendarSource) throws -> DailySelection {
-        if let occasion = try source.occasion(month: date.month, day: date.day) {
-            return DailySelection(hijri: date, verses: occasion.verses, theme: occasion.theme, occasion: occasion)
+    /// The occasions a civil day meets, the leading one first. `tomorrow` is the Hijri date of the next civil day
+    /// (nil at the edge of the calendar's range: then no night is looked for, and no last-day occasion).
+    public static func occasions(on date: HijriDate, tomorrow: HijriDate?, from source: some VerseCalendarSource) throws -> [ObservedOccasion] {
+        var found: [ObservedOccasion] = []
+        let isLast = tomorrow.map { $0.month != date.month || $0.year != date.year } ?? false
+        for occasion in try source.occasions(month: date.month, day: date.day) where occasion.observed == .day {
+            found.append(.init(occasion: occasion, tonight: false))
+        }
+        if isLast {
+            for occasion in try source.occasions(month: date.month, day: Occasion.lastDay) where occasion.observed == .day {
+                found.append(.init(occasion: occasion, tonight: false))
+            }
+        }
+        if let tomorrow {
+            for occasion in try source.occasions(month: tomorrow.month, day: tomorrow.day) where occasion.observed == .night {
+                found.append(.init(occasion: occasion, tonight: true))
+            }
+        }
+        return found.sorted { ($0.occasion.rank, $0.tonight ? 1 : 0, $0.occasion.id) < ($1.occasion.rank, $1.tonight ? 1 : 0, $1.occasion.id) }
+    }
+
+    public static func select(_ date: HijriDate, tomorrow: HijriDate?, from source: some VerseCalendarSource) throws -> DailySelection {
+        let occasions = try occasions(on: date, tomorrow: tomorrow, from: source)
+        if let lead = occasions.first {
+            return DailySelection(hijri: date, verses: lead.occasion.verses, theme: lead.occasion.theme, occasions: occasions)
         }
         let index = poolIndex(for: date, poolSize: try source.poolSize(month: date.month))
         return DailySelection(
             hijri: date, verses: try source.poolEntry(month: date.month, index: index), theme: try source.monthTheme(month: date.month),
-            occasion: nil)
+            occasions: [])
     }
 
-    public static func select(_ date: HijriDate, in data: VerseCalendarData) -> DailySelection {
-        try! select(date, from: data)  // the in-memory source never throws
+    public static func select(_ date: HijriDate, tomorrow: HijriDate?, in data: VerseCalendarData) -> DailySelection {
+        try! select(date, tomorrow: tomorrow, from: data)  // the in-memory source never throws
     }
 }

@@ -29,17 +29,20 @@ public struct DailyVerseService: Sendable {
     public func today(_ request: TodayRequest) throws -> TodayReport {
         let calendar = try database.islamicCalendar(request.calendar)
         let hijri = try calendar.hijriDate(for: request.date, adjustment: request.adjustment)
-        let selection = try VerseSelector.select(hijri, from: database.calendarSource)
-        let content = try database.verse(selection.verses, translation: request.translation)
+        // A night begins at sunset of the civil day before its Hijri day: tomorrow's date says which night is tonight.
+        // At the far edge of the calendar's range there is no tomorrow, and no night is looked for.
+        let tomorrow = try? calendar.hijriDate(for: request.date.adding(days: 1), adjustment: request.adjustment)
+        let selection = try VerseSelector.select(hijri, tomorrow: tomorrow, from: database.calendarSource)
+        let content = try database.verse(selection.verses, translation: request.translation, occasion: selection.occasion?.id)
         let report = VerseReport(content)
         return TodayReport(
             date: request.date.description, timezone: request.timeZone,
             hijri: .init(
                 year: hijri.year, month: hijri.month, day: hijri.day, monthName: hijri.monthName.englishName,
                 calendar: request.calendar.rawValue, adjustment: request.adjustment.days),
-            occasion: selection.occasion.map { .init(id: $0.id, name: $0.name) }, theme: selection.theme,
-            verse: report.verse, layers: report.layers, attribution: report.attribution,
-            content: content, selectedOccasion: selection.occasion, hijriDate: hijri)
+            occasion: selection.occasions.first.map(TodayReport.OccasionJSON.init), otherOccasions: selection.others.map(TodayReport.OccasionJSON.init),
+            theme: selection.theme, verse: report.verse, layers: report.layers, attribution: report.attribution,
+            content: content, selection: selection, hijriDate: hijri)
     }
 
     public func verse(_ range: VerseRange, translation: String = "en.pickthall") throws -> VerseReport {
@@ -62,10 +65,16 @@ public struct DailyVerseService: Sendable {
         }
         var occasions: [YearReport.OccasionDate] = []
         for occasion in data.occasions {
-            let day = HijriDate(year: year, month: occasion.month, day: occasion.day)
+            let dayOfMonth = occasion.day == Occasion.lastDay ? try calendar.monthLength(year: year, month: occasion.month) : occasion.day
+            let day = HijriDate(year: year, month: occasion.month, day: dayOfMonth)
             // A 30th that a 29-day month does not have is skipped that year.
             guard let date = try? calendar.civilDate(for: day, adjustment: adjustment) else { continue }
-            occasions.append(.init(id: occasion.id, name: occasion.name, hijri: day.description, gregorian: date.description, verses: occasion.verses.key))
+            // A night is kept from the evening of the civil day before: that is the day that shows it.
+            let shown = occasion.observed == .night ? date.adding(days: -1) : date
+            occasions.append(
+                .init(
+                    id: occasion.id, name: occasion.name, hijri: day.description, gregorian: date.description, observed: occasion.observed.rawValue,
+                    shownOn: shown.description, rank: occasion.rank, verses: occasion.verses.key))
         }
         return YearReport(hijriYear: year, calendar: kind.rawValue, adjustment: adjustment.days, months: months, occasions: occasions)
     }
@@ -100,8 +109,14 @@ public struct YearReport: Encodable, Sendable {
         public let id: String
         public let name: String
         public let hijri: String
+        /// The civil day of the Hijri date (for a night, the day after the evening it begins).
         public let gregorian: String
+        public let observed: String
+        /// The civil day whose verse it is: the Hijri date's, or for a night the day before.
+        public let shownOn: String
+        public let rank: Int
         public let verses: String
+        enum CodingKeys: String, CodingKey { case id, name, hijri, gregorian, observed, shownOn = "shown_on", rank, verses }
     }
 
     enum CodingKeys: String, CodingKey { case hijriYear = "hijri_year", calendar, adjustment, months, occasions }

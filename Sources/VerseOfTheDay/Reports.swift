@@ -96,7 +96,10 @@ public struct TodayReport: Encodable, Sendable {
     public let date: String
     public let timezone: String
     public let hijri: HijriJSON
+    /// The occasion whose verse the day shows, if any.
     public let occasion: OccasionJSON?
+    /// Other occasions the day meets, named beside it.
+    public let otherOccasions: [OccasionJSON]
     public let theme: Theme
     public let verse: VerseJSON
     public let layers: [LayerJSON]
@@ -104,8 +107,10 @@ public struct TodayReport: Encodable, Sendable {
 
     /// Not printed in JSON: what the text output needs beyond it.
     public let content: VerseContent
-    public let selectedOccasion: Occasion?
+    public let selection: DailySelection
     public let hijriDate: HijriDate
+
+    public var selectedOccasion: Occasion? { selection.occasion }
 
     public struct HijriJSON: Encodable, Sendable {
         public let year: Int
@@ -122,9 +127,38 @@ public struct TodayReport: Encodable, Sendable {
     public struct OccasionJSON: Encodable, Sendable {
         public let id: String
         public let name: String
+        public let nameArabic: String?
+        /// "day", or "night": kept from sunset of the civil day before its Hijri day.
+        public let observed: String
+        /// A night that begins this evening ("Tonight: the Third Night of Qadr").
+        public let tonight: Bool
+        public let rank: Int
+
+        init(_ observed: ObservedOccasion) {
+            id = observed.occasion.id
+            name = observed.occasion.name
+            nameArabic = observed.occasion.nameArabic
+            self.observed = observed.occasion.observed.rawValue
+            tonight = observed.tonight
+            rank = observed.occasion.rank
+        }
+
+        enum CodingKeys: String, CodingKey { case id, name, nameArabic = "name_arabic", observed, tonight, rank }
+
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(name, forKey: .name)
+            try container.encode(nameArabic, forKey: .nameArabic)
+            try container.encode(observed, forKey: .observed)
+            try container.encode(tonight, forKey: .tonight)
+            try container.encode(rank, forKey: .rank)
+        }
     }
 
-    enum CodingKeys: String, CodingKey { case date, timezone, hijri, occasion, theme, verse, layers, attribution }
+    enum CodingKeys: String, CodingKey {
+        case date, timezone, hijri, occasion, otherOccasions = "other_occasions", theme, verse, layers, attribution
+    }
 
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -132,6 +166,7 @@ public struct TodayReport: Encodable, Sendable {
         try container.encode(timezone, forKey: .timezone)
         try container.encode(hijri, forKey: .hijri)
         try container.encode(occasion, forKey: .occasion)
+        try container.encode(otherOccasions, forKey: .otherOccasions)
         try container.encode(theme, forKey: .theme)
         try container.encode(verse, forKey: .verse)
         try container.encode(layers, forKey: .layers)

@@ -77,7 +77,8 @@ struct CLI {
         let result = CLI.run(["today", "--date", "2025-03-01", "--tz", "Asia/Baghdad", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let json = result.json
-        #expect(Set(json.keys) == ["date", "timezone", "hijri", "occasion", "theme", "verse", "layers", "attribution"])
+        #expect(Set(json.keys) == ["date", "timezone", "hijri", "occasion", "other_occasions", "theme", "verse", "layers", "attribution"])
+        #expect((json["other_occasions"] as? [Any])?.isEmpty == true)
         #expect(json["date"] as? String == "2025-03-01")
         #expect(json["timezone"] as? String == "Asia/Baghdad")
         #expect(json["occasion"] is NSNull)
@@ -96,6 +97,25 @@ struct CLI {
         #expect(layers.map { $0["id"] as? String } == ["foundation", "classical_shia", "contemporary", "ahlul_bayt", "comparative"])
         #expect(layers.allSatisfy { Set($0.keys) == ["id", "title", "body", "source"] })
         #expect((json["attribution"] as? String)?.contains("Tanzil") == true)
+    }
+
+    /// One instant, four zones: the eve of 23 Ramadan 1446 (2025-03-22) shows "Tonight: the Third Night of Qadr"
+    /// where it is still the 22nd, and not where the 23rd has begun, unless an adjustment makes it the 22nd there too.
+    @Test func tonightFollowsEachZonesCivilDay() throws {
+        let instant = "2025-03-22T12:00:00Z"
+        for (zone, adjust, tonight) in [
+            ("America/Los_Angeles", "0", true), ("Asia/Tehran", "0", true), ("Pacific/Auckland", "0", false), ("Pacific/Auckland", "-1", true),
+            ("Asia/Tehran", "+1", false),
+        ] {
+            let json = CLI.run(["today", "--at", instant, "--tz", zone, "--adjust", adjust, "--json"]).json
+            let occasion = json["occasion"] as? [String: Any]
+            #expect((occasion?["id"] as? String == "qadr-23") == tonight, "\(zone) \(adjust): \(json["occasion"] ?? "none")")
+            if tonight {
+                #expect(occasion?["tonight"] as? Bool == true && occasion?["observed"] as? String == "night")
+                let text = CLI.run(["today", "--at", instant, "--tz", zone, "--adjust", adjust])
+                #expect(text.stdout.contains("Tonight: the Third Night of Qadr (the night of 23 Ramadan, from sunset)"), "\(text.stdout)")
+            }
+        }
     }
 
     @Test func todayAtAnInstantUsesTheZonesDate() {

@@ -11,7 +11,7 @@ import VerseOfTheDay
         ("2024-07-16", "1446-01-10", "ashura", "89:27-30"),
         ("2025-03-01", "1446-09-01", nil, "44:4"),
         ("2025-03-02", "1446-09-02", nil, "17:9"),
-        ("2024-04-02", "1445-09-23", "qadr-23", "97:1-5"),
+        ("2024-04-01", "1445-09-22", "qadr-23", "97:1-5"),
         ("2024-04-10", "1445-10-01", "eid-al-fitr", "87:14-15"),
         ("2025-06-14", "1446-12-18", "ghadir", "5:67"),
         ("2025-06-20", "1446-12-24", "mubahala", "3:61"),
@@ -29,6 +29,30 @@ import VerseOfTheDay
         #expect(report.verse.key == verse)
         #expect(report.layers.map(\.id) == Layer.ids)
         #expect(report.attribution.contains("Tanzil Project (https://tanzil.net)"))
+    }
+
+    /// The nights of Qadr begin at sunset of the civil day before their Hijri day: over a whole Ramadan, with each
+    /// adjustment, the eve shows the night as tonight and the day after the vigil does not.
+    @Test func theNightsOfQadrAreShownOnTheirEve() throws {
+        let service = DailyVerseService(database: try seededDatabase())
+        // 1 Ramadan 1446 is 2025-03-01 (Umm al-Qura); an adjustment of +1 moves every Hijri day a civil day earlier.
+        for adjust in -1...1 {
+            var tonight: [String: String] = [:]
+            for offset in -1...30 {
+                let date = try CivilDate(parsing: "2025-03-01").adding(days: offset)
+                let report = try service.today(TodayRequest(date: date, timeZone: "UTC", adjustment: Adjustment(adjust)))
+                if let lead = report.selection.occasions.first, lead.tonight, lead.occasion.id.hasPrefix("qadr-") {
+                    tonight[date.description] = lead.occasion.id
+                    #expect(report.occasion?.tonight == true && report.occasion?.observed == "night")
+                    #expect(report.verse.key == "97:1-5")
+                }
+                for observed in report.selection.occasions where observed.occasion.id.hasPrefix("qadr-") {
+                    #expect(observed.tonight, "\(date): \(observed.occasion.id) on the morning after its night")
+                }
+            }
+            let eve = { (day: Int) in try CivilDate(parsing: "2025-03-01").adding(days: day - 2 - adjust).description }
+            #expect(tonight == [try eve(19): "qadr-19", try eve(21): "qadr-21", try eve(23): "qadr-23"], "adjust \(adjust)")
+        }
     }
 
     @Test func passagesAreShownWithoutTheBasmalaAndWithAyaNumbers() throws {

@@ -199,8 +199,37 @@ import Testing
         for item in occasions {
             let title = NotificationText.shortName(item["name"] as? String ?? "")
             #expect(title.count <= 33 && title.first?.isUppercase == true, "\(title)")
+            if item["observed"] as? String == "night" {
+                let tonight = "Tonight: " + NotificationText.shortName(item["name"] as? String ?? "", capitalised: false)
+                #expect(tonight.count <= 42, "\(tonight)")
+            }
         }
         #expect(NotificationText(try Self.content(), locale: .en).title.count <= 33)
+    }
+
+    /// The evening a night begins: the title says "Tonight", the data says so to the app, and the other occasions
+    /// of the day are named in the data on every platform.
+    @Test func aNightIsAnnouncedAsTonight() throws {
+        let content = DailyContent(
+            localDate: try CivilDate(parsing: "2025-03-22"), hijri: HijriDate(year: 1446, month: 9, day: 22), verseKey: "97:1-5",
+            surahName: "Al-Qadr", surahNameArabic: "القدر", arabic: "إِنَّا أَنزَلْنَاهُ فِي لَيْلَةِ الْقَدْرِ", translation: "Lo! We revealed it on the Night of Power.",
+            themeID: "night-of-power", themeName: "The Night of Power",
+            occasion: .init(id: "qadr-23", name: "23 Ramadan: the Third Night of Qadr", nameArabic: "ليلة القدر الثالثة", tonight: true),
+            otherOccasions: [.init(id: "some-day", name: "22 Ramadan: Some Day", nameArabic: "يوم", tonight: false)])
+        #expect(NotificationText(content, locale: .en).title == "Tonight: the Third Night of Qadr")
+        #expect(NotificationText(content, locale: .ar).title == "الليلة: ليلة القدر الثالثة")
+        for platform in Platform.allCases {
+            let message = PayloadBuilder.build(
+                device: try Self.device(platform, locale: .en), content: content, fireAt: Date(timeIntervalSince1970: 1_742_623_200),
+                configuration: Self.configuration)
+            #expect(message.payload.contains("\"occasion\":\"qadr-23\""), "\(platform)")
+            #expect(message.payload.contains("\"occasion_tonight\":\"true\""), "\(platform)")
+            #expect(message.payload.contains("\"other_occasions\":\"some-day\""), "\(platform)")
+            #expect(message.payload.contains("Tonight: the Third Night of Qadr"), "\(platform)")
+        }
+        // A day occasion carries neither.
+        let day = PayloadBuilder.build(device: try Self.device(.fcm, locale: .en), content: try Self.content(occasion: true), fireAt: Self.created, configuration: Self.configuration)
+        #expect(!day.payload.contains("occasion_tonight") && !day.payload.contains("other_occasions"))
     }
 
     @Test func shorteningNeverSplitsAGrapheme() {

@@ -1,3 +1,4 @@
+import Foundation
 import HijriCalendar
 import Testing
 
@@ -29,10 +30,10 @@ import Testing
 
     @Test func anOccasionWinsOnItsDay() throws {
         let data = try Self.data()
-        let ashura = VerseSelector.select(HijriDate(year: 1446, month: 1, day: 10), in: data)
+        let ashura = VerseSelector.select(HijriDate(year: 1446, month: 1, day: 10), tomorrow: HijriDate(year: 1446, month: 1, day: 11), in: data)
         #expect(ashura.occasion?.id == "ashura")
         #expect(ashura.verses.key == "89:27-30")
-        let before = VerseSelector.select(HijriDate(year: 1446, month: 1, day: 9), in: data)
+        let before = VerseSelector.select(HijriDate(year: 1446, month: 1, day: 9), tomorrow: HijriDate(year: 1446, month: 1, day: 10), in: data)
         #expect(before.occasion == nil)
         #expect(before.theme.id == "m1")
     }
@@ -42,7 +43,7 @@ import Testing
             let data = try Self.data(poolSize: size)
             for year in 1440...1460 {
                 for month in 1...12 {
-                    let verses = (1...30).map { VerseSelector.select(HijriDate(year: year, month: month, day: $0), in: data).verses }
+                    let verses = (1...30).map { VerseSelector.select(HijriDate(year: year, month: month, day: $0), tomorrow: nil, in: data).verses }
                     #expect(Set(verses).count == 30, "pool \(size), \(year)-\(month)")
                 }
             }
@@ -53,7 +54,7 @@ import Testing
         let data = try Self.data()
         for month in 2...12 {
             for day in [1, 15, 29] {
-                let verses = (1440...1449).map { VerseSelector.select(HijriDate(year: $0, month: month, day: day), in: data).verses }
+                let verses = (1440...1449).map { VerseSelector.select(HijriDate(year: $0, month: month, day: day), tomorrow: nil, in: data).verses }
                 #expect(Set(verses).count == verses.count, "month \(month) day \(day): \(verses)")
             }
         }
@@ -76,5 +77,108 @@ import Testing
             Occasion(id: "b", name: "b", month: 1, day: 1, verses: VerseRange(surah: 1, start: 2), theme: theme),
         ]
         #expect(throws: SelectionError.self) { try VerseCalendarData(months: months, occasions: twice) }
+    }
+}
+
+@Suite struct OccasionRuleTests {
+    static let theme = Theme(id: "t", name: "T", relevance: "r")
+
+    static func occasion(
+        _ id: String, month: Int, day: Int, observed: Observance = .day, rank: Int = 2, verses: String = "97:1-5"
+    ) throws -> Occasion {
+        Occasion(id: id, name: "\(day) M: the \(id)", month: month, day: day, observed: observed, rank: rank, verses: try VerseRange(parsing: verses), theme: theme)
+    }
+
+    static func data(_ occasions: [Occasion]) throws -> VerseCalendarData {
+        try VerseCalendarData(months: SelectionTests.data().months, occasions: occasions)
+    }
+
+    static func day(_ month: Int, _ day: Int) -> HijriDate { HijriDate(year: 1446, month: month, day: day) }
+
+    /// A night belongs to its Hijri day but begins at sunset of the civil day before: that day shows it, as tonight;
+    /// the civil day of its Hijri date (the morning after the vigil) does not.
+    @Test func aNightIsShownOnTheCivilDayBefore() throws {
+        let data = try Self.data([Self.occasion("qadr-23", month: 9, day: 23, observed: .night, rank: 1)])
+        let eve = VerseSelector.select(Self.day(9, 22), tomorrow: Self.day(9, 23), in: data)
+        #expect(eve.occasion?.id == "qadr-23" && eve.tonight && eve.verses.key == "97:1-5")
+        let after = VerseSelector.select(Self.day(9, 23), tomorrow: Self.day(9, 24), in: data)
+        #expect(after.occasion == nil && !after.tonight && after.theme.id == "m9")
+        // At the edge of the calendar there is no tomorrow: no night is looked for, and nothing fails.
+        #expect(VerseSelector.select(Self.day(9, 22), tomorrow: nil, in: data).occasion == nil)
+        // The night of the 1st is the last day of the month before, 29th or 30th.
+        let eid = try Self.data([Self.occasion("night-of-eid", month: 10, day: 1, observed: .night)])
+        for last in [29, 30] {
+            let selection = VerseSelector.select(Self.day(9, last), tomorrow: Self.day(10, 1), in: eid)
+            #expect(selection.occasion?.id == "night-of-eid" && selection.tonight)
+        }
+        #expect(VerseSelector.select(Self.day(9, 28), tomorrow: Self.day(9, 29), in: eid).occasion == nil)
+    }
+
+    /// Several occasions on one civil day: the lowest rank leads; at equal rank the day's own leads over tonight's;
+    /// every other one is named beside it, in the same order.
+    @Test func oneRuleDecidesWhichOccasionLeads() throws {
+        let data = try Self.data([
+            Self.occasion("mawlid", month: 3, day: 17, rank: 1, verses: "21:107"),
+            Self.occasion("birth-of-al-sadiq", month: 3, day: 17, rank: 2, verses: "35:32"),
+            Self.occasion("arafah", month: 12, day: 9, rank: 2, verses: "2:198-199"),
+            Self.occasion("muslim-ibn-aqil", month: 12, day: 9, rank: 3, verses: "3:169"),
+            Self.occasion("night-of-eid-al-adha", month: 12, day: 10, observed: .night, rank: 2, verses: "22:37"),
+            Self.occasion("tonight-first", month: 5, day: 2, observed: .night, rank: 1, verses: "1:1-7"),
+            Self.occasion("day-second", month: 5, day: 1, rank: 2, verses: "2:1-5"),
+        ])
+        let mawlid = VerseSelector.select(Self.day(3, 17), tomorrow: Self.day(3, 18), in: data)
+        #expect(mawlid.occasions.map(\.occasion.id) == ["mawlid", "birth-of-al-sadiq"] && mawlid.verses.key == "21:107")
+        #expect(mawlid.others.map(\.occasion.id) == ["birth-of-al-sadiq"])
+        let arafah = VerseSelector.select(Self.day(12, 9), tomorrow: Self.day(12, 10), in: data)
+        #expect(arafah.occasions.map(\.occasion.id) == ["arafah", "night-of-eid-al-adha", "muslim-ibn-aqil"])
+        #expect(arafah.occasions.map(\.tonight) == [false, true, false] && !arafah.tonight && arafah.verses.key == "2:198-199")
+        let rankWins = VerseSelector.select(Self.day(5, 1), tomorrow: Self.day(5, 2), in: data)
+        #expect(rankWins.occasions.map(\.occasion.id) == ["tonight-first", "day-second"] && rankWins.tonight)
+    }
+
+    @Test func anOccasionOnTheLastDayFollowsTheMonthsLength() throws {
+        let data = try Self.data([Self.occasion("end-of-safar", month: 2, day: Occasion.lastDay)])
+        #expect(VerseSelector.select(Self.day(2, 29), tomorrow: Self.day(3, 1), in: data).occasion?.id == "end-of-safar")
+        #expect(VerseSelector.select(Self.day(2, 29), tomorrow: Self.day(2, 30), in: data).occasion == nil)
+        #expect(VerseSelector.select(Self.day(2, 30), tomorrow: Self.day(3, 1), in: data).occasion?.id == "end-of-safar")
+        // Dhu al-Hijjah's last day ends the year.
+        let year = try Self.data([Self.occasion("end-of-year", month: 12, day: Occasion.lastDay)])
+        #expect(VerseSelector.select(Self.day(12, 29), tomorrow: HijriDate(year: 1447, month: 1, day: 1), in: year).occasion?.id == "end-of-year")
+    }
+
+    @Test func theDataSaysHowEachOccasionIsKept() throws {
+        let json = """
+            {"id": "end", "name": "Last of Safar: the end", "month": 2, "day": "last", "rank": 3, "verses": "2:1",
+             "theme": {"id": "t", "name": "T", "relevance": "r"}}
+            """
+        let decoded = try JSONDecoder().decode(Occasion.self, from: Data(json.utf8))
+        #expect(decoded.day == Occasion.lastDay && decoded.observed == .day && decoded.rank == 3 && decoded.dayDescription == "the last day of Safar")
+        let night = try JSONDecoder().decode(Occasion.self, from: Data(json.replacingOccurrences(of: "\"last\"", with: "23").replacingOccurrences(of: "\"rank\": 3", with: "\"observed\": \"night\"").utf8))
+        #expect(night.day == 23 && night.observed == .night && night.rank == 2)
+        let roundTrip = try JSONDecoder().decode(Occasion.self, from: JSONEncoder().encode(decoded))
+        #expect(roundTrip == decoded)
+        for (bad, words) in [("\"day\": \"last\"", "\"day\": \"first\""), ("\"rank\": 3", "\"rank\": 3, \"observed\": \"evening\"")] {
+            let error = #expect(throws: SelectionError.self) { try JSONDecoder().decode(Occasion.self, from: Data(json.replacingOccurrences(of: bad, with: words).utf8)) }
+            #expect(error?.description.contains("occasion end") == true)
+        }
+    }
+
+    @Test func refusesOccasionsTheRuleCannotOrder() throws {
+        let cases: [([Occasion], String)] = [
+            ([try Self.occasion("a", month: 1, day: 1), try Self.occasion("b", month: 1, day: 1)], "two occasions of rank 2 on the day of 1 Muharram"),
+            ([try Self.occasion("a", month: 1, day: 1, rank: 4)], "rank 4"),
+            ([try Self.occasion("a", month: 1, day: 1, rank: 0)], "rank 0"),
+            ([try Self.occasion("a", month: 1, day: 31)], "day 31"),
+            ([try Self.occasion("a", month: 13, day: 1)], "month 13"),
+            ([try Self.occasion("a", month: 1, day: Occasion.lastDay, observed: .night)], "a night is named by the day"),
+            ([try Self.occasion("a", month: 1, day: 1), try Self.occasion("a", month: 2, day: 1)], "used twice"),
+        ]
+        for (occasions, words) in cases {
+            let error = #expect(throws: SelectionError.self) { try Self.data(occasions) }
+            #expect(error?.description.contains(words) == true, "\(error?.description ?? "") lacks \(words)")
+        }
+        // A day and a night on one Hijri day are kept on different civil days; so are different ranks on one day.
+        _ = try Self.data([try Self.occasion("a", month: 8, day: 15), try Self.occasion("b", month: 8, day: 15, observed: .night)])
+        _ = try Self.data([try Self.occasion("a", month: 3, day: 17, rank: 1), try Self.occasion("b", month: 3, day: 17, rank: 2)])
     }
 }

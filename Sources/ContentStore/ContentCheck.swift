@@ -1,0 +1,138 @@
+import Foundation
+import HijriCalendar
+import VerseCalendar
+
+/// `dailyverse content check`: what a content team's change must keep true of a data folder, found all at once.
+///
+/// Errors fail the check; warnings say what falls short of the content rules (README, "Content") without failing it.
+public struct ContentCheck: Sendable {
+    public struct Problem: Hashable, Sendable, Encodable {
+        public enum Severity: String, Sendable, Encodable { case error, warning }
+        public let severity: Severity
+        /// Where: a file, or a verse and layer.
+        public let subject: String
+        public let message: String
+    }
+
+    public let problems: [Problem]
+    /// Selections checked: pool entries and occasions.
+    public let selections: Int
+    public let entries: Int
+
+    public var errors: [Problem] { problems.filter { $0.severity == .error } }
+    public var warnings: [Problem] { problems.filter { $0.severity == .warning } }
+
+    /// A foundation entry explains and gives context: 50 to 150 words (README, "What each layer is for").
+    public static let foundationWords = 50...150
+
+    /// Checks the data folder at `directory`. A folder that cannot be read at all (bad JSON, an unknown verse) gives
+    /// the one error that stopped the reading.
+    public init(directory: URL) {
+        let content: BundledContent
+        do { content = try BundledContent(directory: directory) } catch {
+            self.init(problems: [Problem(severity: .error, subject: "data", message: error.description)], selections: 0, entries: 0)
+            return
+        }
+        self.init(content)
+    }
+
+    init(problems: [Problem], selections: Int, entries: Int) {
+        self.problems = problems
+        self.selections = selections
+        self.entries = entries
+    }
+
+    init(_ content: BundledContent) {
+        var problems: [Problem] = []
+        func error(_ subject: String, _ message: String) { problems.append(Problem(severity: .error, subject: subject, message: message)) }
+        func warning(_ subject: String, _ message: String) { problems.append(Problem(severity: .warning, subject: subject, message: message)) }
+        let calendar = content.calendar
+
+        // Month pools: at least 30 selections (the decoder already refuses fewer, and a selection listed twice), and
+        // no verse in two selections of one month, which would repeat it within the month.
+        for month in calendar.months {
+            var seen: [Int: String] = [:]  // surah * 1000 + ayah → the selection that holds it
+            for range in month.verses {
+                for ayah in range.start...range.end {
+                    if let other = seen[range.surah * 1000 + ayah], other != range.key {
+                        error("calendar/months.json", "month \(month.month): \(range.surah):\(ayah) is in both \(other) and \(range.key)")
+                    }
+                    seen[range.surah * 1000 + ayah] = range.key
+                }
+            }
+        }
+
+        // Occasions: a date every year has, both names, a short name that fits a title.
+        for occasion in calendar.occasions {
+            let subject = "occasion \(occasion.id)"
+            if occasion.day == 30 {
+                let month = HijriMonth(rawValue: occasion.month)?.englishName ?? "month \(occasion.month)"
+                error(subject, "is on 30 \(month), which a 29-day month lacks: use \"last\" or another day")
+            }
+            if occasion.name.range(of: ": ") == nil { error(subject, "name '\(occasion.name)' should read \"D Month: the Short Name\"") }
+            if (occasion.nameArabic ?? "").isEmpty { error(subject, "has no name_arabic") }
+            if occasion.shortName.count > 40 { warning(subject, "short name '\(occasion.shortName)' is over 40 characters, long for a title") }
+        }
+
+        // What each day shows: every selection with its occasion, and the entry each layer takes (the store's rule).
+        struct Shown: Hashable { let verses: VerseRange; let occasion: String? }
+        var shown: [Shown] = []
+        var seenShown = Set<Shown>()
+        for month in calendar.months { for range in month.verses where seenShown.insert(Shown(verses: range, occasion: nil)).inserted { shown.append(Shown(verses: range, occasion: nil)) } }
+        for occasion in calendar.occasions where seenShown.insert(Shown(verses: occasion.verses, occasion: occasion.id)).inserted {
+            shown.append(Shown(verses: occasion.verses, occasion: occasion.id))
+        }
+        let occasionPassages = Dictionary(calendar.occasions.map { ($0.verses, $0.id) }, uniquingKeysWith: { first, _ in first })
+        var reached = Set<CommentaryEntry>()
+        for selection in shown {
+            for layer in Layer.ids {
+                guard let entry = Self.entry(for: selection.verses, layer: layer, occasion: selection.occasion, in: content.commentary) else { continue }
+                reached.insert(entry)
+                // A leak: an ordinary day showing what was written for an occasion's passage.
+                if selection.occasion == nil, entry.verses != selection.verses, let occasion = occasionPassages[entry.verses] {
+                    error(
+                        "\(selection.verses.key) \(layer)",
+                        "on ordinary days shows the entry for \(entry.verses.key), the passage of occasion \(occasion): bind that entry with \"occasion\" or give \(selection.verses.key) its own")
+                }
+            }
+        }
+        for entry in content.commentary where !reached.contains(entry) {
+            error(entry.key, "is never shown: no day's selection takes it (check its verses\(entry.occasion == nil ? "" : " and its occasion's passage"))")
+        }
+
+        // Sources: whose words each body is, and where a summary or a quotation comes from.
+        for entry in content.commentary {
+            let source = entry.source
+            func missing(_ value: String?) -> Bool { (value ?? "").trimmingCharacters(in: .whitespaces).isEmpty }
+            switch source.provenance {
+            case "editorial":
+                if !missing(source.work) || !missing(source.author) || !missing(source.reference) {
+                    error(entry.key, "is editorial but names a source: a named work's position is an editorial-summary")
+                }
+            default:
+                for (field, value) in [("work", source.work), ("author", source.author), ("reference", source.reference)] where missing(value) {
+                    error(entry.key, "is \(source.provenance) without source.\(field)")
+                }
+            }
+            if entry.layer == "foundation" {
+                let words = entry.body.split(whereSeparator: \.isWhitespace).count
+                if !Self.foundationWords.contains(words) {
+                    warning(entry.key, "foundation has \(words) words; it should explain and give context in \(Self.foundationWords.lowerBound)-\(Self.foundationWords.upperBound)")
+                }
+            }
+        }
+        self.init(problems: problems, selections: shown.count, entries: content.commentary.count)
+    }
+
+    /// The entry a layer shows for `range` (the store's rule, `AppDatabase.layerTexts`): on an occasion its own
+    /// entries first; then the narrowest entry whose verses contain the range, the earliest start among equals.
+    static func entry(for range: VerseRange, layer: String, occasion: String?, in commentary: [CommentaryEntry]) -> CommentaryEntry? {
+        commentary.filter {
+            $0.layer == layer && $0.verses.surah == range.surah && $0.verses.start <= range.start && $0.verses.end >= range.end
+                && ($0.occasion == nil || $0.occasion == occasion)
+        }.min {
+            ($0.occasion == nil ? 1 : 0, $0.verses.end - $0.verses.start, $0.verses.start)
+                < ($1.occasion == nil ? 1 : 0, $1.verses.end - $1.verses.start, $1.verses.start)
+        }
+    }
+}
