@@ -193,7 +193,9 @@ struct CalendarCommand: ParsableCommand {
             }
             print("\nOccasions")
             for occasion in report.occasions {
-                print("  \(occasion.gregorian)  \(occasion.name)  (\(occasion.verses))")
+                // A night is shown from the evening of the civil day before its Hijri day.
+                let when = occasion.observed == "night" ? "\(occasion.shownOn) eve" : "\(occasion.gregorian)    "
+                print("  \(when)  \(occasion.name)  (\(occasion.verses))")
             }
         }
     }

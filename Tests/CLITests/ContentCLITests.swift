@@ -19,4 +19,16 @@ import Testing
             #expect(bad.stderr.split(separator: "\n").count == 1)
         }
     }
+
+    @Test func checkPassesOnTheBundledDataAndNamesABadFolder() throws {
+        let text = CLI.run(["content", "check"])
+        #expect(text.status == 0, "\(text.stdout)\(text.stderr)")
+        #expect(text.stdout.split(separator: "\n").last?.hasPrefix("ok: ") == true, "\(text.stdout)")
+        let json = CLI.run(["content", "check", "--json", "--show", "0"])
+        #expect(json.status == 0 && json.json["ok"] as? Bool == true)
+        #expect(Set(json.json.keys) == ["ok", "selections", "entries", "problems"])
+        let missing = CLI.run(["content", "check", "/nonexistent-folder"])
+        #expect(missing.status == 1 && missing.stderr.hasPrefix("dailyverse: ") && missing.stderr.contains("/nonexistent-folder"), "\(missing.stderr)")
+        #expect(missing.stderr.split(separator: "\n").count == 1)
+    }
 }

@@ -102,5 +102,9 @@ import VerseOfTheDay
         #expect(report.months[8].start == "2025-03-01")
         #expect(report.months[8].length == 29)
         #expect(report.occasions.first { $0.id == "ghadir" }?.gregorian == "2025-06-14")
+        #expect(report.occasions.first { $0.id == "ghadir" }?.shownOn == "2025-06-14")
+        // A night is shown from the evening of the civil day before its Hijri day.
+        let qadr = try #require(report.occasions.first { $0.id == "qadr-23" })
+        #expect(qadr.gregorian == "2025-03-23" && qadr.shownOn == "2025-03-22" && qadr.observed == "night" && qadr.rank == 1)
     }
 }
