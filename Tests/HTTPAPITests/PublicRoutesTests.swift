@@ -92,6 +92,18 @@ func makeEnvironment(clock: @escaping @Sendable () -> Date, hashing: HashingGate
             try await client.execute(uri: "/v1/today?tz=Asia/Baghdad&date=2025-06-14", method: .get) { response in
                 let json = try object(response.body)
                 #expect((json["occasion"] as? [String: Any])?["id"] as? String == "ghadir")
+                #expect((json["occasion"] as? [String: Any])?["tonight"] as? Bool == false)
+            }
+            // The eve of 23 Ramadan 1446 shows the night as tonight; with --adjust -1 it is a day later.
+            for (uri, tonight) in [
+                ("/v1/today?tz=Asia/Baghdad&date=2025-03-22", true), ("/v1/today?tz=Asia/Baghdad&date=2025-03-23", false),
+                ("/v1/today?tz=Asia/Baghdad&date=2025-03-23&adjust=-1", true),
+            ] {
+                try await client.execute(uri: uri, method: .get) { response in
+                    let occasion = try object(response.body)["occasion"] as? [String: Any]
+                    #expect((occasion?["id"] as? String == "qadr-23") == tonight, "\(uri)")
+                    if tonight { #expect(occasion?["tonight"] as? Bool == true && occasion?["observed"] as? String == "night") }
+                }
             }
         }
     }
