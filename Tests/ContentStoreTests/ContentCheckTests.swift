@@ -92,6 +92,18 @@ import VerseCalendar
         #expect(check.selections > 360 && check.entries > 400)
     }
 
+    /// The hint that teaches the verse card's layers calls each one by the title the app shows (data/layers.json).
+    @Test func theLayersHintNamesEveryLayer() throws {
+        func object(_ path: String) throws -> [String: Any] {
+            try JSONSerialization.jsonObject(with: Data(contentsOf: dataDirectory.appendingPathComponent(path))) as? [String: Any] ?? [:]
+        }
+        let titles = (try object("layers.json")["layers"] as? [[String: Any]] ?? []).compactMap { $0["title"] as? String }
+        let hint = (try object("hints/hints.json")["hints"] as? [[String: Any]] ?? []).first { $0["id"] as? String == "layers_swipe" }
+        let body = try #require(hint?["body"] as? String)
+        #expect(titles.count == 5)
+        for title in titles { #expect(body.contains(title), "the layers hint does not name \(title)") }
+    }
+
     /// A copy of data/ with one defect of each kind: every one is found, in one run.
     @Test func findsEveryKindOfDefectAtOnce() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-check-\(UUID().uuidString)")
