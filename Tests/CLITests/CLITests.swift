@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+/// Where the CLI tests' databases and files go: one folder for the whole test process.
+private let cliScratch = FileManager.default.temporaryDirectory.appendingPathComponent("dv-cli-\(getpid())-\(UUID().uuidString.prefix(8))")
+private let removeScratchAtExit: Void = { atexit { try? FileManager.default.removeItem(at: cliScratch) } }()
+
 /// Runs the built `dailyverse` binary as a user does and checks what it prints.
 struct CLI {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -64,9 +68,11 @@ struct CLI {
         return process
     }
 
-    /// A database path in a new folder (created: an explicit --db into a missing folder is refused).
+    /// A database path in a new folder (created: an explicit --db into a missing folder is refused). The folders
+    /// are made under one scratch folder per test process, removed when the process exits.
     static func freshDatabase(named name: String = "db.sqlite") -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-cli-\(UUID().uuidString)")
+        _ = removeScratchAtExit
+        let folder = cliScratch.appendingPathComponent(UUID().uuidString)
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return folder.appendingPathComponent(name).path
     }
