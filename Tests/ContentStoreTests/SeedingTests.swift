@@ -100,15 +100,23 @@ import VerseCalendar
         }
     }
 
-    @Test func everyPoolVerseHasAFoundationEntry() throws {
+    /// Every selection a month can show has its explanation and its reflection: the two layers this project writes
+    /// itself, so nothing but time stands between a selection and them.
+    @Test func everyPoolSelectionHasItsFoundationAndReflection() throws {
         let database = try seededDatabase()
-        var withoutFoundation: [String] = []
+        var lacking: [String] = []
         for month in try database.verseCalendar().months {
-            for range in month.verses where try database.verse(range, translation: "en.pickthall").layers[0].entry == nil {
-                withoutFoundation.append(range.key)
+            for range in month.verses {
+                let layers = try database.verse(range, translation: "en.pickthall").layers
+                for layer in layers where ["foundation", "contemporary"].contains(layer.layer.id) && layer.entry == nil {
+                    lacking.append("\(range.key) \(layer.layer.id)")
+                }
+                if let reflection = layers.first(where: { $0.layer.id == "contemporary" })?.entry, reflection.source.provenance == "editorial" {
+                    #expect(reflection.body.hasPrefix("Editorial reflection: "), "\(range.key)")
+                }
             }
         }
-        #expect(withoutFoundation.isEmpty, "\(withoutFoundation.count) pool verses lack a foundation entry: \(withoutFoundation.prefix(10))")
+        #expect(lacking.isEmpty, "\(lacking.count) pool selections lack a layer: \(lacking.prefix(10))")
     }
 
     @Test func missingLayersAreNilNotPlaceholders() throws {
