@@ -139,7 +139,8 @@ let package = Package(
         .testTarget(
             name: "DeliveryTests",
             dependencies: [
-                "Delivery", "Notifications", "ContentStore", "HijriCalendar", "PushServices", "PushStandIns", .product(name: "GRDB", package: "GRDB.swift"),
+                "Delivery", "Notifications", "ContentStore", "HijriCalendar", "PushServices", "PushStandIns", "VerseCalendar", "VerseOfTheDay",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "Delivery", "ContentStore", "Notifications"]),
