@@ -191,14 +191,19 @@ public struct VerseContent: Sendable {
 struct StoreCalendarSource: VerseCalendarSource {
     let database: AppDatabase
 
-    func occasions(month: Int, day: Int) throws -> [Occasion] {
-        try database.writer.read { db in
+    func occasions(on days: [MonthDay]) throws -> [Occasion] {
+        guard let first = days.first else { return [] }
+        // One statement for every day a selection asks about (at most three), padded so that it is always the same
+        // cached statement.
+        precondition(days.count <= 3, "a day asks about its date, its month's last day and tomorrow")
+        let keys = days + Array(repeating: first, count: 3 - days.count)
+        return try database.writer.read { db in
             try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
                         SELECT o.*, t.name AS theme_name, t.relevance FROM occasion o JOIN verse_theme t ON t.id = o.theme_id
-                        WHERE o.month = ? AND o.day = ?
-                        """), arguments: [month, day]
+                        WHERE (o.month, o.day) IN (VALUES (?, ?), (?, ?), (?, ?))
+                        """), arguments: StatementArguments(keys.flatMap { [$0.month, $0.day] })
             ).map { row in
                 AppDatabase.occasion(row, theme: Theme(id: row["theme_id"], name: row["theme_name"], relevance: row["relevance"]))
             }

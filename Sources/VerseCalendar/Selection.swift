@@ -1,5 +1,16 @@
 import HijriCalendar
 
+/// A Hijri month and day, the key occasions are kept under (`day` may be `Occasion.lastDay`).
+public struct MonthDay: Hashable, Sendable {
+    public let month: Int
+    public let day: Int
+
+    public init(month: Int, day: Int) {
+        self.month = month
+        self.day = day
+    }
+}
+
 /// An occasion as one civil day meets it: kept today, or tonight (its night begins at sunset of this civil day).
 public struct ObservedOccasion: Hashable, Sendable {
     public let occasion: Occasion
@@ -42,8 +53,9 @@ public struct DailySelection: Hashable, Sendable {
 /// Where the selection rule reads the calendar from: the decoded data in memory, or the store, which then
 /// reads only the rows a day needs.
 public protocol VerseCalendarSource {
-    /// The occasions on a Hijri month and day (`Occasion.lastDay` for those kept on a month's last day).
-    func occasions(month: Int, day: Int) throws -> [Occasion]
+    /// The occasions on any of these Hijri month-days (`Occasion.lastDay` for those kept on a month's last day),
+    /// read at once: a day asks for its own date, its month's last day and tomorrow's date together.
+    func occasions(on days: [MonthDay]) throws -> [Occasion]
     func monthTheme(month: Int) throws -> Theme
     func poolSize(month: Int) throws -> Int
     func poolEntry(month: Int, index: Int) throws -> VerseRange
@@ -61,19 +73,15 @@ public enum VerseSelector {
     /// The occasions a civil day meets, the leading one first. `tomorrow` is the Hijri date of the next civil day
     /// (nil at the edge of the calendar's range: then no night is looked for, and no last-day occasion).
     public static func occasions(on date: HijriDate, tomorrow: HijriDate?, from source: some VerseCalendarSource) throws -> [ObservedOccasion] {
-        var found: [ObservedOccasion] = []
-        let isLast = tomorrow.map { $0.month != date.month || $0.year != date.year } ?? false
-        for occasion in try source.occasions(month: date.month, day: date.day) where occasion.observed == .day {
-            found.append(.init(occasion: occasion, tonight: false))
-        }
-        if isLast {
-            for occasion in try source.occasions(month: date.month, day: Occasion.lastDay) where occasion.observed == .day {
-                found.append(.init(occasion: occasion, tonight: false))
-            }
-        }
-        if let tomorrow {
-            for occasion in try source.occasions(month: tomorrow.month, day: tomorrow.day) where occasion.observed == .night {
-                found.append(.init(occasion: occasion, tonight: true))
+        // Kept by day: on this date, or on the month's last day when this is it. Kept by night: tomorrow's, from tonight.
+        var byDay = [MonthDay(month: date.month, day: date.day)]
+        if let tomorrow, tomorrow.month != date.month || tomorrow.year != date.year { byDay.append(MonthDay(month: date.month, day: Occasion.lastDay)) }
+        let tonight = tomorrow.map { MonthDay(month: $0.month, day: $0.day) }
+        let found: [ObservedOccasion] = try source.occasions(on: byDay + (tonight.map { [$0] } ?? [])).compactMap { occasion in
+            let key = MonthDay(month: occasion.month, day: occasion.day)
+            switch occasion.observed {
+            case .day: return byDay.contains(key) ? ObservedOccasion(occasion: occasion, tonight: false) : nil
+            case .night: return key == tonight ? ObservedOccasion(occasion: occasion, tonight: true) : nil
             }
         }
         return found.sorted { ($0.occasion.rank, $0.tonight ? 1 : 0, $0.occasion.id) < ($1.occasion.rank, $1.tonight ? 1 : 0, $1.occasion.id) }

@@ -129,11 +129,6 @@ public struct Occasion: Hashable, Sendable, Codable {
         let month = HijriMonth(rawValue: month)?.englishName ?? "month \(month)"
         return day == Self.lastDay ? "the last day of \(month)" : "\(day) \(month)"
     }
-
-    /// Whether the occasion falls on `date`; `isLastDayOfMonth` says whether `date` ends its month.
-    public func falls(on date: HijriDate, isLastDayOfMonth: Bool) -> Bool {
-        month == date.month && (day == date.day || (day == Self.lastDay && isLastDayOfMonth))
-    }
 }
 
 /// The whole verse calendar: twelve month themes and the occasions.
@@ -189,8 +184,8 @@ public struct VerseCalendarData: Hashable, Sendable, Codable {
             occasions: container.decode([Occasion].self, forKey: .occasions))
     }
 
-    public func occasions(month: Int, day: Int) -> [Occasion] {
-        occasions.filter { $0.month == month && $0.day == day }
+    public func occasions(on days: [MonthDay]) -> [Occasion] {
+        occasions.filter { days.contains(MonthDay(month: $0.month, day: $0.day)) }
     }
 }
 

@@ -136,6 +136,32 @@ import Testing
         #expect(rankWins.occasions.map(\.occasion.id) == ["tonight-first", "day-second"] && rankWins.tonight)
     }
 
+    /// A day reads its occasions once — its date, its month's last day and tomorrow's night together — so a store
+    /// behind the source answers one query, not three; a night kept on a day and a day kept on tomorrow stay out.
+    @Test func aDayReadsItsOccasionsInOneRead() throws {
+        final class Counting: VerseCalendarSource {
+            let data: VerseCalendarData
+            var reads: [[MonthDay]] = []
+            init(_ data: VerseCalendarData) { self.data = data }
+            func occasions(on days: [MonthDay]) -> [Occasion] { reads.append(days); return data.occasions(on: days) }
+            func monthTheme(month: Int) -> Theme { data.monthTheme(month: month) }
+            func poolSize(month: Int) -> Int { data.poolSize(month: month) }
+            func poolEntry(month: Int, index: Int) -> VerseRange { data.poolEntry(month: month, index: index) }
+        }
+        let source = Counting(
+            try Self.data([
+                Self.occasion("end-of-safar", month: 2, day: Occasion.lastDay),
+                Self.occasion("a-night-today", month: 2, day: 30, observed: .night, verses: "1:1-7"),
+                Self.occasion("a-day-tomorrow", month: 3, day: 1, verses: "2:1-5"),
+                Self.occasion("tonight", month: 3, day: 1, observed: .night, rank: 3, verses: "3:1-5"),
+            ]))
+        let selection = try VerseSelector.select(Self.day(2, 30), tomorrow: Self.day(3, 1), from: source)
+        #expect(source.reads == [[MonthDay(month: 2, day: 30), MonthDay(month: 2, day: Occasion.lastDay), MonthDay(month: 3, day: 1)]])
+        #expect(selection.occasions.map(\.occasion.id) == ["end-of-safar", "tonight"])
+        _ = try VerseSelector.select(Self.day(2, 12), tomorrow: nil, from: source)
+        #expect(source.reads.last == [MonthDay(month: 2, day: 12)])
+    }
+
     @Test func anOccasionOnTheLastDayFollowsTheMonthsLength() throws {
         let data = try Self.data([Self.occasion("end-of-safar", month: 2, day: Occasion.lastDay)])
         #expect(VerseSelector.select(Self.day(2, 29), tomorrow: Self.day(3, 1), in: data).occasion?.id == "end-of-safar")
