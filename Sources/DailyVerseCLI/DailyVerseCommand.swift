@@ -71,7 +71,7 @@ struct Today: ParsableCommand {
             out += report.hijri.adjustment == 0 ? ")" : String(format: ", %+d)", report.hijri.adjustment)
             out += " · \(report.timezone)\n"
             if let lead = report.selection.occasions.first { out += lead.occasion.heading(tonight: lead.tonight) + "\n" }
-            if let description = report.selectedOccasion?.description { out += wrap(description, indent: "") + "\n" }
+            if let description = report.selection.occasion?.description { out += wrap(description, indent: "") + "\n" }
             for other in report.selection.others { out += "Also: " + other.occasion.heading(tonight: other.tonight) + "\n" }
             out += "\nTheme: \(report.theme.name)\n" + wrap(report.theme.relevance) + "\n\n"
             out += verseText(report.content, verse: report.verse)

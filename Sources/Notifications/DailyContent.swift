@@ -1,4 +1,5 @@
 import HijriCalendar
+import VerseCalendar
 
 /// What a notification says about a day: its Hijri date, verse, theme and occasion, in both languages.
 public struct DailyContent: Hashable, Sendable {
@@ -87,7 +88,7 @@ struct NotificationText: Equatable {
 
     /// "17 Rabi al-Awwal: the Birth of the Prophet" → "The Birth of the Prophet": the date goes in the subtitle.
     static func shortName(_ name: String, capitalised: Bool = true) -> String {
-        let short = name.range(of: ": ").map { String(name[$0.upperBound...]) } ?? name
+        let short = VerseCalendar.Occasion.shortName(name)
         guard capitalised, let first = short.first else { return short }
         return first.uppercased() + short.dropFirst()
     }

@@ -45,26 +45,23 @@ extension DailyVerseService {
         struct Key: Hashable { let verses: String; let occasion: String? }
         var shown: [Key: (days: Int, present: Set<String>)] = [:]
         var order: [Key] = []
-        var days = 0
-        let lengths = try (1...12).map { try calendar.monthLength(year: year, month: $0) }
+        // Every day of the year, then the next year's first: a day's tomorrow says which night begins that evening.
+        var dates: [HijriDate] = []
         for month in 1...12 {
-            for day in 1...lengths[month - 1] {
-                // The day after, for the nights that begin this evening (the year's last day looks at the next year's first).
-                let tomorrow =
-                    day < lengths[month - 1]
-                    ? HijriDate(year: year, month: month, day: day + 1)
-                    : month < 12 ? HijriDate(year: year, month: month + 1, day: 1) : HijriDate(year: year + 1, month: 1, day: 1)
-                let selection = try VerseSelector.select(HijriDate(year: year, month: month, day: day), tomorrow: tomorrow, from: database.calendarSource)
-                let key = Key(verses: selection.verses.key, occasion: selection.occasion?.id)
-                days += 1
-                if let seen = shown[key] {
-                    shown[key] = (seen.days + 1, seen.present)
-                    continue
-                }
-                let content = try database.verse(selection.verses, translation: "en.pickthall", occasion: selection.occasion?.id)
-                shown[key] = (1, Set(content.layers.compactMap { $0.entry == nil ? nil : $0.layer.id }))
-                order.append(key)
+            for day in 1...(try calendar.monthLength(year: year, month: month)) { dates.append(HijriDate(year: year, month: month, day: day)) }
+        }
+        dates.append(HijriDate(year: year + 1, month: 1, day: 1))
+        let days = dates.count - 1
+        for (date, tomorrow) in zip(dates, dates.dropFirst()) {
+            let selection = try VerseSelector.select(date, tomorrow: tomorrow, from: database.calendarSource)
+            let key = Key(verses: selection.verses.key, occasion: selection.occasion?.id)
+            if let seen = shown[key] {
+                shown[key] = (seen.days + 1, seen.present)
+                continue
             }
+            let content = try database.verse(selection.verses, translation: "en.pickthall", occasion: selection.occasion?.id)
+            shown[key] = (1, Set(content.layers.compactMap { $0.entry == nil ? nil : $0.layer.id }))
+            order.append(key)
         }
         let coverage = layers.map { layer in
             CoverageReport.LayerCoverage(

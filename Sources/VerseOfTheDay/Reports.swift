@@ -110,8 +110,6 @@ public struct TodayReport: Encodable, Sendable {
     public let selection: DailySelection
     public let hijriDate: HijriDate
 
-    public var selectedOccasion: Occasion? { selection.occasion }
-
     public struct HijriJSON: Encodable, Sendable {
         public let year: Int
         public let month: Int
