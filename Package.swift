@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "dailyverse-bench", targets: ["dailyverse-bench"]),
         .library(name: "HijriCalendar", targets: ["HijriCalendar"]),
         .library(name: "VerseCalendar", targets: ["VerseCalendar"]),
+        .library(name: "Storage", targets: ["Storage"]),
         .library(name: "ContentStore", targets: ["ContentStore"]),
         .library(name: "VerseOfTheDay", targets: ["VerseOfTheDay"]),
         .library(name: "Notifications", targets: ["Notifications"]),
@@ -43,29 +44,40 @@ let package = Package(
         .target(name: "HijriCalendar"),
         // Pure: month themes, occasions and the deterministic selection rule.
         .target(name: "VerseCalendar", dependencies: ["HijriCalendar"]),
-        // SQLite through GRDB: schema, migrations, seeding from data/, importers, queries.
+        // The database, whatever its tables: the connection (a pool or a queue), the migrator run on opening, the log
+        // checkpointed on a thread of its own, and SQLite's C API for the hot loops (DirectStatement).
+        .target(
+            name: "Storage",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")]),
+        // The content in SQLite: its tables' migrations, seeding from data/, the importers, the queries, content check.
         .target(
             name: "ContentStore",
-            dependencies: [
-                "HijriCalendar", "VerseCalendar", .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            ]
+            dependencies: ["Storage", "HijriCalendar", "VerseCalendar", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        // Each user's onboarding progress, the events and their funnel, contextual hints, and signing a guest into an
+        // account: their tables' migrations and queries.
+        .target(
+            name: "Engagement",
+            dependencies: ["Storage", "Accounts", "Delivery", "Onboarding", .product(name: "GRDB", package: "GRDB.swift")]),
+        // The one list of every domain's migrations, in order, and opening the DailyVerse database with it.
+        .target(
+            name: "AppSchema",
+            dependencies: ["Storage", "ContentStore", "Delivery", "Accounts", "Engagement", .product(name: "GRDB", package: "GRDB.swift")]),
         // Pure: devices, when they fire (DST rules, grace), and the APNs, FCM and Web Push payloads.
         .target(name: "Notifications", dependencies: ["HijriCalendar", "VerseCalendar", "PushServices"]),
         // Password hashing (scrypt or PBKDF2) and bearer tokens stored as hashes.
         .target(
             name: "Accounts",
             dependencies: [
-                "ContentStore", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+                "Storage", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]),
         // The app's HTTP API (Hummingbird 2): the router, built in one function so tests build the same one.
         .target(
             name: "HTTPAPI",
             dependencies: [
-                "ContentStore", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "Accounts", "Onboarding", "Notifications", "Delivery",
-                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Crypto", package: "swift-crypto"),
+                "Storage", "ContentStore", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "Accounts", "Onboarding", "Engagement", "Notifications",
+                "Delivery", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), .product(name: "NIOCore", package: "swift-nio"),
@@ -97,24 +109,25 @@ let package = Package(
         .target(
             name: "Delivery",
             dependencies: [
-                "ContentStore", "Notifications", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "PushServices", .product(name: "GRDB", package: "GRDB.swift"),
+                "Storage", "Notifications", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "PushServices",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "Metrics", package: "swift-metrics"),
             ]),
         // The long-running service: scheduler and watchdog in a ServiceGroup, configuration, systemd notify, logs.
         .target(
             name: "Daemon",
             dependencies: [
-                "ContentStore", "Delivery", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+                "Storage", "Delivery", "Accounts", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Metrics", package: "swift-metrics"),
             ]),
         // Composes calendar, selection and store into the reports the CLI and the API print.
-        .target(name: "VerseOfTheDay", dependencies: ["HijriCalendar", "VerseCalendar", "ContentStore"]),
+        .target(name: "VerseOfTheDay", dependencies: ["HijriCalendar", "VerseCalendar", "Storage", "ContentStore"]),
         // The command tree; the executable only calls into it.
         .target(
             name: "DailyVerseCLI",
             dependencies: [
-                "HijriCalendar", "VerseCalendar", "ContentStore", "VerseOfTheDay", "Notifications", "Delivery", "Daemon", "HTTPAPI", "Onboarding",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "HijriCalendar", "VerseCalendar", "Storage", "AppSchema", "ContentStore", "VerseOfTheDay", "Notifications", "Delivery", "Daemon",
+                "HTTPAPI", "Onboarding", "Engagement", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -125,25 +138,28 @@ let package = Package(
         .executableTarget(
             name: "dailyverse-bench",
             dependencies: [
-                "HijriCalendar", "ContentStore", "Delivery", "Notifications", "HTTPAPI", "Accounts", "Onboarding", "VerseOfTheDay", "PushServices",
-                "PushStandIns", .product(name: "NIOCore", package: "swift-nio"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "HijriCalendar", "Storage", "AppSchema", "ContentStore", "Delivery", "Notifications", "HTTPAPI", "Accounts", "Onboarding",
+                "VerseOfTheDay", "PushServices", "PushStandIns", .product(name: "NIOCore", package: "swift-nio"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(name: "HijriCalendarTests", dependencies: ["HijriCalendar"]),
         .testTarget(name: "VerseCalendarTests", dependencies: ["VerseCalendar", "HijriCalendar"]),
-        .testTarget(name: "ContentStoreTests", dependencies: ["ContentStore", "VerseOfTheDay", "HijriCalendar", "VerseCalendar"]),
+        .testTarget(
+            name: "StorageTests",
+            dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")]),
+        .testTarget(name: "ContentStoreTests", dependencies: ["ContentStore", "Storage", "AppSchema", "VerseOfTheDay", "HijriCalendar", "VerseCalendar"]),
         // The golden files are read from the source tree (by #filePath), not bundled.
         .testTarget(name: "NotificationsTests", dependencies: ["Notifications", "HijriCalendar", "VerseCalendar", "PushServices"], exclude: ["Golden"]),
         .testTarget(
             name: "DeliveryTests",
             dependencies: [
-                "Delivery", "Notifications", "ContentStore", "HijriCalendar", "PushServices", "PushStandIns", "VerseCalendar", "VerseOfTheDay",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "Delivery", "Notifications", "Storage", "AppSchema", "ContentStore", "HijriCalendar", "PushServices", "PushStandIns", "VerseCalendar",
+                "VerseOfTheDay", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
-        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "Delivery", "ContentStore", "Notifications"]),
+        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "Delivery", "Storage", "AppSchema", "ContentStore", "Notifications"]),
         .testTarget(name: "OnboardingTests", dependencies: ["Onboarding"]),
         .testTarget(
             name: "PushServicesTests",
@@ -151,17 +167,19 @@ let package = Package(
                 "PushServices", "PushStandIns", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio"),
             ]),
-        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "ContentStore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "Storage", "AppSchema", "ContentStore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
-                "HTTPAPI", "ContentStore", "VerseOfTheDay", "Accounts", "Onboarding", .product(name: "HummingbirdTesting", package: "hummingbird"),
+                "HTTPAPI", "Storage", "AppSchema", "ContentStore", "VerseOfTheDay", "Accounts", "Onboarding", "Engagement",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         // A database written by an earlier release (a gzipped fixture) opens with this build with nothing lost.
         .testTarget(
-            name: "UpgradeTests", dependencies: ["ContentStore", "Accounts", "Delivery", .product(name: "GRDB", package: "GRDB.swift")],
+            name: "UpgradeTests",
+            dependencies: ["Storage", "AppSchema", "ContentStore", "Accounts", "Delivery", "Engagement", .product(name: "GRDB", package: "GRDB.swift")],
             exclude: ["Fixtures"]),
         .testTarget(name: "CLITests", dependencies: ["dailyverse", "HijriCalendar", "PushServices", "PushStandIns", .product(name: "GRDB", package: "GRDB.swift")]),
     ]

@@ -1,7 +1,7 @@
-import ContentStore
 import Foundation
 import GRDB
 import HijriCalendar
+import Storage
 
 /// A user's settings: what the onboarding fills and `PATCH /v1/me/settings` changes.
 public struct UserSettings: Hashable, Sendable, Codable {
@@ -31,7 +31,7 @@ extension AppDatabase {
     // MARK: - Settings
 
     public func settings(userID: String) throws -> UserSettings {
-        try writer.read { db in try Self.settings(db, userID: userID) }
+        try read { db in try Self.settings(db, userID: userID) }
     }
 
     public static func settings(_ db: Database, userID: String) throws -> UserSettings {
@@ -54,7 +54,7 @@ extension AppDatabase {
 
     /// Reads, changes and stores a user's settings in one transaction.
     public func updateSettings(userID: String, now: Date, _ change: (inout UserSettings) throws -> Void) throws -> UserSettings {
-        try writer.write { db in try Self.updateSettings(db, userID: userID, now: now, change) }
+        try write { db in try Self.updateSettings(db, userID: userID, now: now, change) }
     }
 
     public static func updateSettings(_ db: Database, userID: String, now: Date, _ change: (inout UserSettings) throws -> Void) throws -> UserSettings {
@@ -78,7 +78,7 @@ extension AppDatabase {
     // MARK: - Bookmarks
 
     public func bookmarks(userID: String) throws -> [Bookmark] {
-        try writer.read { db in
+        try read { db in
             try Row.fetchAll(db, sql: "SELECT verse_key, created_at FROM bookmark WHERE user_id = ? ORDER BY created_at, verse_key", arguments: [userID])
                 .map { Bookmark(verseKey: $0["verse_key"], createdAt: Date(timeIntervalSince1970: $0["created_at"]).iso8601UTC) }
         }
@@ -86,7 +86,7 @@ extension AppDatabase {
 
     /// True if the bookmark is new.
     public func addBookmark(userID: String, verseKey: String, now: Date) throws -> Bool {
-        try writer.write { db in
+        try write { db in
             try db.execute(
                 sql: "INSERT INTO bookmark (user_id, verse_key, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                 arguments: [userID, verseKey, now.timeIntervalSince1970])
@@ -96,9 +96,41 @@ extension AppDatabase {
 
     /// True if there was one.
     public func removeBookmark(userID: String, verseKey: String) throws -> Bool {
-        try writer.write { db in
+        try write { db in
             try db.execute(sql: "DELETE FROM bookmark WHERE user_id = ? AND verse_key = ?", arguments: [userID, verseKey])
             return db.changesCount > 0
         }
+    }
+}
+
+extension AppDatabase {
+    /// Whether `userID` is a guest (false for an account, or no such user).
+    public static func isGuest(_ db: Database, userID: String) throws -> Bool {
+        try String.fetchOne(db, sql: "SELECT mode FROM user WHERE id = ?", arguments: [userID]) == "guest"
+    }
+
+    /// A guest signing into an account: the guest's bookmarks join the account's. Runs inside the caller's transaction.
+    public static func mergeGuestBookmarks(_ db: Database, from guestID: String, into accountID: String) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO bookmark (user_id, verse_key, created_at)
+                SELECT ?, verse_key, created_at FROM bookmark WHERE user_id = ? ON CONFLICT DO NOTHING
+                """, arguments: [accountID, guestID])
+    }
+
+    /// A guest signing into an account: the account's settings win where it has them, else the guest's are kept.
+    public static func mergeGuestSettings(_ db: Database, from guestID: String, into accountID: String, now: Date) throws {
+        if try Bool.fetchOne(db, sql: "SELECT 1 FROM settings WHERE user_id = ?", arguments: [accountID]) != true {
+            try db.execute(
+                sql: """
+                    INSERT INTO settings (user_id, reminder_time, timezone, calendar, adjustment, display_theme, notifications, locale, updated_at)
+                    SELECT ?, reminder_time, timezone, calendar, adjustment, display_theme, notifications, locale, ? FROM settings WHERE user_id = ?
+                    """, arguments: [accountID, now.timeIntervalSince1970, guestID])
+        }
+    }
+
+    /// Removes a user; everything of theirs goes with them (sessions, settings, bookmarks, devices: by cascade).
+    public static func removeUser(_ db: Database, id: String) throws {
+        try db.execute(sql: "DELETE FROM user WHERE id = ?", arguments: [id])
     }
 }

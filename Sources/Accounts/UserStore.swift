@@ -1,6 +1,6 @@
-import ContentStore
 import Foundation
 import GRDB
+import Storage
 
 /// A user as the API shows it.
 public struct User: Hashable, Sendable, Codable {
@@ -37,7 +37,7 @@ extension AppDatabase {
     /// bookmarks, settings, devices: the foreign keys cascade). Accounts are never purged. How many went.
     @discardableResult
     public func purgeGuests(inactiveBefore cutoff: Date) throws -> Int {
-        try writer.write { db in
+        try write { db in
             try db.execute(sql: "DELETE FROM user WHERE mode = 'guest' AND last_active_at < ?", arguments: [cutoff.timeIntervalSince1970])
             return db.changesCount
         }
@@ -45,7 +45,7 @@ extension AppDatabase {
 
     /// A new guest and its first token.
     public func createGuest(now: Date) throws -> (User, token: String) {
-        try writer.write { db in
+        try write { db in
             let id = UUID().uuidString.lowercased()
             try db.execute(
                 sql: "INSERT INTO user (id, mode, created_at, last_active_at) VALUES (?, 'guest', ?, ?)",
@@ -58,7 +58,7 @@ extension AppDatabase {
     /// A new account, or — when `upgrading` names a guest — that guest turned into an account in place: same id,
     /// everything it has kept.
     public func createAccount(email: String, passwordHash: String, displayName: String?, upgrading guest: String?, now: Date) throws -> (User, token: String) {
-        try writer.write { db in
+        try write { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true { throw SignInError.emailTaken }
             let id: String
             if let guest {
@@ -82,14 +82,14 @@ extension AppDatabase {
 
     /// The stored password hash of an account, to verify outside any transaction (hashing is slow).
     public func passwordHash(email: String) throws -> (userID: String, hash: String)? {
-        try writer.read { db in
+        try read { db in
             try Row.fetchOne(db, sql: "SELECT id, password_hash FROM user WHERE email = ? AND mode = 'account'", arguments: [email])
                 .flatMap { row in (row["password_hash"] as String?).map { (row["id"] as String, $0) } }
         }
     }
 
     public func openSession(userID: String, now: Date) throws -> (User, token: String) {
-        try writer.write { db in
+        try write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM user WHERE id = ?", arguments: [userID]) else { throw SignInError.invalidCredentials }
             try db.execute(sql: "UPDATE user SET last_active_at = ? WHERE id = ?", arguments: [now.timeIntervalSince1970, userID])
             return (Self.user(row), try Self.openSession(db, userID: userID, now: now))
@@ -111,14 +111,14 @@ extension AppDatabase {
     public func authenticate(token: String, now: Date) throws -> User? {
         guard SessionToken.isWellFormed(token) else { return nil }
         let hash = SessionToken.hash(token)
-        let found = try writer.read { db in
+        let found = try read { db in
             try Row.fetchOne(
                 db, sql: "SELECT u.*, s.token_hash, s.last_used_at FROM session s JOIN user u ON u.id = s.user_id WHERE s.token_hash = ?",
                 arguments: [hash])
         }
         guard let row = found, SessionToken.matches(token, storedHash: row["token_hash"]) else { return nil }
         if now.timeIntervalSince1970 - (row["last_used_at"] as Double) > 60 {
-            try writer.write { db in
+            try write { db in
                 try db.execute(sql: "UPDATE session SET last_used_at = ? WHERE token_hash = ?", arguments: [now.timeIntervalSince1970, hash])
                 try db.execute(sql: "UPDATE user SET last_active_at = ? WHERE id = ?", arguments: [now.timeIntervalSince1970, row["id"] as String])
             }
@@ -127,6 +127,6 @@ extension AppDatabase {
     }
 
     public func closeSession(token: String) throws {
-        try writer.write { db in try db.execute(sql: "DELETE FROM session WHERE token_hash = ?", arguments: [SessionToken.hash(token)]) }
+        try write { db in try db.execute(sql: "DELETE FROM session WHERE token_hash = ?", arguments: [SessionToken.hash(token)]) }
     }
 }

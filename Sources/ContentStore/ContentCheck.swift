@@ -1,5 +1,6 @@
 import Foundation
 import HijriCalendar
+import Storage
 import VerseCalendar
 
 /// `dailyverse content check`: what a content team's change must keep true of a data folder, found all at once.

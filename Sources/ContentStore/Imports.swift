@@ -1,11 +1,12 @@
 import Foundation
 import GRDB
+import Storage
 import VerseCalendar
 
 extension AppDatabase {
     /// Replaces (or adds) a Quran text edition from a Tanzil file. The whole file is checked first; one transaction.
     public func importQuran(_ file: TanzilFile, edition: Edition, progress: ((Int, Int) -> Void)? = nil) throws {
-        try writer.write { db in
+        try write { db in
             let counts = try Int.fetchAll(db, sql: "SELECT ayah_count FROM surah ORDER BY number")
             if counts.count == 114, counts != file.ayahCounts {
                 throw StoreError.malformedData(file: edition.id, reason: "ayat per sura differ from the stored Quran")
@@ -16,18 +17,18 @@ extension AppDatabase {
 
     /// Adds or replaces a translation. Its ayat must match the stored Arabic sura by sura (checked on parsing).
     public func importTranslation(_ file: TanzilFile, edition: Edition, progress: ((Int, Int) -> Void)? = nil) throws {
-        try writer.write { db in try Self.storeEdition(db, edition, file: file, progress: progress) }
+        try write { db in try Self.storeEdition(db, edition, file: file, progress: progress) }
     }
 
     /// Ayat per sura, from the stored Arabic text.
     public func ayahCounts() throws -> [Int] {
-        try writer.read { db in try Int.fetchAll(db, sql: "SELECT ayah_count FROM surah ORDER BY number") }
+        try read { db in try Int.fetchAll(db, sql: "SELECT ayah_count FROM surah ORDER BY number") }
     }
 
     /// Imports commentary entries; an entry for the same verses, layer and occasion replaces the one stored.
     /// Every entry's verses are checked first; one transaction.
     public func importCommentary(_ file: CommentaryFile, name: String, progress: ((Int, Int) -> Void)? = nil) throws {
-        try writer.write { db in
+        try write { db in
             let counts = try Int.fetchAll(db, sql: "SELECT ayah_count FROM surah ORDER BY number")
             guard counts.count == 114 else { throw StoreError.notSeeded("Quran text") }
             for (entry, line) in zip(file.entries, file.lineNumbers) where entry.verses.end > counts[entry.verses.surah - 1] {

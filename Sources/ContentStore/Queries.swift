@@ -1,13 +1,14 @@
 import Foundation
 import GRDB
 import HijriCalendar
+import Storage
 import VerseCalendar
 
 extension AppDatabase {
     // MARK: - Quran text
 
     public func surah(_ number: Int) throws -> Surah? {
-        try writer.read { db in try Self.surah(db, number) }
+        try read { db in try Self.surah(db, number) }
     }
 
     static func surah(_ db: Database, _ number: Int) throws -> Surah? {
@@ -26,7 +27,7 @@ extension AppDatabase {
     /// The Arabic text, the translation, the sura and the layers of a verse or passage, in one read; on an occasion,
     /// the entries written for it come before the verse's own.
     public func verse(_ range: VerseRange, translation: String, occasion: String? = nil) throws -> VerseContent {
-        try writer.read { db in
+        try read { db in
             guard let surah = try Self.surah(db, range.surah) else { throw StoreError.notSeeded("suras") }
             guard range.end <= surah.ayahCount else { throw StoreError.verseNotFound(range.key) }
             guard let edition = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM edition WHERE id = ? AND kind = 'translation'"), arguments: [translation])
@@ -48,12 +49,12 @@ extension AppDatabase {
     // MARK: - Layers
 
     public func layers() throws -> [Layer] {
-        try writer.read { db in try Self.layers(db) }
+        try read { db in try Self.layers(db) }
     }
 
     /// Commentary entries by provenance (`editorial`, `editorial-summary`, `quotation`, …).
     public func commentaryCountsByProvenance() throws -> [String: Int] {
-        try writer.read { db in
+        try read { db in
             var counts: [String: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT provenance, count(*) AS n FROM commentary GROUP BY provenance") { counts[row["provenance"]] = row["n"] }
             return counts
@@ -61,7 +62,7 @@ extension AppDatabase {
     }
 
     public func layerIDs() throws -> [String] {
-        try writer.read { db in try String.fetchAll(db, sql: "SELECT id FROM layer ORDER BY position") }
+        try read { db in try String.fetchAll(db, sql: "SELECT id FROM layer ORDER BY position") }
     }
 
     static func layers(_ db: Database) throws -> [Layer] {
@@ -97,7 +98,7 @@ extension AppDatabase {
 
     /// The verse calendar as seeded: twelve month themes with their pools, and the occasions.
     public func verseCalendar() throws -> VerseCalendarData {
-        try writer.read { db in
+        try read { db in
             var themes: [String: Theme] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT * FROM verse_theme") {
                 themes[row["id"]] = Theme(id: row["id"], name: row["name"], relevance: row["relevance"])
@@ -128,7 +129,7 @@ extension AppDatabase {
     public var calendarSource: some VerseCalendarSource { StoreCalendarSource(database: self) }
 
     public func displayThemes() throws -> [DisplayTheme] {
-        try writer.read { db in
+        try read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM display_theme ORDER BY rowid").map {
                 DisplayTheme(id: $0["id"], name: $0["name"], background: $0["background"], surface: $0["surface"], text: $0["text"], accent: $0["accent"])
             }
@@ -138,7 +139,7 @@ extension AppDatabase {
     // MARK: - Published month starts (the sighted calendar)
 
     public func publishedMonthStarts() throws -> [PublishedMonthStart] {
-        try writer.read { db in try Self.publishedMonthStarts(db) }
+        try read { db in try Self.publishedMonthStarts(db) }
     }
 
     static func publishedMonthStarts(_ db: Database) throws -> [PublishedMonthStart] {
@@ -154,7 +155,7 @@ extension AppDatabase {
 
     /// Publishes (or replaces) a month start; refused, with nothing written, if the sighted calendar could not hold it.
     public func publishMonthStart(_ start: PublishedMonthStart, at now: Date) throws {
-        try writer.write { db in
+        try write { db in
             var all = try Self.publishedMonthStarts(db).filter { !($0.year == start.year && $0.month == start.month) }
             all.append(start)
             _ = try IslamicCalendar.sighted(published: all)
@@ -169,7 +170,7 @@ extension AppDatabase {
     /// Removes a published start; false if there was none.
     @discardableResult
     public func removeMonthStart(year: Int, month: Int) throws -> Bool {
-        try writer.write { db in
+        try write { db in
             try db.execute(sql: "DELETE FROM published_month_start WHERE year = ? AND month = ?", arguments: [year, month])
             return db.changesCount > 0
         }
@@ -197,7 +198,7 @@ struct StoreCalendarSource: VerseCalendarSource {
         // cached statement.
         precondition(days.count <= 3, "a day asks about its date, its month's last day and tomorrow")
         let keys = days + Array(repeating: first, count: 3 - days.count)
-        return try database.writer.read { db in
+        return try database.read { db in
             try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
@@ -211,7 +212,7 @@ struct StoreCalendarSource: VerseCalendarSource {
     }
 
     func monthTheme(month: Int) throws -> Theme {
-        try database.writer.read { db in
+        try database.read { db in
             guard
                 let row = try Row.fetchOne(
                     db.cachedStatement(sql: "SELECT t.* FROM month_theme m JOIN verse_theme t ON t.id = m.theme_id WHERE m.month = ?"), arguments: [month])
@@ -221,13 +222,13 @@ struct StoreCalendarSource: VerseCalendarSource {
     }
 
     func poolSize(month: Int) throws -> Int {
-        let size = try database.writer.read { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM month_pool WHERE month = ?"), arguments: [month]) } ?? 0
+        let size = try database.read { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM month_pool WHERE month = ?"), arguments: [month]) } ?? 0
         guard size > 0 else { throw StoreError.notSeeded("verse calendar") }
         return size
     }
 
     func poolEntry(month: Int, index: Int) throws -> VerseRange {
-        try database.writer.read { db in
+        try database.read { db in
             guard
                 let row = try Row.fetchOne(
                     db.cachedStatement(sql: "SELECT surah, ayah_start, ayah_end FROM month_pool WHERE month = ? ORDER BY position LIMIT 1 OFFSET ?"),

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HijriCalendar
+import Storage
 import VerseCalendar
 
 /// The bundled content, read from `data/` and checked before anything is written.
@@ -165,7 +166,7 @@ struct FNV1a {
 extension AppDatabase {
     /// The fingerprint of the data the database was last seeded from, if any.
     public func seededFingerprint() throws -> String? {
-        try writer.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seed_fingerprint'") }
+        try read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seed_fingerprint'") }
     }
 
     /// Seeds from `data/` unless the database already holds exactly that data. Idempotent; one transaction.
@@ -178,12 +179,12 @@ extension AppDatabase {
             try seed(BundledContent(directory: directory))
             seeded = true
         }
-        try writer.write { db in try Self.setMeta(db, "seed_signature", signature) }
+        try write { db in try Self.setMeta(db, "seed_signature", signature) }
         return seeded
     }
 
     func meta(_ key: String) throws -> String? {
-        try writer.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
+        try read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
     }
 
     static func setMeta(_ db: Database, _ key: String, _ value: String) throws {
@@ -194,7 +195,7 @@ extension AppDatabase {
 
     /// Replaces the bundled content with `content`. Imported commentary and editions under other ids are kept.
     public func seed(_ content: BundledContent) throws {
-        try writer.write { db in
+        try write { db in
             if try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seed_fingerprint'") == content.fingerprint { return }
             let counts = content.arabic.ayahCounts
             try db.execute(sql: "DELETE FROM surah")

@@ -1,11 +1,11 @@
-import ContentStore
+import Accounts
 import Delivery
 import Foundation
-import GRDB
 import Logging
 import Metrics
 import Notifications
 import ServiceLifecycle
+import Storage
 
 /// A flag set once, read from any thread: how the blocking passes learn of a graceful shutdown.
 public final class StopFlag: @unchecked Sendable {
@@ -202,16 +202,7 @@ public struct SchedulerService: Service {
     /// row written ahead or a retry is due, at most `maximumSleep`. (The queue's first entry may be one left behind
     /// by a change: that only wakes the loop early.)
     func nextWake(after now: Date) throws -> TimeInterval {
-        let next = try database.writer.read { db in
-            try Double.fetchOne(
-                db,
-                sql: """
-                    SELECT min(t) FROM (
-                        SELECT min(next_fire_at) - ? AS t FROM schedule
-                        UNION ALL SELECT min(next_attempt_at) FROM outbox WHERE status = 'pending')
-                    """, arguments: [emitter.configuration.lead])
-        }
-        guard let next else { return maximumSleep }
+        guard let next = try database.nextWork(lead: emitter.configuration.lead) else { return maximumSleep }
         return min(maximumSleep, max(0.05, next - now.timeIntervalSince1970))
     }
 
@@ -244,19 +235,55 @@ public struct WatchdogService: Service {
     }
 }
 
-/// Builds the daemon the way production runs it; tests assemble the same graph.
+/// Builds the daemon the way production runs it: `serve` and the tests call the same function.
 public enum DaemonBuilder {
-    /// `services` run beside the scheduler (the HTTP API, which tells `readiness` when it listens). When any service
-    /// fails, the group cancels the others, and each returns.
+    /// How long what the daemon removes hourly is kept.
+    public struct Retention: Sendable {
+        /// A guest inactive this long is removed, with everything of theirs.
+        public var guests: TimeInterval
+        /// Delivered, failed and missed outbox rows this old are removed.
+        public var outbox: TimeInterval
+
+        public init(guests: TimeInterval = 30 * 86_400, outbox: TimeInterval = 30 * 86_400) {
+            self.guests = guests
+            self.outbox = outbox
+        }
+    }
+
+    /// The scheduler, the watchdog and the hourly maintenance (guest purge, outbox prune, log checkpoint), with
+    /// `services` beside them (the HTTP API, which tells `readiness` when it listens). When any service fails, the
+    /// group cancels the others, and each returns.
     public static func serviceGroup(
         database: AppDatabase, emitter: Emitter, deliverer: Deliverer, clock: @escaping @Sendable () -> Date, logger: Logger,
-        notifier: SystemdNotifier = SystemdNotifier(), readiness: Readiness? = nil, services: [any Service] = []
+        retention: Retention = Retention(), notifier: SystemdNotifier = SystemdNotifier(), readiness: Readiness? = nil,
+        services: [any Service] = []
     ) -> ServiceGroup {
         let heartbeat = Heartbeat()
         let scheduler = SchedulerService(
             database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, heartbeat: heartbeat,
             readiness: readiness ?? Readiness(notifier: notifier, waitsForAPI: false))
         let watchdog = WatchdogService(notifier: notifier, heartbeat: heartbeat, logger: logger)
-        return ServiceGroup(services: [scheduler, watchdog] + services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        return ServiceGroup(
+            services: [scheduler, watchdog] + maintenance(database: database, retention: retention, clock: clock, logger: logger) + services,
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+    }
+
+    /// What runs hourly beside the scheduler.
+    static func maintenance(database: AppDatabase, retention: Retention, clock: @escaping @Sendable () -> Date, logger: Logger) -> [any Service] {
+        [
+            MaintenanceService(name: "guest purge", interval: 3600, clock: clock, logger: logger) { now in
+                let purged = try database.purgeGuests(inactiveBefore: now.addingTimeInterval(-retention.guests))
+                return purged > 0 ? "\(purged) inactive guests purged" : nil
+            },
+            MaintenanceService(name: "outbox prune", interval: 3600, clock: clock, logger: logger) { now in
+                let pruned = try database.pruneOutbox(settledBefore: now.addingTimeInterval(-retention.outbox))
+                return pruned > 0 ? "\(pruned) settled outbox rows removed" : nil
+            },
+            // The log is checkpointed at 256 MiB: a quiet database's is copied back hourly all the same.
+            MaintenanceService(name: "log checkpoint", interval: 3600, clock: clock, logger: logger) { _ in
+                database.requestCheckpoint()
+                return nil
+            },
+        ]
     }
 }

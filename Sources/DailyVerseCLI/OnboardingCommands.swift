@@ -1,7 +1,7 @@
 import ArgumentParser
 import ContentStore
 import Foundation
-import HTTPAPI
+import Engagement
 import HijriCalendar
 
 struct OnboardingCommand: ParsableCommand {

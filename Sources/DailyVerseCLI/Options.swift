@@ -1,3 +1,4 @@
+import AppSchema
 import ArgumentParser
 import ContentStore
 import Foundation
@@ -5,6 +6,7 @@ import Onboarding
 import Daemon
 import HijriCalendar
 import HTTPAPI
+import Storage
 
 /// Options every command shares.
 public struct GlobalOptions: ParsableArguments {

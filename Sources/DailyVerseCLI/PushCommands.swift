@@ -4,6 +4,7 @@ import Crypto
 import Delivery
 import Foundation
 import PushServices
+import Storage
 
 /// The push services' settings: each from its flag, `DAILYVERSE_<KEY>` or the configuration file's `<key>`, checked
 /// when a command starts (a missing or unreadable file, a malformed key, an unknown environment is one line naming

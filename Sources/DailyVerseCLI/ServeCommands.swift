@@ -7,6 +7,7 @@ import HTTPAPI
 import HijriCalendar
 import Hummingbird
 import Onboarding
+import Storage
 import VerseOfTheDay
 import Logging
 import Metrics
@@ -209,23 +210,9 @@ struct Serve: AsyncParsableCommand {
         let emitter = Emitter(database: database, configuration: configuration)
         let clock = try replayClock()
         let path = try global.databasePath()
-        let retention = try global.guestRetention(flag: guestRetention)
-        let outboxKept = try global.outboxRetention(flag: outboxRetention)
-        var services: [any Service] = [
-            MaintenanceService(name: "guest purge", interval: 3600, clock: clock, logger: logger) { now in
-                let purged = try database.purgeGuests(inactiveBefore: now.addingTimeInterval(-retention))
-                return purged > 0 ? "\(purged) inactive guests purged" : nil
-            },
-            MaintenanceService(name: "outbox prune", interval: 3600, clock: clock, logger: logger) { now in
-                let pruned = try database.pruneOutbox(settledBefore: now.addingTimeInterval(-outboxKept))
-                return pruned > 0 ? "\(pruned) settled outbox rows removed" : nil
-            },
-            // The log is checkpointed at 256 MiB: a quiet database's is copied back hourly all the same.
-            MaintenanceService(name: "log checkpoint", interval: 3600, clock: clock, logger: logger) { _ in
-                database.requestCheckpoint()
-                return nil
-            },
-        ]
+        let retention = DaemonBuilder.Retention(
+            guests: try global.guestRetention(flag: guestRetention), outbox: try global.outboxRetention(flag: outboxRetention))
+        var services: [any Service] = []
         let address = try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
         let notifier = SystemdNotifier()
         let readiness = Readiness(notifier: notifier, waitsForAPI: address != "none")
@@ -265,8 +252,8 @@ struct Serve: AsyncParsableCommand {
             }
         }
         let group = DaemonBuilder.serviceGroup(
-            database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, readiness: readiness,
-            services: services)
+            database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, retention: retention, notifier: notifier,
+            readiness: readiness, services: services)
         return (group, lock, deliverer.sink)
     }
 

@@ -1,8 +1,8 @@
-import ContentStore
 import Foundation
 import GRDB
 import HijriCalendar
 import Notifications
+import Storage
 
 /// The settings a device is created or changed with; absent fields keep their value (or default).
 public struct DeviceSettings: Sendable {
@@ -63,7 +63,7 @@ public struct DeviceState: Sendable {
 extension AppDatabase {
     /// Adds a device; its token must be new for its platform.
     public func addDevice(_ settings: DeviceSettings, id: String = UUID().uuidString.lowercased(), now: Date) throws -> Device {
-        try writer.write { db in try Self.insertDevice(db, settings, id: id, now: now) }
+        try write { db in try Self.insertDevice(db, settings, id: id, now: now) }
     }
 
     /// A user's device. A token this user registered before updates that device with the settings given (the app
@@ -75,7 +75,7 @@ extension AppDatabase {
     public func registerDevice(
         _ settings: DeviceSettings, userID: String, now: Date, defaults: @escaping (Database) throws -> DeviceSettings = { _ in DeviceSettings() }
     ) throws -> (device: Device, created: Bool) {
-        try writer.write { db in
+        try write { db in
             guard let token = settings.token else { throw DeviceError.missing("token") }
             let (endpoint, _, _) = Self.columns(token)
             if let row = try Row.fetchOne(
@@ -92,7 +92,7 @@ extension AppDatabase {
 
     /// A user's devices, oldest first.
     public func devices(userID: String, now: Date) throws -> [DeviceState] {
-        try writer.read { db in
+        try read { db in
             try Row.fetchAll(
                 db, sql: "SELECT \(Self.stateColumns(now)) WHERE d.user_id = ? ORDER BY d.created_at, d.id", arguments: [now.timeIntervalSince1970, userID]
             ).map { try Self.deviceState($0, now: now) }
@@ -101,7 +101,7 @@ extension AppDatabase {
 
     /// Adds many devices in one transaction: all or none.
     public func addDevices(_ all: [(line: Int, settings: DeviceSettings)], now: Date, progress: ((Int, Int) -> Void)? = nil) throws -> [Device] {
-        try writer.write { db in
+        try write { db in
             var added: [Device] = []
             for (index, item) in all.enumerated() {
                 do { added.append(try Self.insertDevice(db, item.settings, id: UUID().uuidString.lowercased(), now: now)) } catch let error as DeviceError {
@@ -142,14 +142,14 @@ extension AppDatabase {
 
     /// Changes a device. A new zone or time moves its next fire, never to a local date already fired.
     public func updateDevice(id: String, _ settings: DeviceSettings, now: Date) throws -> Device {
-        try writer.write { db in try Self.updateDevice(db, id: id, settings, now: now) }
+        try write { db in try Self.updateDevice(db, id: id, settings, now: now) }
     }
 
     /// Changes a user's device, with settings worked out from its platform; another user's device is not found.
     public func updateDevice(
         id: String, userID: String, now: Date, settings: (Platform) throws -> DeviceSettings
     ) throws -> Device {
-        try writer.write { db in
+        try write { db in
             guard let name = try String.fetchOne(db, sql: "SELECT platform FROM device WHERE id = ? AND user_id = ?", arguments: [id, userID]),
                 let platform = Platform(rawValue: name)
             else { throw DeviceError.notFound(id) }
@@ -222,7 +222,7 @@ extension AppDatabase {
     /// rows not yet delivered go with it (a trigger, so that a user's removal, which takes their devices, does too).
     @discardableResult
     public func removeDevice(id: String, userID: String? = nil) throws -> Bool {
-        try writer.write { db in
+        try write { db in
             if let userID {
                 try db.execute(sql: "DELETE FROM device WHERE id = ? AND user_id = ?", arguments: [id, userID])
             } else {
@@ -246,12 +246,12 @@ extension AppDatabase {
     }
 
     public func deviceState(id: String, now: Date) throws -> DeviceState? {
-        try writer.read { db in try Self.deviceState(db, id: id, now: now) }
+        try read { db in try Self.deviceState(db, id: id, now: now) }
     }
 
     /// Counts and the soonest fires after `now`, without decoding every device.
     public func deviceSummary(upcoming: Int = 5, now: Date) throws -> (total: Int, enabled: Int, next: [(id: String, at: Date)]) {
-        try writer.read { db in
+        try read { db in
             let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM device") ?? 0
             let enabled = try Int.fetchOne(db, sql: "SELECT count(*) FROM device WHERE enabled") ?? 0
             // The queue in order, skipping entries left behind by a change (CROSS JOIN keeps the queue outermost), and
@@ -279,7 +279,7 @@ extension AppDatabase {
     /// Visits devices in the order `devices list` prints them (creation, then id), as they are read: a listing of a
     /// million starts at once and holds one at a time. `after`: only devices after the one with this id.
     public func forEachDeviceState(after: String? = nil, limit: Int? = nil, now: Date, _ body: (DeviceState) throws -> Void) throws {
-        try writer.read { db in
+        try read { db in
             var arguments: StatementArguments = [now.timeIntervalSince1970]
             var filter = ""
             if let after {
@@ -400,6 +400,11 @@ extension AppDatabase {
         for id in try String.fetchAll(db, sql: "SELECT id FROM device WHERE user_id = ? ORDER BY seq", arguments: [userID]) {
             _ = try updateDevice(db, id: id, settings, now: now)
         }
+    }
+
+    /// A guest signing into an account: its devices become the account's. Runs inside the caller's transaction.
+    public static func moveDevices(_ db: Database, from guestID: String, to accountID: String, now: Date) throws {
+        try db.execute(sql: "UPDATE device SET user_id = ?, updated_at = ? WHERE user_id = ?", arguments: [accountID, now.timeIntervalSince1970, guestID])
     }
 }
 

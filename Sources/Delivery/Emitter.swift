@@ -1,8 +1,8 @@
-import ContentStore
 import Foundation
 import GRDB
 import HijriCalendar
 import Notifications
+import Storage
 import VerseCalendar
 import VerseOfTheDay
 
@@ -89,7 +89,7 @@ public struct Emitter: Sendable {
     func horizon(now: Date) throws -> Date? {
         let ahead = configuration.ahead
         guard ahead > 0 else { return now }
-        let first = try database.writer.read { db in
+        let first = try database.read { db in
             try Double.fetchOne(db, sql: "SELECT next_fire_at FROM schedule ORDER BY next_fire_at, device_seq LIMIT 1")
         }
         guard let first, first <= now.timeIntervalSince1970 + configuration.lead else { return nil }
@@ -108,7 +108,7 @@ public struct Emitter: Sendable {
         // Keyset pagination over the queue's key: each due entry is visited once per pass, even one left in place.
         var cursor: (Double, Int64) = (-Double.greatestFiniteMagnitude, 0)
         while true {
-            let (entries, epoch) = try database.writer.read { db in
+            let (entries, epoch) = try database.read { db in
                 let epoch = try Int.fetchOne(db, sql: "SELECT value FROM device_epoch") ?? 0
                 var entries: [Entry] = []
                 entries.reserveCapacity(configuration.batchSize)
@@ -195,7 +195,7 @@ public struct Emitter: Sendable {
                         entry: entry, rows: rows, lastFired: lastFired,
                         nextFire: max(next.fireAt.timeIntervalSince1970, through.timeIntervalSince1970 + 1), skippedDays: skipped))
             }
-            try database.writer.write { db in
+            try database.write { db in
                 // Devices changed since they were read are checked one by one; usually none did.
                 let devicesChanged = try Int.fetchOne(db, sql: "SELECT value FROM device_epoch") != epoch
                 let current = try db.cachedStatement(sql: "SELECT schedule_version, enabled FROM device WHERE seq = ?")

@@ -1,8 +1,34 @@
-import ContentStore
 import Foundation
 import GRDB
 import HijriCalendar
 import Notifications
+import Storage
+
+extension AppDatabase {
+    /// An outbox row's local date as a day number (the Julian day's integer part), the first column of its unique key.
+    /// Queries find rows by it; it must be the very expression the `outbox_once` index was made with (v8), or SQLite
+    /// cannot use the index: a test compares the two.
+    public static let outboxDay = "CAST(julianday(local_date) AS INTEGER)"
+
+    /// The `outboxDay` of a civil day number (days since 1970-01-01).
+    public static func outboxDay(dayNumber: Int) -> Int { dayNumber + 2_440_587 }
+}
+
+extension AppDatabase {
+    /// When there is next something to do, in seconds since 1970: the first queued fire less `lead` (the emitter
+    /// writes that far ahead), or the first pending row's next attempt; nil when there is nothing queued or pending.
+    public func nextWork(lead: TimeInterval) throws -> Double? {
+        try read { db in
+            try Double.fetchOne(
+                db,
+                sql: """
+                    SELECT min(t) FROM (
+                        SELECT min(next_fire_at) - ? AS t FROM schedule
+                        UNION ALL SELECT min(next_attempt_at) FROM outbox WHERE status = 'pending')
+                    """, arguments: [lead])
+        }
+    }
+}
 
 public enum OutboxStatus: String, CaseIterable, Codable, Sendable {
     case pending, delivered, failed, missed
@@ -88,7 +114,7 @@ extension AppDatabase {
     public func forEachOutboxRow(
         date: CivilDate? = nil, status: OutboxStatus? = nil, after: Int64? = nil, limit: Int? = nil, _ body: (OutboxRecord) throws -> Void
     ) throws {
-        try writer.read { db in
+        try read { db in
             var conditions: [String] = []
             var arguments: StatementArguments = []
             if let date { conditions.append("local_date = ?"); arguments += [date.description] }
@@ -105,7 +131,7 @@ extension AppDatabase {
     /// after the cause is mended (a webhook's address, a gateway's configuration). A row more than the grace period
     /// late is then recorded as missed by the deliverer, as any late fire is. How many were put back.
     public func requeueFailed(ids: [Int64]? = nil, now: Date) throws -> Int {
-        try writer.write { db in
+        try write { db in
             let sql = "UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = ? WHERE status = 'failed'"
             guard let ids else {
                 try db.execute(sql: sql, arguments: [now.timeIntervalSince1970])
@@ -130,13 +156,13 @@ extension AppDatabase {
     /// only move forward; the outbox's unique key guards the days the retention keeps.
     public func pruneOutbox(settledBefore cutoff: Date, chunk: Int = 10_000) throws -> Int {
         // Ids grow with time: the first row created at or after the cutoff bounds the rows to look at.
-        let bound = try writer.read { db in
+        let bound = try read { db in
             try Int64.fetchOne(db, sql: "SELECT min(id) FROM outbox WHERE created_at >= ?", arguments: [cutoff.timeIntervalSince1970])
                 ?? (try Int64.fetchOne(db, sql: "SELECT max(id) + 1 FROM outbox") ?? 0)
         }
         var removed = 0
         while true {
-            let count = try writer.write { db in
+            let count = try write { db in
                 try db.execute(
                     sql: """
                         DELETE FROM outbox WHERE id IN (
@@ -175,7 +201,7 @@ extension AppDatabase {
 
     /// Rows by status, for `status`.
     public func outboxCounts() throws -> [OutboxStatus: Int] {
-        try writer.read { db in
+        try read { db in
             var counts: [OutboxStatus: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT status, count(*) AS n FROM outbox GROUP BY status") {
                 if let status = OutboxStatus(rawValue: row["status"]) { counts[status] = row["n"] }
@@ -189,14 +215,14 @@ extension AppDatabase {
 
     /// Pending rows written ahead of their time, waiting for it.
     public func outboxWrittenAhead(now: Date) throws -> Int {
-        try writer.read { db in
+        try read { db in
             try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE \(Self.writtenAhead)", arguments: [now.timeIntervalSince1970]) ?? 0
         }
     }
 
     /// The latest errors recorded by deliveries.
     public func lastDeliveryErrors(limit: Int = 5) throws -> [OutboxRecord] {
-        try writer.read { db in
+        try read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE last_error IS NOT NULL ORDER BY id DESC LIMIT ?", arguments: [limit])
                 .map(OutboxRecord.init)
         }

@@ -1,9 +1,9 @@
-import ContentStore
 import Foundation
 import GRDB
 import Metrics
 import NIOCore
 import PushServices
+import Storage
 
 /// Delivers outbox rows to APNs, FCM and Web Push directly, each platform to its own service. A platform without a
 /// sender is not taken: its rows stay pending (`platforms`), and `status` says it is not configured.
@@ -278,7 +278,7 @@ final class PauseBoard: @unchecked Sendable {
             pauses[platform] = (reason, until)
             cleared.remove(platform)
         }
-        try? await database.writer.write { db in
+        try? await database.write { db in
             try db.execute(
                 sql: """
                     INSERT INTO push_pause (platform, reason, since, until) VALUES (?, ?, ?, ?)
@@ -293,7 +293,7 @@ final class PauseBoard: @unchecked Sendable {
             return cleared.insert(platform).inserted
         }
         guard write else { return }
-        try? await database.writer.write { db in try db.execute(sql: "DELETE FROM push_pause WHERE platform = ?", arguments: [platform]) }
+        try? await database.write { db in try db.execute(sql: "DELETE FROM push_pause WHERE platform = ?", arguments: [platform]) }
     }
 }
 
@@ -304,13 +304,13 @@ public struct DatabaseCredentialStore: CredentialStore {
     public init(database: AppDatabase) { self.database = database }
 
     public func load(_ name: String) async throws -> StoredCredential? {
-        try await database.writer.read { db in
+        try await database.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM push_credential WHERE name = ?", arguments: [name]).map(Self.credential)
         }
     }
 
     public func save(_ credential: StoredCredential, unlessNewerThan bound: Date?) async throws -> StoredCredential {
-        try await database.writer.write { db in
+        try await database.write { db in
             // In one transaction: a token another process stored since we looked wins, so that both use it.
             if let current = try Row.fetchOne(db, sql: "SELECT * FROM push_credential WHERE name = ?", arguments: [credential.name]).map(Self.credential),
                 current.issuedAt > (bound ?? .distantPast)

@@ -1,6 +1,6 @@
-import ContentStore
 import Foundation
 import GRDB
+import Storage
 
 /// What `status` says about one push platform.
 public struct PushPlatformStatus: Encodable, Sendable, Equatable {
@@ -26,7 +26,7 @@ extension AppDatabase {
     /// Only the outbox's last three days are read (found by id, which grows with time): a row is never sent after its
     /// local day has ended.
     public func pushStatus(now: Date) throws -> [PushPlatformStatus] {
-        try writer.read { db in
+        try read { db in
             let at = now.timeIntervalSince1970
             let firstID = try Self.firstOutboxID(db, createdAtOrAfter: at - 3 * 86_400)
             var counts: [String: (Int, Int, Int)] = [:]
@@ -62,7 +62,7 @@ extension AppDatabase {
 
     /// The age of the APNs provider token in use (the newest kept), for `status`.
     public func apnsProviderTokenAge(now: Date) throws -> TimeInterval? {
-        try writer.read { db in
+        try read { db in
             try Double.fetchOne(db, sql: "SELECT max(issued_at) FROM push_credential WHERE name LIKE 'apns/%'").map { now.timeIntervalSince1970 - $0 }
         }
     }

@@ -1,7 +1,7 @@
-import ContentStore
 import Foundation
 import GRDB
 import Notifications
+import Storage
 
 /// What became of one record handed to a sink.
 public enum DeliveryOutcome: Equatable, Sendable {
@@ -314,14 +314,14 @@ public struct Deliverer: Sendable {
     /// The next batch of rows due, after the one with id `after`.
     func fetch(after: Int64?, now: Date) async throws -> [OutboxRecord] {
         let (limit, platforms) = (batchSize, sink.platforms)
-        return try await database.writer.read { db in try AppDatabase.deliverable(db, now: now, limit: limit, platforms: platforms, after: after) }
+        return try await database.read { db in try AppDatabase.deliverable(db, now: now, limit: limit, platforms: platforms, after: after) }
     }
 
     /// Records a batch's outcomes in one transaction.
     func record(live: [OutboxRecord], outcomes: [Int64: DeliveryOutcome], expired: [OutboxRecord], now: Date) async throws -> DeliverySummary {
         let (sinkName, maximumAttempts, baseBackoff, maximumBackoff, random) = (sink.name, maximumAttempts, baseBackoff, maximumBackoff, random)
         let at = now.timeIntervalSince1970
-        return try await database.writer.write { db in
+        return try await database.write { db in
             var summary = DeliverySummary()
             for record in expired {
                 try db.execute(

@@ -1,5 +1,5 @@
 import Accounts
-import ContentStore
+import Engagement
 import Foundation
 import HTTPTypes
 import HijriCalendar

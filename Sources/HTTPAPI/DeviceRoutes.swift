@@ -1,11 +1,11 @@
 import Accounts
-import ContentStore
 import Delivery
 import Foundation
 import HijriCalendar
 import Hummingbird
 import NIOCore
 import Notifications
+import Storage
 
 /// The daemon's devices, each owned by the user who registered it. Another user's device is "not found", never
 /// "forbidden": ids reveal nothing.

@@ -3,6 +3,7 @@ import Foundation
 import HijriCalendar
 import Hummingbird
 import Onboarding
+import Storage
 import VerseOfTheDay
 
 /// Any JSON value, to carry the onboarding copy from data/ into responses unchanged.
@@ -38,13 +39,6 @@ public struct OnboardingCopy: Decodable, Sendable {
 
     public static func load(from directory: URL) throws -> OnboardingCopy {
         try decodeDataFile("onboarding/copy.json", in: directory)
-    }
-}
-
-extension OnboardingFlow {
-    /// `data/onboarding/flow.json`.
-    public static func load(from directory: URL) throws -> OnboardingFlow {
-        try decodeDataFile("onboarding/flow.json", in: directory)
     }
 }
 

@@ -1,4 +1,5 @@
 import Delivery
+import Engagement
 import Foundation
 import Hummingbird
 import Onboarding

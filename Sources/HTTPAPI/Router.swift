@@ -1,11 +1,12 @@
 import Accounts
-import ContentStore
 import Crypto
 import Onboarding
+import ContentStore
 import Foundation
 import HTTPTypes
 import HijriCalendar
 import Hummingbird
+import Storage
 import VerseCalendar
 import VerseOfTheDay
 import Prometheus

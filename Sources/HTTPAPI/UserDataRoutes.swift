@@ -1,11 +1,11 @@
 import Accounts
-import ContentStore
 import Delivery
 import Notifications
 import Foundation
 import HTTPTypes
 import HijriCalendar
 import Hummingbird
+import Storage
 import VerseCalendar
 
 /// `PATCH /v1/me/settings`: any of the fields, each checked; unknown keys are refused.
@@ -98,7 +98,7 @@ func addUserDataRoutes(_ router: Router<APIContext>, _ environment: APIEnvironme
         let now = environment.clock()
         // The settings and the user's devices change together.
         let settings = try deviceInput {
-            try database.writer.write { db in
+            try database.write { db in
                 let settings = try AppDatabase.updateSettings(db, userID: user.id, now: now) { $0.apply(checked) }
                 try AppDatabase.applyToUserDevices(db, userID: user.id, checked, now: now)
                 return settings

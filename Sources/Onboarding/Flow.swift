@@ -55,3 +55,15 @@ public struct OnboardingFlow: Hashable, Sendable, Codable {
     /// The screen that accepts `action`.
     public func screen(allowing action: String) -> Screen? { screens.first { $0.allows.contains(action) } }
 }
+
+extension OnboardingFlow {
+    /// `data/onboarding/flow.json`; a missing or malformed file is an error naming it.
+    public static func load(from directory: URL) throws(OnboardingError) -> OnboardingFlow {
+        let path = "onboarding/flow.json"
+        let file = directory.appendingPathComponent(path)
+        guard let data = FileManager.default.contents(atPath: file.path) else { throw .unreadableFile("missing data file '\(file.path)'") }
+        do { return try JSONDecoder().decode(OnboardingFlow.self, from: data) } catch {
+            throw .unreadableFile("\(path): \(error)")
+        }
+    }
+}

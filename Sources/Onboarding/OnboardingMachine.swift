@@ -81,11 +81,14 @@ public enum OnboardingError: Error, Equatable, Sendable, CustomStringConvertible
     /// The flow does not allow this event now; nothing changed.
     case invalidTransition(String)
     case invalidFlow(String)
+    /// A file of data/ that is missing or cannot be read as its format; the message names it.
+    case unreadableFile(String)
 
     public var code: String {
         switch self {
         case .invalidTransition: "invalid_transition"
         case .invalidFlow: "invalid_flow"
+        case .unreadableFile: "unreadable_file"
         }
     }
 
@@ -93,6 +96,7 @@ public enum OnboardingError: Error, Equatable, Sendable, CustomStringConvertible
         switch self {
         case .invalidTransition(let message): message
         case .invalidFlow(let message): "invalid onboarding flow: \(message)"
+        case .unreadableFile(let message): message
         }
     }
 }

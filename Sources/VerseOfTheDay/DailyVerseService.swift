@@ -1,6 +1,7 @@
 import ContentStore
 import Foundation
 import HijriCalendar
+import Storage
 import VerseCalendar
 
 /// What `today` needs to know: the user's local date and the calendar settings.

@@ -1,3 +1,4 @@
+import AppSchema
 import ArgumentParser
 import ContentStore
 import Delivery
@@ -6,6 +7,7 @@ import NIOCore
 import Notifications
 import PushServices
 import PushStandIns
+import Storage
 
 /// The push senders against Swift stand-ins on loopback (HTTP/2 over TLS), side by side with a plain AsyncHTTPClient
 /// loop sending the same prepared requests with the same concurrency and no bookkeeping.

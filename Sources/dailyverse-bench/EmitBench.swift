@@ -1,3 +1,4 @@
+import AppSchema
 import ArgumentParser
 import ContentStore
 import Delivery
@@ -6,6 +7,7 @@ import GRDB
 import HijriCalendar
 import Notifications
 import PushServices
+import Storage
 
 /// One day of emission for N devices spread over every IANA zone and reminder time, side by side with inserting
 /// the same number of rows of the same size into a plain table with one prepared statement.
@@ -33,7 +35,7 @@ struct EmitBench: ParsableCommand {
         try insertDevices(database, zones: zones, dayStart: dayStart)
         if history > 0 {
             // Copied into the database now, so that the day's figures count only the day's writes.
-            try database.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
             print("history: \(devices * history) outbox rows of the \(history) days before")
         }
 
@@ -59,7 +61,7 @@ struct EmitBench: ParsableCommand {
         let emitSeconds = (clock.now - emitStart).seconds
         let emitWrites = writtenBytes() - emitWritesBefore
         let emitCPU = cpuSeconds() - emitCPUBefore
-        let (rows, bytes) = try database.writer.read { db in
+        let (rows, bytes) = try database.read { db in
             // The day's rows, not the history's.
             let row = try Row.fetchOne(
                 db, sql: "SELECT count(*), coalesce(sum(length(headers) + length(payload)), 0) FROM outbox WHERE created_at >= ?",
@@ -82,7 +84,7 @@ struct EmitBench: ParsableCommand {
                     status TEXT NOT NULL, created_at REAL NOT NULL)
                 """)
         }
-        let sample = try database.writer.read { db in try Row.fetchOne(db, sql: "SELECT headers, payload FROM outbox WHERE status = 'pending' LIMIT 1") }
+        let sample = try database.read { db in try Row.fetchOne(db, sql: "SELECT headers, payload FROM outbox WHERE status = 'pending' LIMIT 1") }
         let headers: String = sample?["headers"] ?? String(repeating: "h", count: 300)
         let payload: String = sample?["payload"] ?? String(repeating: "p", count: max(0, averageBytes - 300))
         let rawStart = clock.now
@@ -120,7 +122,7 @@ struct EmitBench: ParsableCommand {
         let platforms = ["apns", "fcm", "webpush"]
         var n = 0
         while n < devices {
-            try database.writer.write { db in
+            try database.write { db in
                 let statement = try db.makeStatement(sql: """
                     INSERT INTO device (id, platform, token, p256dh, auth, timezone, reminder_time, locale, calendar, adjustment,
                         display_theme, enabled, created_at, updated_at, schedule_version)

@@ -1,3 +1,4 @@
+import AppSchema
 import ArgumentParser
 import Accounts
 import ContentStore
@@ -7,6 +8,7 @@ import Hummingbird
 import Logging
 import Onboarding
 import ServiceLifecycle
+import Storage
 import VerseOfTheDay
 
 /// The API under load: wrk (64 connections) against `GET /v1/today?tz=Asia/Baghdad` and against a trivial route of

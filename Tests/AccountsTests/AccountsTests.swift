@@ -1,4 +1,6 @@
+import AppSchema
 import Foundation
+import Storage
 import Testing
 
 @testable import Accounts
@@ -92,7 +94,7 @@ import GRDB
         let start = Date(timeIntervalSince1970: 1_740_000_000)
         let (user, token) = try database.createGuest(now: start)
         func lastUsed() throws -> Double? {
-            try database.writer.read { db in try Double.fetchOne(db, sql: "SELECT last_used_at FROM session") }
+            try database.read { db in try Double.fetchOne(db, sql: "SELECT last_used_at FROM session") }
         }
         #expect(try database.authenticate(token: token, now: start.addingTimeInterval(30))?.id == user.id)
         #expect(try lastUsed() == start.timeIntervalSince1970)
@@ -116,9 +118,9 @@ import GRDB
         _ = try database.authenticate(token: activeToken, now: start.addingTimeInterval(29 * 86_400))
         let cutoff = start.addingTimeInterval(31 * 86_400 - 30 * 86_400)
         #expect(try database.purgeGuests(inactiveBefore: cutoff.addingTimeInterval(1)) == 1)
-        let left = try database.writer.read { db in try String.fetchAll(db, sql: "SELECT id FROM user ORDER BY id") }
+        let left = try database.read { db in try String.fetchAll(db, sql: "SELECT id FROM user ORDER BY id") }
         #expect(Set(left) == [active.id, account.id])
-        let orphans = try database.writer.read { db in
+        let orphans = try database.read { db in
             try Int.fetchOne(
                 db, sql: "SELECT (SELECT count(*) FROM bookmark WHERE user_id = ?1) + (SELECT count(*) FROM settings WHERE user_id = ?1) + (SELECT count(*) FROM session WHERE user_id = ?1)",
                 arguments: [idle.id])

@@ -1,5 +1,7 @@
+import AppSchema
 import Foundation
 import GRDB
+import Storage
 import Testing
 import VerseCalendar
 
@@ -59,7 +61,7 @@ import VerseCalendar
     /// seeded again in the new shape.
     @Test func v10KeepsImportedCommentary() throws {
         let queue = try DatabaseQueue()
-        try AppDatabase.migrator.migrate(queue, upTo: "v9-push-services")
+        try Schema.dailyVerse.migrator.migrate(queue, upTo: "v9-push-services")
         try queue.write { db in
             try db.execute(sql: "INSERT INTO layer VALUES ('foundation', 1, 'i', 'Foundation', 'd')")
             try db.execute(
@@ -70,7 +72,7 @@ import VerseCalendar
             try db.execute(sql: "INSERT INTO verse_theme VALUES ('t', 'T', 'r')")
             try db.execute(sql: "INSERT INTO occasion (id, name, month, day, surah, ayah_start, ayah_end, theme_id) VALUES ('o', 'O', 1, 1, 1, 1, 1, 't')")
         }
-        try AppDatabase.migrator.migrate(queue)
+        try Schema.dailyVerse.migrator.migrate(queue)
         try queue.read { db in
             let row = try #require(try Row.fetchOne(db, sql: "SELECT * FROM commentary"))
             #expect(row["id"] == 41 && row["body"] == "Imported before v10." && row["occasion_id"] == nil as String?)

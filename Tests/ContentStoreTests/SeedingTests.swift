@@ -1,14 +1,16 @@
+import AppSchema
 import ContentStore
 import Foundation
 import GRDB
 import HijriCalendar
+import Storage
 import Testing
 import VerseCalendar
 
 @Suite struct SeedingTests {
     @Test func seedsTheWholeQuranAndCalendar() throws {
         let database = try seededDatabase()
-        try database.writer.read { db in
+        try database.read { db in
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM surah") == 114)
             #expect(try Int.fetchOne(db, sql: "SELECT sum(ayah_count) FROM surah") == 6236)
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM ayah_text WHERE edition_id = 'quran-simple'") == 6236)
@@ -34,7 +36,7 @@ import VerseCalendar
         let database = try seededDatabase()
         let lines = try String(contentsOf: dataDirectory.appendingPathComponent("quran/quran-arabic.txt"), encoding: .utf8)
             .split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
-        let stored = try database.writer.read { db in
+        let stored = try database.read { db in
             try Row.fetchAll(db, sql: "SELECT surah, ayah, text FROM ayah_text WHERE edition_id = 'quran-simple' ORDER BY surah, ayah")
                 .map { "\($0["surah"] as Int)|\($0["ayah"] as Int)|\($0["text"] as String)" }
         }
@@ -67,8 +69,8 @@ import VerseCalendar
         #expect(try database.verseCalendar().occasions.first { $0.id == "ghadir" }?.name.hasSuffix("(edited)") == true)
         let layers = try database.verse(VerseRange(surah: 2, start: 255), translation: "en.pickthall").layers
         #expect(layers.first { $0.layer.id == "contemporary" }?.entry?.body == "Imported text.")
-        #expect(try database.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM ayah_text") } == 2 * 6236)
-        #expect(try database.writer.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
+        #expect(try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM ayah_text") } == 2 * 6236)
+        #expect(try database.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
     }
 
     @Test func theStoreSourceSelectsAsTheDataDoes() throws {
@@ -121,7 +123,7 @@ import VerseCalendar
 
     @Test func missingLayersAreNilNotPlaceholders() throws {
         let database = try seededDatabase()
-        try database.writer.write { db in try db.execute(sql: "DELETE FROM commentary") }
+        try database.write { db in try db.execute(sql: "DELETE FROM commentary") }
         let layers = try database.verse(VerseRange(surah: 1, start: 1), translation: "en.pickthall").layers
         #expect(layers.count == 5)
         #expect(layers.allSatisfy { $0.entry == nil })
@@ -136,7 +138,7 @@ import VerseCalendar
     }
 
     @Test func unwritableDatabasePathIsAClearError() throws {
-        let error = #expect(throws: StoreError.self) { try AppDatabase.open(path: "/proc/dailyverse/db.sqlite") }
+        let error = #expect(throws: StorageError.self) { try AppDatabase.open(path: "/proc/dailyverse/db.sqlite") }
         #expect(error?.description.contains("/proc/dailyverse/db.sqlite") == true)
     }
 }

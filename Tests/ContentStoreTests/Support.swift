@@ -1,5 +1,7 @@
+import AppSchema
 import ContentStore
 import Foundation
+import Storage
 
 /// The repository's data/ folder.
 let dataDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

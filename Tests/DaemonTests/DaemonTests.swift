@@ -1,9 +1,11 @@
+import AppSchema
 import ContentStore
 import Delivery
 import Foundation
 import Logging
 import Notifications
 import ServiceLifecycle
+import Storage
 import Testing
 
 @testable import Daemon
@@ -108,7 +110,7 @@ import Testing
         // Woken then, it writes both fires; it next wakes for the first row's time, then the second's.
         #expect(try early.emitter.run(now: at("2025-03-01T08:09:00Z")).queued == 2)
         #expect(try early.nextWake(after: at("2025-03-01T08:09:00Z")) == 60)
-        try database.writer.write { db in try db.execute(sql: "UPDATE outbox SET status = 'delivered' WHERE fire_at = ?", arguments: [at("2025-03-01T08:10:00Z").timeIntervalSince1970]) }
+        try database.write { db in try db.execute(sql: "UPDATE outbox SET status = 'delivered' WHERE fire_at = ?", arguments: [at("2025-03-01T08:10:00Z").timeIntervalSince1970]) }
         #expect(try early.nextWake(after: at("2025-03-01T08:10:00Z")) == 120)
     }
 
@@ -156,14 +158,13 @@ struct FailingService: Service {
         try database.seed(try BundledContent(directory: Self.dataDirectory))
         let now = ISO8601DateFormatter().date(from: "2025-03-01T08:05:00Z")!
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        let maintenance = MaintenanceService(name: "purge", interval: 3600, clock: { now }, logger: logger) { _ in nil }
         let group = DaemonBuilder.serviceGroup(
             database: database, emitter: Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t"))),
             deliverer: Deliverer(database: database, sink: StdoutSink()), clock: { now }, logger: logger,
-            notifier: SystemdNotifier(environment: ["WATCHDOG_USEC": "2000000"]), services: [maintenance, FailingService()])
+            notifier: SystemdNotifier(environment: ["WATCHDOG_USEC": "2000000"]), services: [FailingService()])
         let started = Date()
         await #expect(throws: FailingService.Failure.self) { try await group.run() }
-        // Every service returned: run() came back, long before the maintenance's hour-long sleep would have ended
+        // Every service returned: run() came back, long before the hourly maintenance's sleep would have ended
         // (under a busy loop it would never come back). Generous, for a loaded machine.
         #expect(Date().timeIntervalSince(started) < 600)
     }
@@ -281,7 +282,7 @@ final class CapturedLog: @unchecked Sendable {
 
 /// No page may be added to the database from now on (synchronous, outside the async test: GRDB's async overloads).
 func limitPages(_ database: AppDatabase) throws {
-    try database.writer.writeWithoutTransaction { db in
+    try database.writeWithoutTransaction { db in
         let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
         _ = try Int.fetchOne(db, sql: "PRAGMA max_page_count = \(pages)")
     }

@@ -1,8 +1,10 @@
+import AppSchema
 import ContentStore
 import Foundation
 import GRDB
 import HijriCalendar
 import Notifications
+import Storage
 import Testing
 
 @testable import Delivery
@@ -58,7 +60,7 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         let device = try database.addDevice(DeviceSettings(token: try apnsToken(1), timeZone: "UTC"), now: instant("2025-02-01T00:00:00Z"))
         let emitter = Emitter(database: database, configuration: configuration)
         #expect(try emitter.run(now: instant("2025-03-01T08:05:00Z")).queued == 1)
-        try await database.writer.write { db in
+        try await database.write { db in
             try db.execute(sql: "UPDATE schedule SET last_local_day = NULL, next_fire_at = 0 WHERE device_seq = (SELECT seq FROM device WHERE id = ?)", arguments: [device.id])
         }
         #expect(try emitter.run(now: instant("2025-03-01T08:06:00Z")).queued == 0)
@@ -90,14 +92,14 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         }
         _ = try database.updateDevice(id: disabled.id, DeviceSettings(enabled: false), now: created)
         #expect(try database.removeDevice(id: removed.id))
-        let queued = try await database.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM schedule") }
+        let queued = try await database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM schedule") }
         #expect(queued == 5)  // `kept` at 06:00, 07:00 and 08:00 (its first entry, replaced), `disabled` and `removed` at 08:00
         let summary = try Emitter(database: database, configuration: configuration).run(now: instant("2025-03-01T08:30:00Z"))
         #expect(summary.queued == 1)
         #expect(Set(try database.outbox().map(\.deviceID)) == [kept.id])
         #expect(try database.outbox(status: .pending).map(\.localDate) == ["2025-03-01"])
         // What is left is the live entry for tomorrow.
-        let left = try database.writer.read { db in try Row.fetchAll(db, sql: "SELECT * FROM schedule") }
+        let left = try database.read { db in try Row.fetchAll(db, sql: "SELECT * FROM schedule") }
         #expect(left.count == 1)
         #expect(left.first?["next_fire_at"] == instant("2025-03-02T08:00:00Z").timeIntervalSince1970)
         // Enabled again, the device is queued again.
@@ -111,11 +113,11 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         let lost = try database.addDevice(DeviceSettings(token: try apnsToken(30), timeZone: "UTC"), now: created)
         _ = try database.addDevice(DeviceSettings(token: try apnsToken(31), timeZone: "UTC"), now: created)
         // As if a time zone data update had dropped the device's zone.
-        try await database.writer.write { db in try db.execute(sql: "UPDATE device SET timezone = 'Mars/Olympus' WHERE id = ?", arguments: [lost.id]) }
+        try await database.write { db in try db.execute(sql: "UPDATE device SET timezone = 'Mars/Olympus' WHERE id = ?", arguments: [lost.id]) }
         let emitter = Emitter(database: database, configuration: configuration)
         #expect(try emitter.run(now: instant("2025-03-01T08:05:00Z")).queued == 1)
         // It stays queued, to be tried again a day later.
-        let retry = try await database.writer.read { db in
+        let retry = try await database.read { db in
             try Double.fetchOne(db, sql: "SELECT next_fire_at FROM schedule JOIN device ON seq = device_seq WHERE id = ?", arguments: [lost.id])
         }
         #expect(retry == instant("2025-03-02T08:05:00Z").timeIntervalSince1970)

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import HijriCalendar
 import Notifications
+import Storage
 import Testing
 
 @testable import Delivery
@@ -28,7 +29,7 @@ import Testing
     }
 
     func nextAttempt(_ database: AppDatabase, _ device: Device) throws -> Double? {
-        try database.writer.read { db in
+        try database.read { db in
             try Double.fetchOne(db, sql: "SELECT next_attempt_at FROM outbox WHERE device_id = ?", arguments: [device.id])
         }
     }
@@ -81,7 +82,7 @@ import Testing
             while now < instant("2025-04-07T00:00:00Z") {
                 _ = try emitter.run(now: now)
                 let at = now
-                for record in try await database.writer.read({ db in try AppDatabase.deliverable(db, now: at, limit: 1_000) }) { #expect(record.fireAt <= at) }
+                for record in try await database.read({ db in try AppDatabase.deliverable(db, now: at, limit: 1_000) }) { #expect(record.fireAt <= at) }
                 _ = try await deliverer.run(now: now)
                 now = now.addingTimeInterval(300)
             }
@@ -107,7 +108,7 @@ import Testing
         // `sent` is delivered at 08:00, then (08:05) all three move to 09:00 and `moved` to Arabic; `due` was not
         // delivered yet, but its time had come: it stays and is delivered.
         _ = try await deliverer.run(now: instant("2025-03-01T08:00:00Z"))
-        try await database.writer.write { db in
+        try await database.write { db in
             try db.execute(sql: "UPDATE outbox SET status = 'pending', delivered_at = NULL WHERE device_id = ?", arguments: [due.id])
         }
         let withdrawn = try #require(try database.outbox().first { $0.deviceID == moved.id })
@@ -135,14 +136,14 @@ import Testing
         let removed = try utcDevice(database, 7, at: "08:10")
         let owned = try utcDevice(database, 8, at: "08:10")
         let kept = try utcDevice(database, 9, at: "08:10")
-        try await database.writer.write { db in
+        try await database.write { db in
             try db.execute(sql: "INSERT INTO user (id, mode, created_at, last_active_at) VALUES ('u1', 'guest', 0, 0)")
             try db.execute(sql: "UPDATE device SET user_id = 'u1' WHERE id = ?", arguments: [owned.id])
         }
         #expect(try Emitter(database: database, configuration: ahead).run(now: instant("2025-03-01T08:09:30Z")).queued == 3)
         #expect(try database.removeDevice(id: removed.id))
         // A user's removal takes their devices, and with them their rows.
-        try await database.writer.write { db in try db.execute(sql: "DELETE FROM user WHERE id = 'u1'") }
+        try await database.write { db in try db.execute(sql: "DELETE FROM user WHERE id = 'u1'") }
         #expect(try database.outbox().map(\.deviceID) == [kept.id])
         #expect(try await Deliverer(database: database, sink: RecordingSink()).run(now: instant("2025-03-01T08:10:00Z")).delivered == 1)
     }
@@ -155,7 +156,7 @@ import Testing
         let emitter = Emitter(database: database, configuration: ahead)
         #expect(try emitter.run(now: instant("2025-03-01T07:59:30Z")).queued == 2)
         // One was tried and is waiting for its retry; then the daemon was down until 10:30.
-        try await database.writer.write { db in
+        try await database.write { db in
             try db.execute(
                 sql: "UPDATE outbox SET attempts = 1, last_error = 'HTTP 503', next_attempt_at = ? WHERE device_id = ?",
                 arguments: [instant("2025-03-01T08:00:02Z").timeIntervalSince1970, retried.id])

@@ -1,6 +1,8 @@
+import AppSchema
 import Foundation
 import GRDB
 import HijriCalendar
+import Storage
 import Testing
 
 @testable import ContentStore
@@ -10,7 +12,7 @@ import Testing
     /// A database as the v3 schema left it: the schedule in the device row, outbox keyed by the device's UUID.
     @Test func v4MovesTheScheduleIntoTheQueueAndKeepsTheOutbox() async throws {
         let queue = try DatabaseQueue()
-        try AppDatabase.migrator.migrate(queue, upTo: "v3-accounts")
+        try Schema.dailyVerse.migrator.migrate(queue, upTo: "v3-accounts")
         try await queue.write { db in
             for (id, enabled, last, next) in [("a-1", true, "2025-03-01", 1_740_906_000.0), ("b-2", false, nil, nil)] as [(String, Bool, String?, Double?)] {
                 try db.execute(
@@ -28,7 +30,7 @@ import Testing
                         """, arguments: [device, date])
             }
         }
-        try AppDatabase.migrator.migrate(queue)
+        try Schema.dailyVerse.migrator.migrate(queue)
         try await queue.read { db in
             let seq = try #require(try Int64.fetchOne(db, sql: "SELECT seq FROM device WHERE id = 'a-1'"))
             // Only the enabled device is queued, at its old instant, remembering the date it last fired.
@@ -62,7 +64,7 @@ import Testing
     /// v6 rebuilds the outbox around a smaller unique key: rows kept as they were, the key as strict as before.
     @Test func v6KeepsOutboxRowsAndStillRefusesASecondRowForADeviceAndDate() async throws {
         let queue = try DatabaseQueue()
-        try AppDatabase.migrator.migrate(queue, upTo: "v5-hints")
+        try Schema.dailyVerse.migrator.migrate(queue, upTo: "v5-hints")
         let insert = """
             INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
             VALUES (?, ?, 'apns', ?, 0, '{}', '{}', ?, 0)
@@ -72,7 +74,7 @@ import Testing
                 try db.execute(sql: insert, arguments: [seq, "d-\(seq)", date, status])
             }
         }
-        try AppDatabase.migrator.migrate(queue)
+        try Schema.dailyVerse.migrator.migrate(queue)
         try await queue.write { db in
             let rows = try Row.fetchAll(db, sql: "SELECT id, device_seq, local_date, status FROM outbox ORDER BY id")
             #expect(rows.map { "\($0["id"] as Int) \($0["device_seq"] as Int) \($0["local_date"] as String) \($0["status"] as String)" }
@@ -100,13 +102,13 @@ import Testing
     /// temporary table for it.
     @Test func v7KeepsRowsAndTheRuleAndDropsTheTemporaryTable() async throws {
         let queue = try DatabaseQueue()
-        try AppDatabase.migrator.migrate(queue, upTo: "v6-outbox-key")
+        try Schema.dailyVerse.migrator.migrate(queue, upTo: "v6-outbox-key")
         try await queue.write { db in
             for (seq, status) in [(1, "delivered"), (2, "pending"), (3, "missed"), (4, "failed")] {
                 try db.execute(sql: Self.insert, arguments: [seq, "d-\(seq)", "2025-03-01", status])
             }
         }
-        try AppDatabase.migrator.migrate(queue)
+        try Schema.dailyVerse.migrator.migrate(queue)
         try await queue.write { db in
             #expect(!(try Self.insertOpcodes(db).contains("OpenEphemeral")))
             #expect(try String.fetchAll(db, sql: "SELECT status FROM outbox ORDER BY id") == ["delivered", "pending", "missed", "failed"])
@@ -122,25 +124,24 @@ import Testing
         }
         // A new database gets the same definition as a migrated one.
         let fresh = try AppDatabase.inMemory()
-        let definitions = try [queue, fresh.writer].map { writer in
-            try writer.read { db in try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'outbox'") }
-        }
-        #expect(definitions[0] == definitions[1])
-        #expect(definitions[0]?.contains(AppDatabase.outboxStatusCheck) == true)
+        let definition = { (db: Database) in try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'outbox'") }
+        let migrated = try queue.read(definition)
+        #expect(migrated == (try fresh.read(definition)))
+        #expect(migrated?.contains("CHECK (status = 'pending' OR status = 'delivered' OR status = 'failed' OR status = 'missed')") == true)
     }
 
     /// A database whose outbox is not as v6 left it is refused, and left as it was.
     @Test func v7RefusesAnOutboxItDoesNotKnow() async throws {
         let queue = try DatabaseQueue()
-        try AppDatabase.migrator.migrate(queue, upTo: "v6-outbox-key")
+        try Schema.dailyVerse.migrator.migrate(queue, upTo: "v6-outbox-key")
         let before = try await queue.write { db in
             try db.execute(sql: "DROP INDEX outbox_pending; DROP INDEX outbox_once; ALTER TABLE outbox RENAME TO outbox_old")
             try db.execute(sql: "CREATE TABLE outbox (id INTEGER PRIMARY KEY, status TEXT NOT NULL CHECK (status <> ''))")
             return try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'outbox'")
         }
-        #expect(throws: DatabaseError.self) { try AppDatabase.migrator.migrate(queue) }
+        #expect(throws: DatabaseError.self) { try Schema.dailyVerse.migrator.migrate(queue) }
         let (after, applied) = try await queue.read { db in
-            (try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'outbox'"), try AppDatabase.migrator.appliedIdentifiers(db))
+            (try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'outbox'"), try Schema.dailyVerse.migrator.appliedIdentifiers(db))
         }
         #expect(after == before)
         #expect(!applied.contains("v7-outbox-status-check"))
@@ -157,13 +158,13 @@ import Testing
     /// v8 puts the day first in the outbox's unique key: the rows stay, the key is as strict as before.
     @Test func v8KeepsRowsAndKeysTheOutboxByDayThenDevice() async throws {
         let queue = try DatabaseQueue()
-        try AppDatabase.migrator.migrate(queue, upTo: "v7-outbox-status-check")
+        try Schema.dailyVerse.migrator.migrate(queue, upTo: "v7-outbox-status-check")
         try await queue.write { db in
             for (seq, date) in [(1, "2025-03-01"), (2, "2025-03-01"), (1, "2025-03-02")] {
                 try db.execute(sql: Self.insert, arguments: [seq, "d-\(seq)", date, "delivered"])
             }
         }
-        try AppDatabase.migrator.migrate(queue)
+        try Schema.dailyVerse.migrator.migrate(queue)
         try await queue.write { db in
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") == 3)
             let index = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'outbox_once'")
@@ -179,7 +180,7 @@ import Testing
     /// A device's last fire is found day by day through the key, not by reading the whole outbox.
     @Test func aDevicesLastFireIsLookedUpThroughTheKey() async throws {
         let database = try AppDatabase.inMemory()
-        let plan = try await database.writer.read { db in
+        let plan = try await database.read { db in
             try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT \(AppDatabase.stateColumns(Date())) WHERE d.id = ?", arguments: [0, "x"])
                 .map { $0["detail"] as String }
         }

@@ -15,7 +15,7 @@ import Testing
         let all = try database.outbox().map { "\($0.localDate) \($0.status)" }
         #expect(all.count == 10, "\(all)")
         // Device 0's rows were delivered, device 1's first row failed and the rest wait.
-        try database.writer.write { db in
+        try database.write { db in
             try db.execute(sql: "UPDATE outbox SET status = 'delivered' WHERE device_seq = (SELECT min(seq) FROM device)")
             try db.execute(sql: "UPDATE outbox SET status = 'failed' WHERE id = (SELECT min(id) FROM outbox WHERE status = 'pending')")
         }

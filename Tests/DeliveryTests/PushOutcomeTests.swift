@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import HijriCalendar
 import Notifications
+import Storage
 import Testing
 
 @testable import Delivery

@@ -7,6 +7,7 @@ import MetricsTestKit
 import Notifications
 import PushServices
 import PushStandIns
+import Storage
 import Testing
 
 @testable import Delivery
@@ -191,7 +192,7 @@ import Testing
             #expect(summary.delivered == 2 && summary.deferred == 1 && summary.pausedError == "APNs 403 InvalidProviderToken")
             let ios = try row(h, "ios")
             #expect(ios.status == .pending && ios.attempts == 0)
-            let pause = try await h.database.writer.read { db in try Row.fetchOne(db, sql: "SELECT reason, until FROM push_pause WHERE platform = 'apns'") }
+            let pause = try await h.database.read { db in try Row.fetchOne(db, sql: "SELECT reason, until FROM push_pause WHERE platform = 'apns'") }
             #expect(pause?["reason"] as String? == "APNs 403 InvalidProviderToken")
             // Paused: nothing is sent to APNs until the pause ends, however often the deliverer runs.
             let asked = await h.script.received.filter { $0.service == "apns" }.count
@@ -201,7 +202,7 @@ import Testing
             // The key mended (a new process with the right one): the row goes and the pause is gone from the database.
             h.clock.set(h.clock.now.addingTimeInterval(1))
             #expect(try await h.deliverer(try h.sink()).run(now: h.clock.now).delivered == 1)
-            #expect(try await h.database.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM push_pause") } == 0)
+            #expect(try await h.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM push_pause") } == 0)
         }
     }
 

@@ -1,6 +1,7 @@
 import ContentStore
 import Foundation
 import GRDB
+import Storage
 import Testing
 
 @testable import Delivery

@@ -1,3 +1,4 @@
+import Engagement
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,8 +1,10 @@
+import AppSchema
 import ContentStore
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Storage
 import Testing
 import Accounts
 import Onboarding

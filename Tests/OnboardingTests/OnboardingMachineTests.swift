@@ -13,8 +13,21 @@ import Testing
     let start = Date(timeIntervalSince1970: 1_740_800_000)
 
     init() throws {
-        let flow = try JSONDecoder().decode(OnboardingFlow.self, from: Data(contentsOf: Self.flowFile))
+        let flow = try OnboardingFlow.load(from: Self.flowFile.deletingLastPathComponent().deletingLastPathComponent())
         machine = OnboardingMachine(flow: flow, layers: Self.layers, themes: Self.themes)
+    }
+
+    /// A data folder without the flow, or with a flow that is not one, is a one-line error naming the file.
+    @Test func aMissingOrMalformedFlowFileIsNamed() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-flow-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("onboarding"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let missing = #expect(throws: OnboardingError.self) { try OnboardingFlow.load(from: folder) }
+        #expect(missing?.description == "missing data file '\(folder.appendingPathComponent("onboarding/flow.json").path)'")
+        try Data(#"{"version": "one"}"#.utf8).write(to: folder.appendingPathComponent("onboarding/flow.json"))
+        let malformed = #expect(throws: OnboardingError.self) { try OnboardingFlow.load(from: folder) }
+        #expect(malformed?.description.hasPrefix("onboarding/flow.json: ") == true)
+        #expect(malformed?.description.contains("\n") == false)
     }
 
     /// Applies events in order, one second apart, and returns the state and every analytics event name.

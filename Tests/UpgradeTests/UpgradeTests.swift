@@ -1,8 +1,10 @@
 import Accounts
+import AppSchema
 import ContentStore
 import Delivery
 import Foundation
 import GRDB
+import Storage
 import Testing
 
 /// A database written by an earlier release opens with this build with nothing lost.
@@ -24,7 +26,7 @@ import Testing
         let gzip = Process()
         gzip.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         gzip.arguments = ["gzip", "-dc", fixtures.appendingPathComponent(name).path]
-        FileManager.default.createFile(atPath: path, contents: nil)
+        try #require(FileManager.default.createFile(atPath: path, contents: nil))
         gzip.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         try gzip.run()
         gzip.waitUntilExit()
@@ -33,18 +35,16 @@ import Testing
     }
 
     /// Every table, index and trigger, as SQLite keeps their definitions.
-    static func schema(_ reader: any DatabaseReader) throws -> Set<String> {
-        try reader.read { db in
-            Set(
-                try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
-                    .map { "\($0["type"] as String) \($0["name"] as String) on \($0["tbl_name"] as String): \($0["sql"] as String? ?? "")" })
-        }
+    static func schema(_ db: Database) throws -> Set<String> {
+        Set(
+            try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
+                .map { "\($0["type"] as String) \($0["name"] as String) on \($0["tbl_name"] as String): \($0["sql"] as String? ?? "")" })
     }
 
     @Test func theV10DatabaseOpensWithEverythingKept() throws {
         let (folder, path) = try Self.unpack("schema-v10.sqlite.gz")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let before = try Self.schema(DatabaseQueue(path: path))
+        let before = try DatabaseQueue(path: path).read(Self.schema)
 
         let database = try AppDatabase.open(path: path)
         _ = try database.seedIfNeeded(from: Self.dataDirectory)
@@ -52,8 +52,8 @@ import Testing
 
         // The schema a fresh database gets is the one the old release left: no migration was edited, none is missing.
         let fresh = try AppDatabase.inMemory()
-        #expect(try Self.schema(fresh.writer) == before)
-        #expect(try Self.schema(database.writer) == before)
+        #expect(try fresh.read(Self.schema) == before)
+        #expect(try database.read(Self.schema) == before)
 
         // Accounts: the account signs in with its password; its settings and bookmarks; the guest is still a guest.
         let account = try #require(try database.passwordHash(email: "reader@example.org"))
@@ -64,7 +64,7 @@ import Testing
         #expect(settings.timezone == "Asia/Tehran")
         #expect(settings.adjustment == 1)
         #expect(try database.bookmarks(userID: account.userID).map(\.verseKey) == ["2:255"])
-        let guest = try #require(try database.writer.read { db in try String.fetchOne(db, sql: "SELECT id FROM user WHERE mode = 'guest'") })
+        let guest = try #require(try database.read { db in try String.fetchOne(db, sql: "SELECT id FROM user WHERE mode = 'guest'") })
         #expect(try database.bookmarks(userID: guest).map(\.verseKey) == ["94:5-6"])
 
         // Devices keep their owners, settings and schedules; the outbox keeps its delivered rows.
@@ -75,13 +75,13 @@ import Testing
         #expect(summary.total == 3)
         #expect(summary.enabled == 2)
         #expect(summary.next.count == 2)
-        let outbox = try database.writer.read { db in
+        let outbox = try database.read { db in
             try Row.fetchAll(db, sql: "SELECT local_date, status FROM outbox ORDER BY local_date, id").map { "\($0[0] as String) \($0[1] as String)" }
         }
         #expect(outbox == ["2025-03-01 delivered", "2025-03-01 delivered", "2025-03-02 delivered"])
 
         // Onboarding progress, hints, app events and the session's tutorial mode.
-        try database.writer.read { db in
+        try database.read { db in
             let state = try #require(try String.fetchOne(db, sql: "SELECT state FROM onboarding WHERE user_id = ?", arguments: [account.userID]))
             #expect(state.contains("\"currentScreen\":\"layers\""))
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM analytics_event") == 6)

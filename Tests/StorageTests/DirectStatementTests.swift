@@ -1,6 +1,6 @@
-import ContentStore
 import GRDB
 import GRDBSQLite
+import Storage
 import Testing
 
 @Suite struct DirectStatementTests {

@@ -1,27 +1,27 @@
 import Accounts
-import ContentStore
 import Foundation
 import GRDB
 import Onboarding
+import Storage
 
 /// What the hint rules need to know about one user and session.
-struct HintContext {
-    var records: [String: HintRecord]
-    var eventCounts: [String: Int]
-    var tutorial: Bool
-    var zone: TimeZone
+public struct HintContext: Sendable {
+    public var records: [String: HintRecord]
+    public var eventCounts: [String: Int]
+    public var tutorial: Bool
+    public var zone: TimeZone
 
-    func eligible(_ catalog: HintCatalog, now: Date) -> [HintCatalog.Hint] {
+    public func eligible(_ catalog: HintCatalog, now: Date) -> [HintCatalog.Hint] {
         HintRules.eligible(catalog: catalog, records: records, eventCounts: eventCounts, tutorial: tutorial, now: now, zone: zone)
     }
 }
 
-enum HintChange {
+public enum HintChange: Sendable {
     case shown, dismissed
 }
 
 /// How many distinct event names one user may record: the rules need a handful, and a client cannot grow the table.
-let maximumEventNames = 100
+public let maximumEventNames = 100
 
 extension AppDatabase {
     static func hintContext(_ db: Database, userID: String, token: String) throws -> HintContext {
@@ -40,14 +40,14 @@ extension AppDatabase {
         return HintContext(records: records, eventCounts: counts, tutorial: tutorial, zone: zone)
     }
 
-    func hintContext(userID: String, token: String) throws -> HintContext {
-        try writer.read { db in try Self.hintContext(db, userID: userID, token: token) }
+    public func hintContext(userID: String, token: String) throws -> HintContext {
+        try read { db in try Self.hintContext(db, userID: userID, token: token) }
     }
 
     /// Records that a hint was shown or dismissed. Showing needs the hint to be eligible now (or shown already: the
     /// app may say so twice); dismissing needs it shown. Each first time appends its analytics event.
-    func changeHint(_ hint: HintCatalog.Hint, _ change: HintChange, catalog: HintCatalog, userID: String, token: String, now: Date) throws -> HintRecord {
-        try writer.write { db in
+    public func changeHint(_ hint: HintCatalog.Hint, _ change: HintChange, catalog: HintCatalog, userID: String, token: String, now: Date) throws -> HintRecord {
+        try write { db in
             let context = try Self.hintContext(db, userID: userID, token: token)
             var record = context.records[hint.id] ?? HintRecord()
             let at = now.timeIntervalSince1970
@@ -80,8 +80,8 @@ extension AppDatabase {
     }
 
     /// Counts one app event; the count after it.
-    func recordAppEvent(_ name: String, userID: String, now: Date) throws -> Int {
-        try writer.write { db in
+    public func recordAppEvent(_ name: String, userID: String, now: Date) throws -> Int {
+        try write { db in
             let known = try Bool.fetchOne(db, sql: "SELECT 1 FROM app_event_count WHERE user_id = ? AND name = ?", arguments: [userID, name]) == true
             if !known, try Int.fetchOne(db, sql: "SELECT count(*) FROM app_event_count WHERE user_id = ?", arguments: [userID]) ?? 0 >= maximumEventNames {
                 throw OnboardingError.invalidTransition("at most \(maximumEventNames) different event names per user")
@@ -95,15 +95,15 @@ extension AppDatabase {
         }
     }
 
-    func setTutorial(_ on: Bool, token: String) throws {
-        try writer.write { db in
+    public func setTutorial(_ on: Bool, token: String) throws {
+        try write { db in
             try db.execute(sql: "UPDATE session SET tutorial = ? WHERE token_hash = ?", arguments: [on, SessionToken.hash(token)])
         }
     }
 
     /// Forgets the user's hints and event counts, and ends tutorial mode in all their sessions.
-    func resetHints(userID: String) throws {
-        try writer.write { db in
+    public func resetHints(userID: String) throws {
+        try write { db in
             try db.execute(sql: "DELETE FROM hint_state WHERE user_id = ?", arguments: [userID])
             try db.execute(sql: "DELETE FROM app_event_count WHERE user_id = ?", arguments: [userID])
             try db.execute(sql: "UPDATE session SET tutorial = 0 WHERE user_id = ?", arguments: [userID])

@@ -1,7 +1,7 @@
-import ContentStore
 import Foundation
 import GRDB
 import Onboarding
+import Storage
 
 /// How users went through the onboarding between two instants, screen by screen, from the analytics events.
 public struct OnboardingFunnel: Encodable, Sendable {
@@ -25,7 +25,7 @@ public struct OnboardingFunnel: Encodable, Sendable {
 extension AppDatabase {
     /// Counts distinct users among events at or after `from` and before `to`, in the flow's screen order.
     public func onboardingFunnel(flow: OnboardingFlow, from: Date, to: Date) throws -> OnboardingFunnel {
-        try writer.read { db in
+        try read { db in
             let range: StatementArguments = [from.timeIntervalSince1970, to.timeIntervalSince1970]
             func perScreen(_ sql: String, _ arguments: StatementArguments) throws -> [String: Int] {
                 var counts: [String: Int] = [:]

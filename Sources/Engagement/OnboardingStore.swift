@@ -1,13 +1,13 @@
 import Accounts
-import ContentStore
 import Delivery
 import Foundation
 import GRDB
 import Onboarding
+import Storage
 
 extension AppDatabase {
     public func onboardingState(userID: String, flow: OnboardingFlow) throws -> OnboardingState {
-        try writer.read { db in try Self.onboardingState(db, userID: userID, flow: flow) }
+        try read { db in try Self.onboardingState(db, userID: userID, flow: flow) }
     }
 
     static func onboardingState(_ db: Database, userID: String, flow: OnboardingFlow) throws -> OnboardingState {
@@ -19,7 +19,7 @@ extension AppDatabase {
 
     /// Applies an event and records its analytics in one transaction; a refused event changes nothing.
     public func applyOnboarding(_ event: OnboardingEvent, userID: String, machine: OnboardingMachine, now: Date) throws -> OnboardingState {
-        try writer.write { db in
+        try write { db in
             let state = try Self.onboardingState(db, userID: userID, flow: machine.flow)
             let (next, analytics) = try machine.apply(event, to: state, at: now)
             let text = String(decoding: try JSONEncoder().encode(next), as: UTF8.self)
@@ -45,7 +45,7 @@ extension AppDatabase {
     }
 
     public func recordEvent(userID: String?, name: String, screen: String?, properties: [String: String], at: Date) throws {
-        try writer.write { db in try Self.recordEvent(db, userID: userID, name: name, screen: screen, properties: properties, at: at) }
+        try write { db in try Self.recordEvent(db, userID: userID, name: name, screen: screen, properties: properties, at: at) }
     }
 
     static func recordEvent(_ db: Database, userID: String?, name: String, screen: String?, properties: [String: String], at: Date) throws {
@@ -60,37 +60,32 @@ extension AppDatabase {
 extension AppDatabase {
     /// Signs a guest into an account: in one transaction the guest's bookmarks join the account's, its devices move to
     /// the account, onboarding progress is kept from whichever is further along, the account's settings win where it
-    /// has them, and the guest is retired (its sessions with it).
+    /// has them, hints and event counts are carried over, and the guest is retired (its sessions with it). Each domain
+    /// moves its own rows; this is the one place that knows them all.
     public func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, now: Date) throws {
         guard guestID != accountID else { return }
-        try writer.write { db in
-            guard try String.fetchOne(db, sql: "SELECT mode FROM user WHERE id = ?", arguments: [guestID]) == "guest" else { return }
-            try db.execute(
-                sql: """
-                    INSERT INTO bookmark (user_id, verse_key, created_at)
-                    SELECT ?, verse_key, created_at FROM bookmark WHERE user_id = ? ON CONFLICT DO NOTHING
-                    """, arguments: [accountID, guestID])
-            try db.execute(sql: "UPDATE device SET user_id = ?, updated_at = ? WHERE user_id = ?", arguments: [accountID, now.timeIntervalSince1970, guestID])
-            let guestState = try Self.onboardingState(db, userID: guestID, flow: flow)
-            let accountState = try Self.onboardingState(db, userID: accountID, flow: flow)
-            if Self.progress(guestState, flow) > Self.progress(accountState, flow) {
-                try db.execute(
-                    sql: """
-                        INSERT INTO onboarding (user_id, state, updated_at) SELECT ?, state, ? FROM onboarding WHERE user_id = ?
-                        ON CONFLICT (user_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at
-                        """, arguments: [accountID, now.timeIntervalSince1970, guestID])
-            }
-            if try Bool.fetchOne(db, sql: "SELECT 1 FROM settings WHERE user_id = ?", arguments: [accountID]) != true {
-                try db.execute(
-                    sql: """
-                        INSERT INTO settings (user_id, reminder_time, timezone, calendar, adjustment, display_theme, notifications, locale, updated_at)
-                        SELECT ?, reminder_time, timezone, calendar, adjustment, display_theme, notifications, locale, ? FROM settings WHERE user_id = ?
-                        """, arguments: [accountID, now.timeIntervalSince1970, guestID])
-            }
+        try write { db in
+            guard try Self.isGuest(db, userID: guestID) else { return }
+            try Self.mergeGuestBookmarks(db, from: guestID, into: accountID)
+            try Self.moveDevices(db, from: guestID, to: accountID, now: now)
+            try Self.mergeOnboarding(db, from: guestID, into: accountID, flow: flow, now: now)
+            try Self.mergeGuestSettings(db, from: guestID, into: accountID, now: now)
             try Self.mergeHints(db, from: guestID, into: accountID)
             try Self.recordEvent(db, userID: accountID, name: "guest_merged", screen: nil, properties: ["guest": guestID], at: now)
-            try db.execute(sql: "DELETE FROM user WHERE id = ?", arguments: [guestID])
+            try Self.removeUser(db, id: guestID)
         }
+    }
+
+    /// The guest's onboarding progress, kept if it is further along than the account's.
+    static func mergeOnboarding(_ db: Database, from guestID: String, into accountID: String, flow: OnboardingFlow, now: Date) throws {
+        let guestState = try onboardingState(db, userID: guestID, flow: flow)
+        let accountState = try onboardingState(db, userID: accountID, flow: flow)
+        guard progress(guestState, flow) > progress(accountState, flow) else { return }
+        try db.execute(
+            sql: """
+                INSERT INTO onboarding (user_id, state, updated_at) SELECT ?, state, ? FROM onboarding WHERE user_id = ?
+                ON CONFLICT (user_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at
+                """, arguments: [accountID, now.timeIntervalSince1970, guestID])
     }
 
     /// How far along an onboarding is: completed beats everything, then the number of screens seen.

@@ -1,0 +1,38 @@
+import Accounts
+import ContentStore
+import Delivery
+import Engagement
+import GRDB
+import Storage
+
+extension Schema {
+    /// Every migration of the DailyVerse database, in the order they run: the one list of them. Each step is written
+    /// by the domain that owns its tables; a migration that shipped with tables of several domains lists their steps
+    /// in the order it ran them. Never edit or reorder a shipped migration: add a new one at the end.
+    public static let dailyVerse = Schema([
+        Migration("v1-content", ContentSchema.v1Content),
+        Migration("v2-devices-outbox", ContentSchema.v2OccasionNames, DeliverySchema.v2DevicesAndOutbox),
+        Migration("v3-accounts", AccountsSchema.v3UsersAndSessions, EngagementSchema.v3Onboarding, DeliverySchema.v3DeviceOwner),
+        Migration("v4-schedule-queue", DeliverySchema.v4ScheduleQueue),
+        Migration("v5-hints", EngagementSchema.v5Hints),
+        Migration("v6-outbox-key", DeliverySchema.v6OutboxKey),
+        Migration("v7-outbox-status-check", DeliverySchema.v7OutboxStatusCheck),
+        Migration("v8-outbox-by-day", DeliverySchema.v8OutboxByDay),
+        Migration("v9-push-services", DeliverySchema.v9PushServices),
+        Migration("v10-occasions-and-nights", ContentSchema.v10OccasionsAndNights),
+    ])
+}
+
+extension AppDatabase {
+    /// Opens (creating it when needed) the DailyVerse database at `path` and migrates it: see
+    /// `open(path:schema:pool:createFolder:)`.
+    public static func open(path: String, pool: Bool = false, createFolder: Bool = false) throws(StorageError) -> AppDatabase {
+        try open(path: path, schema: .dailyVerse, pool: pool, createFolder: createFolder)
+    }
+
+    /// An empty in-memory DailyVerse database, migrated (for tests).
+    public static func inMemory() throws -> AppDatabase { try inMemory(schema: .dailyVerse) }
+
+    /// Migrates `writer` to the DailyVerse schema (tests pass a queue they migrated part of the way).
+    public convenience init(_ writer: any DatabaseWriter) throws { try self.init(writer, schema: .dailyVerse) }
+}

@@ -1,0 +1,92 @@
+import Storage
+
+/// The content's tables (Quran text, editions, layers, commentary, themes, pools, occasions, display themes,
+/// published month starts) and how their migrations changed them. Shipped steps are never edited; `Schema.dailyVerse`
+/// lists every domain's steps in the order they run.
+public enum ContentSchema {
+    /// v1: the content as first shipped.
+    public static let v1Content = MigrationStep(
+        sql: """
+            CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+            CREATE TABLE surah (
+                number INTEGER PRIMARY KEY NOT NULL CHECK (number BETWEEN 1 AND 114),
+                transliteration TEXT NOT NULL, arabic TEXT NOT NULL, english TEXT NOT NULL,
+                revelation TEXT NOT NULL CHECK (revelation IN ('meccan', 'medinan')),
+                ayah_count INTEGER NOT NULL CHECK (ayah_count > 0));
+            CREATE TABLE edition (
+                id TEXT PRIMARY KEY NOT NULL, kind TEXT NOT NULL CHECK (kind IN ('quran', 'translation')),
+                language TEXT NOT NULL, name TEXT NOT NULL, credit TEXT NOT NULL, notice TEXT NOT NULL);
+            CREATE TABLE ayah_text (
+                edition_id TEXT NOT NULL REFERENCES edition(id) ON DELETE CASCADE,
+                surah INTEGER NOT NULL, ayah INTEGER NOT NULL, text TEXT NOT NULL,
+                PRIMARY KEY (edition_id, surah, ayah)) WITHOUT ROWID;
+            CREATE TABLE layer (
+                id TEXT PRIMARY KEY NOT NULL, position INTEGER NOT NULL UNIQUE, icon TEXT NOT NULL,
+                title TEXT NOT NULL, description TEXT NOT NULL);
+            CREATE TABLE commentary (
+                id INTEGER PRIMARY KEY,
+                surah INTEGER NOT NULL, ayah_start INTEGER NOT NULL, ayah_end INTEGER NOT NULL,
+                layer_id TEXT NOT NULL REFERENCES layer(id),
+                body TEXT NOT NULL, work TEXT, author TEXT, reference TEXT, provenance TEXT NOT NULL,
+                origin TEXT NOT NULL CHECK (origin IN ('bundled', 'import')),
+                UNIQUE (surah, ayah_start, ayah_end, layer_id));
+            CREATE INDEX commentary_by_surah ON commentary (surah, ayah_start);
+            CREATE TABLE verse_theme (id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, relevance TEXT NOT NULL);
+            CREATE TABLE month_theme (
+                month INTEGER PRIMARY KEY NOT NULL CHECK (month BETWEEN 1 AND 12),
+                theme_id TEXT NOT NULL REFERENCES verse_theme(id));
+            CREATE TABLE month_pool (
+                month INTEGER NOT NULL REFERENCES month_theme(month), position INTEGER NOT NULL,
+                surah INTEGER NOT NULL, ayah_start INTEGER NOT NULL, ayah_end INTEGER NOT NULL,
+                PRIMARY KEY (month, position)) WITHOUT ROWID;
+            CREATE TABLE occasion (
+                id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, description TEXT,
+                month INTEGER NOT NULL, day INTEGER NOT NULL,
+                surah INTEGER NOT NULL, ayah_start INTEGER NOT NULL, ayah_end INTEGER NOT NULL,
+                theme_id TEXT NOT NULL REFERENCES verse_theme(id), UNIQUE (month, day));
+            CREATE TABLE display_theme (
+                id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, background TEXT NOT NULL,
+                surface TEXT NOT NULL, text TEXT NOT NULL, accent TEXT NOT NULL);
+            CREATE TABLE published_month_start (
+                year INTEGER NOT NULL, month INTEGER NOT NULL CHECK (month BETWEEN 1 AND 12),
+                first_day TEXT NOT NULL, created_at TEXT NOT NULL,
+                PRIMARY KEY (year, month));
+            """)
+
+    /// v2 (with Delivery's devices and outbox): the occasions' Arabic names.
+    public static let v2OccasionNames = MigrationStep(
+        sql: """
+            ALTER TABLE occasion ADD COLUMN name_arabic TEXT;
+            """)
+
+    /// v10: occasions: several on one day (a rank decides which leads), nights kept from the evening before, a day that
+    /// is the month's last (day 0), a note for another tradition's date. Commentary may name the occasion it was
+    /// written for, and is then shown on that occasion only; an entry's key includes it. Both tables are rebuilt
+    /// (SQLite cannot drop a UNIQUE constraint); occasions are reseeded, commentary is copied.
+    public static let v10OccasionsAndNights = MigrationStep(
+        sql: """
+            CREATE TABLE occasion_v10 (
+                id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, name_arabic TEXT, description TEXT, note TEXT,
+                month INTEGER NOT NULL CHECK (month BETWEEN 1 AND 12), day INTEGER NOT NULL CHECK (day BETWEEN 0 AND 30),
+                observed TEXT NOT NULL DEFAULT 'day' CHECK (observed IN ('day', 'night')),
+                rank INTEGER NOT NULL DEFAULT 2 CHECK (rank BETWEEN 1 AND 3),
+                surah INTEGER NOT NULL, ayah_start INTEGER NOT NULL, ayah_end INTEGER NOT NULL,
+                theme_id TEXT NOT NULL REFERENCES verse_theme(id), UNIQUE (month, day, observed, rank));
+            INSERT INTO occasion_v10 (id, name, name_arabic, description, month, day, surah, ayah_start, ayah_end, theme_id)
+                SELECT id, name, name_arabic, description, month, day, surah, ayah_start, ayah_end, theme_id FROM occasion;
+            DROP TABLE occasion;
+            ALTER TABLE occasion_v10 RENAME TO occasion;
+            CREATE TABLE commentary_v10 (
+                id INTEGER PRIMARY KEY,
+                surah INTEGER NOT NULL, ayah_start INTEGER NOT NULL, ayah_end INTEGER NOT NULL,
+                layer_id TEXT NOT NULL REFERENCES layer(id), occasion_id TEXT,
+                body TEXT NOT NULL, work TEXT, author TEXT, reference TEXT, provenance TEXT NOT NULL,
+                origin TEXT NOT NULL CHECK (origin IN ('bundled', 'import')));
+            INSERT INTO commentary_v10 (id, surah, ayah_start, ayah_end, layer_id, body, work, author, reference, provenance, origin)
+                SELECT id, surah, ayah_start, ayah_end, layer_id, body, work, author, reference, provenance, origin FROM commentary;
+            DROP TABLE commentary;
+            ALTER TABLE commentary_v10 RENAME TO commentary;
+            CREATE UNIQUE INDEX commentary_key ON commentary (surah, ayah_start, ayah_end, layer_id, ifnull(occasion_id, ''));
+            CREATE INDEX commentary_by_surah ON commentary (surah, ayah_start);
+            """)
+}

@@ -1,0 +1,192 @@
+import Foundation
+import GRDB
+
+/// The database: one connection (or pool), migrated to a schema when it opens, its log checkpointed.
+///
+/// The domains (content, delivery, accounts, engagement) each own their tables' migrations and queries, written as
+/// extensions that read and write through `read` and `write`; the connection itself stays here. Production opens a
+/// `DatabasePool` (WAL) on a file; tests pass an in-memory `DatabaseQueue()`.
+public final class AppDatabase: Sendable {
+    private let writer: any DatabaseWriter
+    /// A pool on a file checkpoints its log on a thread of its own.
+    let checkpointer: WALCheckpointer?
+
+    /// Migrates `writer` to `schema`, after refusing a database that a newer version wrote (`refuseNewer`).
+    public convenience init(_ writer: any DatabaseWriter, schema: Schema) throws {
+        try Self.refuseNewer(writer, path: writer.path, schema: schema)
+        try self.init(checked: writer, schema: schema)
+    }
+
+    /// Migrates a writer whose database `open` has already checked with `refuseNewer`: the check runs once.
+    private init(checked writer: any DatabaseWriter, schema: Schema) throws {
+        self.writer = writer
+        try schema.migrator.migrate(writer)
+        checkpointer = nil
+    }
+
+    private init(pool: DatabasePool, path: String, schema: Schema, checkpointLimits: WALCheckpointer.Limits) throws {
+        writer = pool
+        try schema.migrator.migrate(pool)
+        checkpointer = try WALCheckpointer(path: path, pool: pool, limits: checkpointLimits)
+    }
+
+    // MARK: - Reading and writing
+
+    /// The database file's path (":memory:" for an in-memory one).
+    public var path: String { writer.path }
+
+    /// Reads in one transaction (a snapshot, on a pool).
+    public func read<T>(_ body: (Database) throws -> T) throws -> T { try writer.read(body) }
+
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T { try await writer.read(body) }
+
+    /// Writes in one transaction: everything `body` does, or nothing.
+    public func write<T>(_ body: (Database) throws -> T) throws -> T { try writer.write(body) }
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T { try await writer.write(body) }
+
+    /// Runs `body` outside a transaction: for statements that cannot run inside one (checkpoints, `VACUUM`) and for
+    /// callers that open their own.
+    public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) rethrows -> T { try writer.writeWithoutTransaction(body) }
+
+    // MARK: - Opening
+
+    /// Throws naming the migrations this binary does not know, if any: a database a newer version wrote, which
+    /// using could lose what the newer schema keeps. Run before anything is written to it.
+    static func refuseNewer(_ reader: any DatabaseReader, path: String, schema: Schema) throws {
+        let known = schema.identifiers
+        let unknown = try reader.read { db -> [String] in
+            guard try db.tableExists("grdb_migrations") else { return [] }
+            let applied = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations")
+            return Set(applied).subtracting(known).sorted()
+        }
+        guard unknown.isEmpty else {
+            throw StorageError.cannotOpen(
+                path: path, reason: "it was written by a newer version of dailyverse (unknown migrations: \(unknown.joined(separator: ", "))); upgrade dailyverse")
+        }
+    }
+
+    /// An error met on this database, as one line that names the file and the cause: SQLite's message and code
+    /// ("database or disk is full", SQLITE_FULL) rather than GRDB's description with its SQL.
+    public func describe(_ error: Error) -> String {
+        guard let error = error as? DatabaseError else { return "\(error)" }
+        return "database '\(writer.path)': \(error.message ?? "error") (SQLite code \(error.resultCode.rawValue))"
+    }
+
+    /// Waits until the log checkpoints asked for so far have run (a benchmark counts them in the work it measures).
+    public func waitForCheckpoints() { checkpointer?.waitUntilIdle() }
+
+    /// Asks the checkpoint thread to copy the log back now, whatever its size: a quiet database's log would otherwise
+    /// wait for 256 MiB of writes. Returns at once; does nothing on a single connection (SQLite checkpoints it).
+    public func requestCheckpoint() { checkpointer?.request() }
+
+    /// Log checkpoints run so far on the checkpoint thread, and by the writer itself because the log had grown
+    /// past the limit (the thread did not keep up).
+    public var checkpointCounts: (thread: Int, writer: Int) { (checkpointer?.completedCount ?? 0, checkpointer?.inlineCount ?? 0) }
+
+    /// Opens (creating it when needed) the database at `path`, in WAL mode. Its folder is created only when
+    /// `createFolder` is set (the default location); an explicit path into a missing folder is a mistyped path.
+    /// A database that cannot be written (its file or folder read-only) is refused here, naming the file.
+    ///
+    /// A short-lived command opens one connection (`DatabaseQueue`); a long-running process that reads
+    /// while it writes asks for a `DatabasePool` (`pool: true`), whose log is checkpointed on a thread of its own.
+    public static func open(path: String, schema: Schema, pool: Bool = false, createFolder: Bool = false) throws(StorageError) -> AppDatabase {
+        try open(path: path, schema: schema, pool: pool, createFolder: createFolder, checkpointLimits: WALCheckpointer.Limits())
+    }
+
+    /// `open(path:schema:pool:createFolder:)` with the pool's log checkpointed at other sizes than the defaults (for
+    /// tests).
+    static func open(path: String, schema: Schema, pool: Bool, createFolder: Bool = false, checkpointLimits: WALCheckpointer.Limits)
+        throws(StorageError) -> AppDatabase
+    {
+        let url = URL(fileURLWithPath: path)
+        let folder = url.deletingLastPathComponent()
+        var isDirectory: ObjCBool = false
+        if createFolder {
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            } catch {
+                throw .cannotOpen(path: path, reason: "cannot create folder '\(folder.path)'")
+            }
+        } else if !FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory) || !isDirectory.boolValue {
+            throw .cannotOpen(path: path, reason: "the folder '\(folder.path)' does not exist (create it first)")
+        }
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            if isDirectory.boolValue { throw .cannotOpen(path: path, reason: "it is a folder") }
+            guard access(path, R_OK | W_OK) == 0 else {
+                throw .cannotOpen(path: path, reason: "it cannot be read and written: \(String(cString: strerror(errno)))")
+            }
+        }
+        // The log and shared-memory files live beside the database.
+        guard access(folder.path, W_OK | X_OK) == 0 else {
+            throw .cannotOpen(path: path, reason: "its folder '\(folder.path)' cannot be written: \(String(cString: strerror(errno)))")
+        }
+        // A newer version's database is refused before a pool is opened on it (opening a pool can write to the file);
+        // a single connection is checked once it is open, before it writes.
+        if pool, FileManager.default.fileExists(atPath: path) {
+            var readOnly = Configuration()
+            readOnly.readonly = true
+            try opening(path) {
+                let queue = try DatabaseQueue(path: path, configuration: readOnly)
+                try Self.refuseNewer(queue, path: path, schema: schema)
+                try queue.close()
+            }
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        configuration.prepareDatabase { db in
+            // WAL makes NORMAL durable enough (a crash can lose the last commits, never corrupt); 32 MB of page cache
+            // keeps the device and outbox indexes of a large emission in memory.
+            try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -32768")
+        }
+        return try opening(path) {
+            if pool {
+                return try AppDatabase(
+                    pool: DatabasePool(path: path, configuration: configuration), path: path, schema: schema, checkpointLimits: checkpointLimits)
+            }
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            try Self.refuseNewer(queue, path: path, schema: schema)
+            try queue.writeWithoutTransaction { db in
+                if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
+                    try db.execute(sql: "PRAGMA journal_mode = WAL")
+                }
+            }
+            return try AppDatabase(checked: queue, schema: schema)
+        }
+    }
+
+    /// Runs a step of opening the database at `path`; any failure becomes `cannotOpen` naming the file and SQLite's
+    /// message (a `StorageError`, already naming it, passes through).
+    private static func opening<T>(_ path: String, _ body: () throws -> T) throws(StorageError) -> T {
+        do { return try body() } catch let error as StorageError {
+            throw error
+        } catch let error as DatabaseError {
+            throw .cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
+        } catch {
+            throw .cannotOpen(path: path, reason: "\(error)")
+        }
+    }
+
+    /// An empty in-memory database with the schema, for tests.
+    public static func inMemory(schema: Schema) throws -> AppDatabase { try AppDatabase(DatabaseQueue(), schema: schema) }
+
+    /// The default location: `$XDG_DATA_HOME/dailyverse/dailyverse.sqlite`, or `~/.local/share/…`.
+    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+            return xdg + "/dailyverse/dailyverse.sqlite"
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.local/share/dailyverse/dailyverse.sqlite"
+    }
+}
+
+/// A database that cannot be opened, as one line naming the file and the cause.
+public enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
+    case cannotOpen(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let reason): "cannot open database '\(path)': \(reason)"
+        }
+    }
+}
