@@ -294,3 +294,36 @@ final class NotifySocket {
         return (false, messages)
     }
 }
+
+/// The command tree is part of the CLI's contract: every command keeps its name and its place, whatever the Swift
+/// types behind them are called.
+@Suite struct CommandTreeTests {
+    static let commands: [[String]] = [
+        ["today"], ["hijri"], ["gregorian"], ["verse"], ["calendar"],
+        ["import", "quran"], ["import", "translation"], ["import", "commentary"],
+        ["sighting", "set"], ["sighting", "list"], ["sighting", "remove"],
+        ["devices", "add"], ["devices", "list"], ["devices", "show"], ["devices", "update"], ["devices", "remove"], ["devices", "import"],
+        ["serve"], ["outbox", "requeue"], ["outbox", "prune"], ["outbox", "list"], ["status"], ["push", "test"],
+        ["vapid", "generate"], ["vapid", "public-key"], ["content", "coverage"], ["content", "check"], ["onboarding", "funnel"],
+        ["guests", "purge"],
+    ]
+
+    @Test func everyCommandAnswersToItsName() {
+        for path in Self.commands {
+            let result = CLI.run(path + ["--help"])
+            #expect(result.status == 0, "\(path)")
+            #expect(result.stdout.contains("USAGE: dailyverse \(path.joined(separator: " "))"), "\(path): \(result.stdout.prefix(300))")
+        }
+    }
+
+    @Test func theRootListsTheCommandsInTheirOrder() {
+        let help = CLI.run(["--help"]).stdout
+        let listed = help.components(separatedBy: "SUBCOMMANDS:").last?.split(separator: "\n")
+            .compactMap { line -> String? in
+                guard line.hasPrefix("  "), !line.hasPrefix("   "), let name = line.split(separator: " ").first, name != "See" else { return nil }
+                return String(name)
+            } ?? []
+        let tops = Self.commands.map(\.[0]).reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }
+        #expect(listed == tops)
+    }
+}

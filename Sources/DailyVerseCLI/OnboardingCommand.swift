@@ -1,7 +1,7 @@
 import ArgumentParser
 import ContentStore
-import Foundation
 import Engagement
+import Foundation
 import HijriCalendar
 
 struct OnboardingCommand: ParsableCommand {

@@ -6,10 +6,10 @@ import VerseOfTheDay
 
 struct ContentCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "content", abstract: "Tools for the content team: what a reader sees over a year.", subcommands: [ContentCoverage.self, ContentCheckCommand.self])
+        commandName: "content", abstract: "Tools for the content team: what a reader sees over a year.", subcommands: [ContentCoverageCommand.self, ContentCheckCommand.self])
 }
 
-struct ContentCoverage: ParsableCommand {
+struct ContentCoverageCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coverage", abstract: "Per layer, on how many days of a Hijri year it is shown, and which selections lack which layers.",
         discussion: """

@@ -5,10 +5,10 @@ import Foundation
 import HijriCalendar
 import Notifications
 
-struct Devices: ParsableCommand {
+struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Manage the devices that receive the daily verse.",
-        subcommands: [DevicesAdd.self, DevicesList.self, DevicesShow.self, DevicesUpdate.self, DevicesRemove.self, DevicesImport.self])
+        commandName: "devices", abstract: "Manage the devices that receive the daily verse.",
+        subcommands: [DevicesAddCommand.self, DevicesListCommand.self, DevicesShowCommand.self, DevicesUpdateCommand.self, DevicesRemoveCommand.self, DevicesImportCommand.self])
 }
 
 /// The settings options `add` and `update` share.
@@ -39,7 +39,7 @@ struct DeviceOptions: ParsableArguments {
     }
 }
 
-struct DevicesAdd: ParsableCommand {
+struct DevicesAddCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add", abstract: "Add a device and print its id.",
         discussion: "Example: dailyverse devices add --platform apns --token HEX --tz Asia/Baghdad --time 07:30 --locale ar")
@@ -60,7 +60,7 @@ struct DevicesAdd: ParsableCommand {
     }
 }
 
-struct DevicesList: ParsableCommand {
+struct DevicesListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list", abstract: "List the devices, oldest first, as they are read.",
         discussion: "For many devices, a page at a time: --limit N, then --after the last id printed.")
@@ -95,7 +95,7 @@ struct DevicesList: ParsableCommand {
     }
 }
 
-struct DevicesShow: ParsableCommand {
+struct DevicesShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one device.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Device id.") var id: String
@@ -110,7 +110,7 @@ struct DevicesShow: ParsableCommand {
     }
 }
 
-struct DevicesUpdate: ParsableCommand {
+struct DevicesUpdateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "update", abstract: "Change a device's settings. A new zone or time never fires a local date twice.")
     @OptionGroup var global: GlobalOptions
@@ -129,7 +129,7 @@ struct DevicesUpdate: ParsableCommand {
     }
 }
 
-struct DevicesRemove: ParsableCommand {
+struct DevicesRemoveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a device.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Device id.") var id: String
@@ -143,7 +143,7 @@ struct DevicesRemove: ParsableCommand {
     }
 }
 
-struct DevicesImport: ParsableCommand {
+struct DevicesImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import", abstract: "Add many devices from JSON Lines in one transaction: all or none.",
         discussion: """
@@ -184,4 +184,3 @@ struct DevicesImport: ParsableCommand {
         }
     }
 }
-

@@ -1,0 +1,39 @@
+import ArgumentParser
+import ContentStore
+import Daemon
+import Delivery
+import Foundation
+import HijriCalendar
+import HTTPAPI
+import Hummingbird
+import Logging
+import Metrics
+import NIOCore
+import Notifications
+import Onboarding
+import PushServices
+import ServiceLifecycle
+import Storage
+import VerseOfTheDay
+
+struct GuestsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "guests", abstract: "Guest users.", subcommands: [GuestsPurgeCommand.self])
+}
+
+struct GuestsPurgeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "purge", abstract: "Remove guests inactive longer than the retention, with all their data.",
+        discussion: "`serve` does this every hour; this is for timer-driven setups and for trying a retention out.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp("Inactivity after which a guest goes (default: guest_retention, else 30d).", valueName: "duration"))
+    var retention: String?
+
+    func run() throws {
+        try reportingErrors {
+            let cutoff = try global.clock().addingTimeInterval(-(try global.guestRetention(flag: retention)))
+            let purged = try global.openDatabase().purgeGuests(inactiveBefore: cutoff)
+            if global.json { return try printJSON(["purged": purged]) }
+            print("purged \(purged) guests inactive since before \(cutoff.iso8601UTC)")
+        }
+    }
+}

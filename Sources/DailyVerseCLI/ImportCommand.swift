@@ -1,0 +1,85 @@
+import ArgumentParser
+import ContentStore
+import Foundation
+import HijriCalendar
+import VerseCalendar
+import VerseOfTheDay
+
+struct ImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import", abstract: "Import Quran text, a translation or commentary. The whole file is checked first; a bad line imports nothing.",
+        subcommands: [ImportQuranCommand.self, ImportTranslationCommand.self, ImportCommentaryCommand.self])
+}
+
+struct ImportQuranCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "quran", abstract: "Import Arabic Quran text in Tanzil format (sura|aya|text).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: ArgumentHelp("Tanzil text file.", valueName: "file")) var file: String
+    @Option(help: ArgumentHelp("Edition id; the bundled Arabic is quran-simple.", valueName: "id")) var id: String = BundledContent.arabicEdition.id
+    @Option(help: ArgumentHelp("Edition name.", valueName: "name")) var name: String = BundledContent.arabicEdition.name
+
+    func run() throws {
+        try reportingErrors {
+            let parsed = try TanzilFile(contentsOf: URL(fileURLWithPath: file))
+            let database = try global.openDatabase()
+            let bar = ProgressBar("quran")
+            let edition = Edition(id: id, kind: "quran", language: "ar", name: name, credit: BundledContent.arabicEdition.credit)
+            try database.importQuran(parsed, edition: edition, progress: bar.update)
+            try report(global.json, ImportResult(kind: "quran", id: id, count: parsed.ayat.count, file: file))
+        }
+    }
+}
+
+struct ImportTranslationCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "translation", abstract: "Import a translation in Tanzil format; its ayat must match the Arabic.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: ArgumentHelp("Tanzil text file.", valueName: "file")) var file: String
+    @Option(help: ArgumentHelp("Translation id, e.g. en.pickthall.", valueName: "id")) var id: String
+    @Option(help: ArgumentHelp("Translation name.", valueName: "name")) var name: String?
+    @Option(help: ArgumentHelp("Language code.", valueName: "code")) var language: String = "en"
+    @Option(help: ArgumentHelp("Credit line shown with the text.", valueName: "text")) var credit: String?
+
+    func run() throws {
+        try reportingErrors {
+            guard id.range(of: "^[a-z]{2,3}\\.[a-z0-9_-]{1,40}$", options: .regularExpression) != nil else {
+                throw CLIError("invalid translation id '\(id)': expected LANGUAGE.NAME such as en.pickthall")
+            }
+            let database = try global.openDatabase()
+            let parsed = try TanzilFile(contentsOf: URL(fileURLWithPath: file), expectedCounts: database.ayahCounts())
+            let bar = ProgressBar("translation")
+            let edition = Edition(id: id, kind: "translation", language: language, name: name ?? id, credit: credit ?? "Translation: \(name ?? id)")
+            try database.importTranslation(parsed, edition: edition, progress: bar.update)
+            try report(global.json, ImportResult(kind: "translation", id: id, count: parsed.ayat.count, file: file))
+        }
+    }
+}
+
+struct ImportCommentaryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "commentary", abstract: "Import commentary in JSON Lines (see the README); an entry replaces the one for the same verses and layer.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: ArgumentHelp("JSON Lines file.", valueName: "file")) var file: String
+
+    func run() throws {
+        try reportingErrors {
+            let url = URL(fileURLWithPath: file)
+            let parsed = try CommentaryFile(contentsOf: url)
+            let database = try global.openDatabase()
+            let bar = ProgressBar("commentary")
+            try database.importCommentary(parsed, name: url.lastPathComponent, progress: bar.update)
+            try report(global.json, ImportResult(kind: "commentary", id: nil, count: parsed.entries.count, file: file))
+        }
+    }
+}
+
+struct ImportResult: Encodable {
+    let kind: String
+    let id: String?
+    let count: Int
+    let file: String
+}
+
+private func report(_ json: Bool, _ result: ImportResult) throws {
+    if json { return try printJSON(result) }
+    print("imported \(result.count) \(result.kind == "commentary" ? "entries" : "ayat") of \(result.kind)\(result.id.map { " '\($0)'" } ?? "") from \(result.file)")
+}

@@ -1,0 +1,105 @@
+import ArgumentParser
+import ContentStore
+import Daemon
+import Delivery
+import Foundation
+import HijriCalendar
+import HTTPAPI
+import Hummingbird
+import Logging
+import Metrics
+import NIOCore
+import Notifications
+import Onboarding
+import PushServices
+import ServiceLifecycle
+import Storage
+import VerseOfTheDay
+
+struct OutboxCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "outbox", abstract: "Inspect, requeue and prune the outbox.", subcommands: [OutboxListCommand.self, OutboxRequeueCommand.self, OutboxPruneCommand.self])
+}
+
+struct OutboxRequeueCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "requeue", abstract: "Put failed rows back to pending, with a fresh set of attempts.",
+        discussion: """
+            After the cause is mended (a webhook's address, a gateway's configuration). Give row ids, or --all for every \
+            failed row. A row more than the grace period late is then recorded as missed, as any late fire is.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Every failed row.") var all = false
+    @Argument(help: ArgumentHelp("Outbox row ids (from outbox list).", valueName: "id")) var ids: [Int64] = []
+
+    func validate() throws {
+        guard all != !ids.isEmpty else { throw ValidationError("give row ids or --all, not both or neither") }
+        if let bad = ids.first(where: { $0 < 1 }) { throw ValidationError("invalid row id \(bad): ids start at 1") }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let count = try global.openDatabase().requeueFailed(ids: all ? nil : ids, now: try global.clock())
+            if global.json { return try printJSON(["requeued": count]) }
+            print("requeued \(count) failed outbox rows")
+        }
+    }
+}
+
+struct OutboxPruneCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prune", abstract: "Remove delivered, failed and missed rows older than the retention; pending rows stay.",
+        discussion: "`serve` does this every hour; this is for timer-driven setups and for trying a retention out.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp("Age after which a settled row goes (default: outbox_retention, else 30d; at least 1d).", valueName: "duration"))
+    var retention: String?
+
+    func run() throws {
+        try reportingErrors {
+            let cutoff = try global.clock().addingTimeInterval(-(try global.outboxRetention(flag: retention)))
+            let pruned = try global.openDatabase().pruneOutbox(settledBefore: cutoff)
+            if global.json { return try printJSON(["pruned": pruned]) }
+            print("removed \(pruned) settled outbox rows created before \(cutoff.iso8601UTC)")
+        }
+    }
+}
+
+struct OutboxListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List outbox rows, oldest first, as they are read.",
+        discussion: "For many rows, a page at a time: --limit N, then --after the last id printed.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var page: PageOptions
+    @Option(help: ArgumentHelp("Only this local date, YYYY-MM-DD.", valueName: "date")) var date: String?
+    @Option(help: ArgumentHelp("pending, delivered, failed or missed.", valueName: "status")) var status: String?
+    @Option(help: ArgumentHelp("Only rows with a larger id (the last id of the previous page).", valueName: "id")) var after: Int64?
+
+    func run() throws {
+        try reportingErrors {
+            let day = try date.map { try CivilDate(parsing: $0) }
+            let filter = try status.map { name -> OutboxStatus in
+                guard let value = OutboxStatus(rawValue: name) else {
+                    throw CLIError("invalid status '\(name)': expected pending, delivered, failed or missed")
+                }
+                return value
+            }
+            let limit = try page.checkedLimit()
+            if let after, after < 0 { throw CLIError("invalid --after \(after): ids start at 1") }
+            let database = try global.openDatabase()
+            let out = BufferedOutput()
+            var count = 0
+            if global.json { out.write("[") }
+            try database.forEachOutboxRow(date: day, status: filter, after: after, limit: limit) { record in
+                if global.json {
+                    out.write((count == 0 ? "" : ",\n") + record.jsonLine(includeStatus: true))
+                } else {
+                    let error = record.lastError.map { "  last error: \($0)" } ?? ""
+                    out.write("\(record.id)  \(record.localDate)  \(record.status.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(record.platform.padding(toLength: 7, withPad: " ", startingAt: 0)) \(record.deviceID)  fire \(record.fireAt.iso8601UTC)  attempts \(record.attempts)\(error)\n")
+                }
+                count += 1
+            }
+            if global.json { out.write("]\n") } else if count == 0 { out.write("no outbox rows\n") }
+            out.flush()
+        }
+    }
+}

@@ -1,0 +1,212 @@
+import ArgumentParser
+import ContentStore
+import Daemon
+import Delivery
+import Foundation
+import HijriCalendar
+import HTTPAPI
+import Hummingbird
+import Logging
+import Metrics
+import NIOCore
+import Notifications
+import Onboarding
+import PushServices
+import ServiceLifecycle
+import Storage
+import VerseOfTheDay
+
+/// The HTTP API as a service of the daemon: a failure to listen (or any other that ends the server) becomes one line
+/// naming the address and the reason; the group then cancels the scheduler, and `serve` exits with status 1.
+struct APIService: Service {
+    let address: String
+    let run: @Sendable () async throws -> Void
+
+    func run() async throws {
+        do { try await run() } catch let error as IOError {
+            throw CLIError("cannot listen on \(address): \(String(cString: strerror(error.errnoCode)))")
+        } catch is CancellationError {
+            return
+        } catch {
+            throw CLIError("the API on \(address) stopped: \(error)")
+        }
+    }
+}
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve", abstract: "Send each device its daily verse at its local reminder time.",
+        discussion: """
+            --once runs a single pass — every fire due as of now (or --now) goes into the outbox, and the outbox is \
+            delivered to the sink — and exits: for tests, replays and timer-driven setups.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var emit: EmitOptions
+    @OptionGroup var push: PushOptions
+    @Flag(help: "Run one pass and exit.") var once = false
+    @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning or error. Default info.", valueName: "level"))
+    var logLevel: String?
+    @Option(help: ArgumentHelp("Where the HTTP API listens, HOST:PORT (default 127.0.0.1:8080), or none.", valueName: "address"))
+    var listen: String?
+    @Option(
+        name: .customLong("idle-timeout"),
+        help: ArgumentHelp("Close an API connection that sends no complete request for this long (1s to 1h, default 30s).", valueName: "duration"))
+    var idleTimeout: String?
+    @Option(
+        name: .customLong("guest-retention"),
+        help: ArgumentHelp("Purge guests inactive this long, with their data, checked hourly (default 30d).", valueName: "duration"))
+    var guestRetention: String?
+    @Option(
+        name: .customLong("outbox-retention"),
+        help: ArgumentHelp("Remove delivered, failed and missed outbox rows older than this, hourly (default 30d).", valueName: "duration"))
+    var outboxRetention: String?
+
+    func run() async throws {
+        // Checked whatever the mode, so that a typo in the configuration is found by a test run (--once) too.
+        let (level, idle) = try reportingErrors { (try checkedLogLevel(), try checkedIdleTimeout()) }
+        if once { return try await runOnce() }
+        let (group, lock, sink) = try reportingErrors { try makeServiceGroup(level: level, idleTimeout: idle) }
+        defer { withExtendedLifetime(lock) {} }
+        do { try await group.run() } catch {
+            await sink.shutdown()
+            FileHandle.standardError.write(Data("dailyverse: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        await sink.shutdown()
+    }
+
+    func checkedLogLevel() throws -> Logger.Level {
+        let name = try global.setting(flag: logLevel, environment: "DAILYVERSE_LOG_LEVEL", key: "log_level") ?? "info"
+        guard let level = Logger.Level(rawValue: name) else {
+            throw CLIError("invalid log level '\(name)': expected trace, debug, info, notice, warning or error")
+        }
+        return level
+    }
+
+    func checkedIdleTimeout() throws -> TimeInterval {
+        let text = try global.setting(flag: idleTimeout, environment: "DAILYVERSE_IDLE_TIMEOUT", key: "idle_timeout") ?? "30s"
+        return try EmitOptions.duration(text, setting: "idle timeout", range: EmitOptions.Bounds.idleTimeout)
+    }
+
+    /// The daemon, and the lock that makes it the database's only scheduler (held while the group runs).
+    func makeServiceGroup(level: Logger.Level, idleTimeout idle: TimeInterval) throws -> (ServiceGroup, SchedulerLock, any Sink) {
+        let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: level) }
+        let (database, lock) = try global.openDatabaseAsScheduler(pool: true)
+        let configuration = try emit.configuration(global, ahead: true)
+        let emitter = Emitter(database: database, configuration: configuration)
+        let clock = try replayClock()
+        let path = try global.databasePath()
+        let retention = DaemonBuilder.Retention(
+            guests: try global.guestRetention(flag: guestRetention), outbox: try global.outboxRetention(flag: outboxRetention))
+        var services: [any Service] = []
+        let address = try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
+        let notifier = SystemdNotifier()
+        let readiness = Readiness(notifier: notifier, waitsForAPI: address != "none")
+        if address != "none" {
+            let (host, port) = try Self.hostAndPort(address)
+            let environment = try APIEnvironment(
+                service: DailyVerseService(database: database), clock: clock, onboarding: try global.onboardingMachine(database),
+                copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(), throttles: try global.throttles(),
+                openAPI: try OpenAPIDocument.load(from: global.dataDirectory()), vapidPublicKey: try push.vapidPublicKey(global))
+            // The scheduler's counters go to the same registry as the API's.
+            MetricsSystem.bootstrap(environment.metricsFactory)
+            let application = Application(
+                router: buildRouter(environment),
+                server: apiServer(idleTimeout: idle),
+                configuration: .init(address: .hostname(host, port: port), serverName: "dailyverse"),
+                onServerRunning: { _ in
+                    logger.info("API listening", metadata: ["address": "\(address)"])
+                    readiness.apiReady()
+                },
+                logger: logger)
+            services.append(APIService(address: address) { try await application.run() })
+        }
+        // Last of what can fail: a push sink holds connections that must be shut down.
+        let deliverer = try emit.makeDeliverer(global, database, configuration, push: push, clock: clock)
+        logger.info(
+            "starting",
+            metadata: [
+                "database": "\(path)", "sink": "\(deliverer.sink.name)", "listen": "\(address)",
+                "emit_ahead": "\(Int(configuration.ahead))s",
+            ])
+        // Precedence is flags, environment, file: a file setting that loses is said, so that it is not a surprise
+        // (the shipped unit sets the database, data and sink in its environment).
+        for line in GlobalOptions.overrides.all { logger.warning("configuration: \(line)") }
+        if let push = deliverer.sink as? PushSink {
+            for (platform, name) in [("apns", "APNs"), ("fcm", "FCM"), ("webpush", "Web Push")] where push.platforms?.contains(platform) != true {
+                logger.notice("push: \(name) is not configured: its rows stay pending", metadata: ["platform": "\(platform)"])
+            }
+        }
+        let group = DaemonBuilder.serviceGroup(
+            database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, retention: retention, notifier: notifier,
+            readiness: readiness, services: services)
+        return (group, lock, deliverer.sink)
+    }
+
+
+    static func hostAndPort(_ text: String) throws -> (String, Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port),
+            colon > text.startIndex
+        else { throw CLIError("invalid listen address '\(text)': expected HOST:PORT such as 127.0.0.1:8080, or none") }
+        return (String(text[..<colon]), port)
+    }
+
+    /// The wall clock; with --now (or DAILYVERSE_NOW) a clock that starts at that instant and runs on, to replay a day.
+    func replayClock() throws -> @Sendable () -> Date {
+        let pinned = global.now != nil || (global.environment["DAILYVERSE_NOW"].map { !$0.isEmpty } ?? false)
+        guard pinned else { return { Date() } }
+        let start = try schedulerClock()
+        let started = Date()
+        return { start.addingTimeInterval(Date().timeIntervalSince(started)) }
+    }
+
+    /// The clock a pass runs at. A pass looks at local dates from two days before to a day after its instant, in
+    /// zones up to 14 hours from UTC: its instant must leave those dates inside 0001–9999.
+    func schedulerClock() throws -> Date {
+        let now = try global.clock()
+        let earliest = Double(CivilDate.dayNumberRange.lowerBound + 3) * 86_400
+        let latest = Double(CivilDate.dayNumberRange.upperBound - 2) * 86_400
+        guard (earliest...latest).contains(now.timeIntervalSince1970) else {
+            throw CLIError(
+                "invalid --now '\(now.iso8601UTC)': the scheduler runs from \(Date(timeIntervalSince1970: earliest).iso8601UTC) "
+                    + "to \(Date(timeIntervalSince1970: latest).iso8601UTC)")
+        }
+        return now
+    }
+
+    func runOnce() async throws {
+        try await reportingErrors {
+            let (database, lock) = try global.openDatabaseAsScheduler()
+            defer { withExtendedLifetime(lock) {} }
+            let now = try schedulerClock()
+            let configuration = try emit.configuration(global)
+            let deliverer = try emit.makeDeliverer(global, database, configuration, push: push, clock: { now })
+            let sink = deliverer.sink
+            let emitted: EmitSummary
+            let delivered: DeliverySummary
+            do {
+                emitted = try Emitter(database: database, configuration: configuration).run(now: now)
+                delivered = try await deliverer.run(now: now)
+            } catch {
+                await sink.shutdown()
+                throw error
+            }
+            await sink.shutdown()
+            // Rows the deliverer finds past the grace period are missed fires too.
+            let missed = emitted.missed + delivered.missed
+            let line =
+                "pass at \(now.iso8601UTC): \(emitted.devices) devices due, \(emitted.queued) queued, \(missed) missed; "
+                + "\(delivered.delivered) delivered, \(delivered.retrying) to retry, \(delivered.failed) failed (\(sink.name))"
+            if global.json {
+                let summary: [String: Int] = [
+                    "devices": emitted.devices, "queued": emitted.queued, "missed": missed, "delivered": delivered.delivered,
+                    "retrying": delivered.retrying, "failed": delivered.failed,
+                ]
+                if sink is StdoutSink { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { try printJSON(summary) }
+                return
+            }
+            // With the stdout sink, standard output carries the payloads only.
+            if sink is StdoutSink { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { print(line) }
+        }
+    }
+}

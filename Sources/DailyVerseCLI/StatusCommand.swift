@@ -1,0 +1,105 @@
+import ArgumentParser
+import ContentStore
+import Daemon
+import Delivery
+import Foundation
+import HijriCalendar
+import HTTPAPI
+import Hummingbird
+import Logging
+import Metrics
+import NIOCore
+import Notifications
+import Onboarding
+import PushServices
+import ServiceLifecycle
+import Storage
+import VerseOfTheDay
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Devices, the next fires, the outbox backlog by status, and the last errors.")
+    @OptionGroup var global: GlobalOptions
+
+    struct Report: Encodable {
+        let devices: Int
+        let enabled: Int
+        let nextFires: [NextFire]
+        let outbox: [String: Int]
+        /// Of the pending rows, those written ahead of their time.
+        let writtenAhead: Int
+        let lastErrors: [LastError]
+        let push: [PushLine]
+        struct NextFire: Encodable { let deviceID: String; let at: String; enum CodingKeys: String, CodingKey { case deviceID = "device_id", at } }
+        struct LastError: Encodable { let outboxID: Int64; let error: String; enum CodingKeys: String, CodingKey { case outboxID = "outbox_id", error } }
+        /// A push platform: whether this configuration sends to it, and what happened there.
+        struct PushLine: Encodable {
+            let configured: Bool
+            let status: PushPlatformStatus
+            /// APNs: how old the provider token in use is, in seconds.
+            let providerTokenAge: Int?
+            enum CodingKeys: String, CodingKey { case configured, status, providerTokenAge = "provider_token_age" }
+            func encode(to encoder: Encoder) throws {
+                try status.encode(to: encoder)
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(configured, forKey: .configured)
+                try container.encode(providerTokenAge, forKey: .providerTokenAge)
+            }
+        }
+        enum CodingKeys: String, CodingKey {
+            case devices, enabled, nextFires = "next_fires", outbox, writtenAhead = "written_ahead", lastErrors = "last_errors", push
+        }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let database = try global.openDatabase()
+            let now = try global.clock()
+            let devices = try database.deviceSummary(now: now)
+            let counts = try database.outboxCounts()
+            let report = Report(
+                devices: devices.total, enabled: devices.enabled,
+                nextFires: devices.next.map { .init(deviceID: $0.id, at: $0.at.iso8601UTC) },
+                outbox: Dictionary(uniqueKeysWithValues: OutboxStatus.allCases.map { ($0.rawValue, counts[$0] ?? 0) }),
+                writtenAhead: try database.outboxWrittenAhead(now: now),
+                lastErrors: try database.lastDeliveryErrors().map { .init(outboxID: $0.id, error: $0.lastError ?? "") },
+                push: try pushLines(database, now: now))
+            if global.json { return try printJSON(report) }
+            print("devices: \(report.devices) (\(report.enabled) enabled)")
+            print("next fires:")
+            if report.nextFires.isEmpty { print("  none") }
+            for fire in report.nextFires { print("  \(fire.at)  \(fire.deviceID)") }
+            print(
+                "outbox: "
+                    + OutboxStatus.allCases.map { status in
+                        let count = "\(status.rawValue) \(report.outbox[status.rawValue] ?? 0)"
+                        return status == .pending && report.writtenAhead > 0 ? count + " (\(report.writtenAhead) written ahead)" : count
+                    }.joined(separator: ", "))
+            print("push (last hour; devices disabled by their service in the last day):")
+            for line in report.push {
+                let status = line.status
+                var text = "  \(status.platform.padding(toLength: 8, withPad: " ", startingAt: 0)) "
+                text += line.configured ? "configured" : "not configured"
+                if let reason = status.pausedReason { text += ", PAUSED until \(status.pausedUntil ?? "?"): \(reason)" }
+                text += "; \(status.deliveredLastHour) delivered, \(status.failedLastHour) failed, \(status.retryingLastHour) retrying"
+                text += "; \(status.disabledLastDay) disabled"
+                if let age = line.providerTokenAge { text += "; provider token \(age / 60) min old" }
+                print(text)
+            }
+            if !report.lastErrors.isEmpty {
+                print("last errors:")
+                for error in report.lastErrors { print("  #\(error.outboxID): \(error.error)") }
+            }
+        }
+    }
+
+    /// Per platform: configured in this configuration (its key setting is there), and the database's record.
+    func pushLines(_ database: AppDatabase, now: Date) throws -> [Report.PushLine] {
+        let keys = ["apns": "apns_key_file", "fcm": "fcm_service_account_file", "webpush": "vapid_key_file"]
+        let tokenAge = try database.apnsProviderTokenAge(now: now).map { Int($0) }
+        return try database.pushStatus(now: now).map { status in
+            let key = keys[status.platform] ?? ""
+            let configured = try global.setting(flag: nil, environment: "DAILYVERSE_" + key.uppercased(), key: key).map { !$0.isEmpty } ?? false
+            return Report.PushLine(configured: configured, status: status, providerTokenAge: status.platform == "apns" ? tokenAge : nil)
+        }
+    }
+}

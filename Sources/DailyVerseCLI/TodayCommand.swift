@@ -1,0 +1,61 @@
+import ArgumentParser
+import ContentStore
+import Foundation
+import HijriCalendar
+import VerseCalendar
+import VerseOfTheDay
+
+struct TodayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "today", abstract: "Print the verse of the day for a local date.",
+        discussion: """
+            The day is the user's local civil date: --date as given, or the date that --at (else --now, else the \
+            clock) falls on in --tz. The Hijri date of that day, under --calendar and --adjust, chooses the verse: \
+            an occasion's own verse on its day, otherwise the month's pool in rotation.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var calendarOptions: CalendarOptions
+
+    @Option(help: ArgumentHelp("A local civil date, YYYY-MM-DD.", valueName: "date"))
+    var date: String?
+
+    @Option(help: ArgumentHelp("An instant (ISO 8601), turned into the local date in --tz.", valueName: "instant"))
+    var at: String?
+
+    @Option(help: ArgumentHelp("IANA time zone of the user. Default: the system zone (UTC when unset).", valueName: "zone"))
+    var tz: String?
+
+    @Option(help: ArgumentHelp("Translation id.", valueName: "id"))
+    var translation: String = BundledContent.pickthall.id
+
+    func run() throws {
+        try reportingErrors {
+            let zone = try parseTimeZone(tz)
+            let kind = try calendarOptions.kind()
+            let adjustment = try calendarOptions.adjustment()
+            if date != nil && at != nil { throw CLIError("give --date or --at, not both") }
+            let day: CivilDate
+            if let date {
+                day = try CivilDate(parsing: date)
+            } else {
+                let instant = try at.map { try parseInstant($0, option: "--at") } ?? global.clock()
+                day = CivilDate(instant: instant, timeZone: zone)
+            }
+            let database = try global.openDatabase()
+            let report = try DailyVerseService(database: database).today(
+                TodayRequest(date: day, timeZone: zone.identifier, calendar: kind, adjustment: adjustment, translation: translation))
+            if global.json { return try printJSON(report) }
+            var out = "\(report.date) · \(report.hijriDate.formatted) AH (\(report.hijri.calendar)"
+            out += report.hijri.adjustment == 0 ? ")" : String(format: ", %+d)", report.hijri.adjustment)
+            out += " · \(report.timezone)\n"
+            if let lead = report.selection.occasions.first { out += lead.occasion.heading(tonight: lead.tonight) + "\n" }
+            if let description = report.selection.occasion?.description { out += wrap(description, indent: "") + "\n" }
+            for other in report.selection.others { out += "Also: " + other.occasion.heading(tonight: other.tonight) + "\n" }
+            out += "\nTheme: \(report.theme.name)\n" + wrap(report.theme.relevance) + "\n\n"
+            out += verseText(report.content, verse: report.verse)
+            out += "\n" + wrap(report.attribution, indent: "") + "\n"
+            print(out, terminator: "")
+        }
+    }
+}
