@@ -323,38 +323,38 @@ extension AppDatabase {
         return (-back...ahead).map { String(AppDatabase.outboxDay(dayNumber: today + $0)) }.joined(separator: ",")
     }
 
-    /// The columns `device(_:)` decodes, in its order.
-    static let deviceColumns = """
-        d.id, d.platform, d.token, d.p256dh, d.auth, d.timezone, d.reminder_time, d.locale, d.calendar, d.adjustment,
-            d.display_theme, d.enabled, d.created_at, d.updated_at
-        """
+    /// The columns `device(_:from:)` decodes, in the order of `DeviceColumn`.
+    static let deviceColumns = DeviceColumn.allCases.map { "d." + $0.name }.joined(separator: ", ")
 
     /// Decodes `deviceColumns` from `offset` on, by position: a pass decodes a million rows a day, and lookups by
     /// name cost more than the rest of the decoding.
     static func device(_ row: some ColumnReader, from offset: Int32 = 0) throws -> Device {
-        let platform = Platform(rawValue: row.text(offset + 1)) ?? .apns
-        let tokenValue = row.text(offset + 2)
+        func at(_ column: DeviceColumn) -> Int32 { offset + column.rawValue }
+        let platform = Platform(rawValue: row.text(at(.platform))) ?? .apns
+        let tokenValue = row.text(at(.token))
         let token: PushToken =
             switch platform {
             case .apns: .apns(tokenValue)
             case .fcm: .fcm(tokenValue)
-            case .webpush: .webpush(endpoint: tokenValue, p256dh: row.optionalText(offset + 3) ?? "", auth: row.optionalText(offset + 4) ?? "")
+            case .webpush: .webpush(endpoint: tokenValue, p256dh: row.optionalText(at(.p256dh)) ?? "", auth: row.optionalText(at(.auth)) ?? "")
             }
         return Device(
-            id: row.text(offset), token: token, timeZone: row.text(offset + 5), reminderTime: try ReminderTime(parsing: row.text(offset + 6)),
-            locale: DeviceLocale(rawValue: row.text(offset + 7)) ?? .en, calendar: CalendarKind(rawValue: row.text(offset + 8)) ?? .ummAlQura,
-            adjustment: try Adjustment(row.integer(offset + 9)), displayTheme: row.text(offset + 10), enabled: row.integer(offset + 11) != 0,
-            createdAt: Date(timeIntervalSince1970: row.real(offset + 12)), updatedAt: Date(timeIntervalSince1970: row.real(offset + 13)))
+            id: row.text(at(.id)), token: token, timeZone: row.text(at(.timezone)), reminderTime: try ReminderTime(parsing: row.text(at(.reminderTime))),
+            locale: DeviceLocale(rawValue: row.text(at(.locale))) ?? .en, calendar: CalendarKind(rawValue: row.text(at(.calendar))) ?? .ummAlQura,
+            adjustment: try Adjustment(row.integer(at(.adjustment))), displayTheme: row.text(at(.displayTheme)), enabled: row.integer(at(.enabled)) != 0,
+            createdAt: Date(timeIntervalSince1970: row.real(at(.createdAt))), updatedAt: Date(timeIntervalSince1970: row.real(at(.updatedAt))))
     }
 
     static func deviceState(_ row: Row, now: Date) throws -> DeviceState {
         let device = try device(row)
-        let last = try (row[14] as String?).map { try CivilDate(parsing: $0) }
+        // After the device's columns: its last fire, then why and when its service disabled it.
+        let after = DeviceColumn.allCases.count
+        let last = try (row[after] as String?).map { try CivilDate(parsing: $0) }
         // When it would fire next; the queue holds the same instant (computed when it last fired or changed).
         let next = device.enabled ? try Self.nextFire(device, lastFired: last, now: now) : nil
         return DeviceState(
-            device: device, lastLocalDate: last, nextFireAt: next, disabledReason: row[15],
-            disabledAt: (row[16] as Double?).map(Date.init(timeIntervalSince1970:)))
+            device: device, lastLocalDate: last, nextFireAt: next, disabledReason: row[after + 1],
+            disabledAt: (row[after + 2] as Double?).map(Date.init(timeIntervalSince1970:)))
     }
 
     static func validate(_ db: Database, _ device: Device) throws {
@@ -405,6 +405,23 @@ extension AppDatabase {
     /// A guest signing into an account: its devices become the account's. Runs inside the caller's transaction.
     public static func moveDevices(_ db: Database, from guestID: String, to accountID: String, now: Date) throws {
         try db.execute(sql: "UPDATE device SET user_id = ?, updated_at = ? WHERE user_id = ?", arguments: [accountID, now.timeIntervalSince1970, guestID])
+    }
+}
+
+/// The device columns a query selects for `AppDatabase.device(_:from:)`, in order; a column's position in a result is
+/// the offset of the first plus its raw value.
+enum DeviceColumn: Int32, CaseIterable {
+    case id, platform, token, p256dh, auth, timezone, reminderTime, locale, calendar, adjustment, displayTheme, enabled, createdAt, updatedAt
+
+    /// Its name in the device table.
+    var name: String {
+        switch self {
+        case .reminderTime: "reminder_time"
+        case .displayTheme: "display_theme"
+        case .createdAt: "created_at"
+        case .updatedAt: "updated_at"
+        default: "\(self)"
+        }
     }
 }
 

@@ -97,166 +97,207 @@ public struct Emitter: Sendable {
     }
 
     /// `shouldStop` is asked between transactions; a pass that stops early leaves the rest to the next one.
+    ///
+    /// Batch by batch: read the due entries with their devices, plan their fires and payloads outside any
+    /// transaction, then write the plans in one.
     public func run(now: Date, shouldStop: () -> Bool = { false }) throws -> EmitSummary {
         var summary = EmitSummary()
         guard let through = try horizon(now: now) else { return summary }
-        var contents = ContentCache(service: DailyVerseService(database: database))
+        var planner = Planner(emitter: self, now: now, through: through)
+        // Keyset pagination over the queue's key: each due entry is visited once per pass, even one left in place.
+        var cursor: (fireAt: Double, deviceSeq: Int64) = (-Double.greatestFiniteMagnitude, 0)
+        while true {
+            let batch = try dueBatch(through: through, after: cursor)
+            guard let last = batch.entries.last else { break }
+            cursor = (last.fireAt, last.deviceSeq)
+            let plans = try planner.plan(batch.entries)
+            try write(plans, payloads: planner.payloads, readAtEpoch: batch.epoch, now: now, into: &summary)
+            if batch.entries.count < configuration.batchSize || shouldStop() { break }
+        }
+        return summary
+    }
+
+    /// The due query's columns: the queue entry's, the device's schedule version, then `AppDatabase.deviceColumns`.
+    enum DueColumn: Int32 {
+        case fireAt, deviceSeq, version, lastLocalDay, scheduleVersion, device
+    }
+
+    /// Up to a batch of queue entries due by `through`, after `cursor` in the queue's order, with their devices; and
+    /// the device epoch they were read at.
+    func dueBatch(through: Date, after cursor: (fireAt: Double, deviceSeq: Int64)) throws -> (entries: [Entry], epoch: Int) {
+        try database.read { db in
+            let epoch = try Int.fetchOne(db, sql: "SELECT value FROM device_epoch") ?? 0
+            var entries: [Entry] = []
+            entries.reserveCapacity(configuration.batchSize)
+            // Through the C API: a million rows a day come through here.
+            let due = try DirectStatement(
+                db,
+                sql: """
+                    SELECT s.next_fire_at, s.device_seq, s.version, s.last_local_day, d.schedule_version, \(AppDatabase.deviceColumns)
+                    FROM schedule s LEFT JOIN device d ON d.seq = s.device_seq
+                    WHERE s.next_fire_at <= ? AND (s.next_fire_at, s.device_seq) > (?, ?)
+                    ORDER BY s.next_fire_at, s.device_seq LIMIT ?
+                    """)
+            try due.forEachRow(
+                db, .real(through.timeIntervalSince1970), .real(cursor.fireAt), .integer(cursor.deviceSeq), .integer(Int64(configuration.batchSize))
+            ) { row in
+                let version = row.integer(DueColumn.version.rawValue)
+                // Left behind by a change, by a disabled or by a removed device: dropped.
+                let live = row.optionalInteger(DueColumn.scheduleVersion.rawValue) == version
+                    && row.optionalInteger(DueColumn.device.rawValue + DeviceColumn.enabled.rawValue) == 1
+                entries.append(
+                    Entry(
+                        fireAt: row.real(DueColumn.fireAt.rawValue), deviceSeq: Int64(row.integer(DueColumn.deviceSeq.rawValue)),
+                        device: live ? try AppDatabase.device(row, from: DueColumn.device.rawValue) : nil, version: version,
+                        lastFired: row.optionalInteger(DueColumn.lastLocalDay.rawValue).map(CivilDate.init(dayNumber:))))
+            }
+            return (entries, epoch)
+        }
+    }
+
+    /// Works out each entry's fires and payloads (pure but for the day's content, read through the store), keeping
+    /// what a pass renders once: the zones' offsets, the days' content, the payload templates.
+    struct Planner {
+        let emitter: Emitter
+        let now: Date
+        let through: Date
+        var contents: ContentCache
         var zones: [String: ZoneWindow] = [:]
         var templates: [TemplateKey: PayloadTemplate] = [:]
-        // A batch's headers and payloads, one after another: one buffer rather than two strings a device.
+        /// A batch's headers and payloads, one after another: one buffer rather than two strings a device.
         var payloads = JSONBytes()
-        // Keyset pagination over the queue's key: each due entry is visited once per pass, even one left in place.
-        var cursor: (Double, Int64) = (-Double.greatestFiniteMagnitude, 0)
-        while true {
-            let (entries, epoch) = try database.read { db in
-                let epoch = try Int.fetchOne(db, sql: "SELECT value FROM device_epoch") ?? 0
-                var entries: [Entry] = []
-                entries.reserveCapacity(configuration.batchSize)
-                // Through the C API: a million rows a day come through here.
-                let due = try DirectStatement(
-                    db,
-                    sql: """
-                        SELECT s.next_fire_at, s.device_seq, s.version, s.last_local_day, d.schedule_version, \(AppDatabase.deviceColumns)
-                        FROM schedule s LEFT JOIN device d ON d.seq = s.device_seq
-                        WHERE s.next_fire_at <= ? AND (s.next_fire_at, s.device_seq) > (?, ?)
-                        ORDER BY s.next_fire_at, s.device_seq LIMIT ?
-                        """)
-                try due.forEachRow(
-                    db, .real(through.timeIntervalSince1970), .real(cursor.0), .integer(cursor.1), .integer(Int64(configuration.batchSize))
-                ) { row in
-                    let version = row.integer(2)
-                    // Left behind by a change, by a disabled or by a removed device: dropped.
-                    let live = row.optionalInteger(4) == version && row.optionalInteger(16) == 1
-                    entries.append(
-                        Entry(
-                            fireAt: row.real(0), deviceSeq: Int64(row.integer(1)), device: live ? try AppDatabase.device(row, from: 5) : nil,
-                            version: version, lastFired: row.optionalInteger(3).map(CivilDate.init(dayNumber:))))
-                }
-                return (entries, epoch)
-            }
-            guard let last = entries.last else { break }
-            cursor = (last.fireAt, last.deviceSeq)
-            // Everything but the writes happens outside the transaction: the schedule, the day's content (read
-            // through the store) and the payloads (pure).
-            var plans: [Plan] = []
-            plans.reserveCapacity(entries.count)
+
+        init(emitter: Emitter, now: Date, through: Date) {
+            (self.emitter, self.now, self.through) = (emitter, now, through)
+            contents = ContentCache(service: DailyVerseService(database: emitter.database))
+        }
+
+        mutating func plan(_ entries: [Entry]) throws -> [Plan] {
             // Room for the batch at once: grown by doubling, the buffer was copied a dozen times per batch, and each
             // new block of memory had to be faulted in again.
             payloads.bytes.removeAll(keepingCapacity: true)
-            payloads.bytes.reserveCapacity(entries.count * Self.expectedBytesPerPayload)
-            for entry in entries {
-                guard let device = entry.device else {
-                    plans.append(Plan(entry: entry, rows: [], lastFired: nil, nextFire: nil))
-                    continue
-                }
-                let zone: ZoneWindow
-                if let known = zones[device.timeZone] {
-                    zone = known
-                } else if let named = TimeZone.iana(device.timeZone) {
-                    zone = ZoneWindow(named, around: now)
-                    zones[device.timeZone] = zone
-                } else {
-                    // A zone this system's time zone data no longer knows (devices are checked when added): tried
-                    // again daily.
-                    plans.append(Plan(entry: entry, rows: [], lastFired: entry.lastFired, nextFire: now.timeIntervalSince1970 + 86_400))
-                    continue
-                }
-                let fires = Scheduler.due(
-                    lastFired: entry.lastFired, time: device.reminderTime, zone: zone, now: now, through: through,
-                    grace: configuration.grace, eligibleFrom: device.createdAt)
-                var rows: [(fire: Scheduler.Fire, payload: EncodedPayload?)] = []
-                for fire in fires {
-                    guard fire.action == .send else {
-                        rows.append((fire, nil))
-                        continue
-                    }
-                    let key = TemplateKey(content: ContentKey(fire.localDate, device), locale: device.locale)
-                    let template: PayloadTemplate
-                    if let cached = templates[key] {
-                        template = cached
-                    } else {
-                        template = PayloadTemplate(
-                            content: try contents.content(for: fire.localDate, device: device), locale: device.locale, configuration: configuration.push)
-                        templates[key] = template
-                    }
-                    rows.append((fire, template.write(for: device, fireAt: fire.fireAt, zone: zone, into: &payloads)))
-                }
-                let lastFired = fires.last?.localDate ?? entry.lastFired
-                let next = Scheduler.next(lastFired: lastFired, time: device.reminderTime, zone: zone, now: now, eligibleFrom: device.createdAt)
-                // Dates older than the look-back leave no row: counted, so that the log says how many. (Worked out only
-                // when the first fire is not the day after the last, which it is for every device fired daily.)
-                var skipped = 0
-                if let last = entry.lastFired, fires.first?.localDate.dayNumber != last.dayNumber + 1 {
-                    skipped = max(0, Scheduler.localDate(through, zone).adding(days: -Scheduler.lookbackDays).dayNumber - last.dayNumber - 1)
-                }
-                // A next fire not after the horizon belongs to the next pass; never leave it behind this pass's cursor.
-                plans.append(
-                    Plan(
-                        entry: entry, rows: rows, lastFired: lastFired,
-                        nextFire: max(next.fireAt.timeIntervalSince1970, through.timeIntervalSince1970 + 1), skippedDays: skipped))
-            }
-            try database.write { db in
-                // Devices changed since they were read are checked one by one; usually none did.
-                let devicesChanged = try Int.fetchOne(db, sql: "SELECT value FROM device_epoch") != epoch
-                let current = try db.cachedStatement(sql: "SELECT schedule_version, enabled FROM device WHERE seq = ?")
-                let dequeue = try db.cachedStatement(sql: "DELETE FROM schedule WHERE next_fire_at = ? AND device_seq = ?")
-                // The two statements run for every device, through the C API.
-                let enqueue = try DirectStatement(
-                    db, sql: "INSERT OR REPLACE INTO schedule (next_fire_at, device_seq, version, last_local_day) VALUES (?, ?, ?, ?)")
-                let insert = try DirectStatement(
-                    db,
-                    sql: """
-                        INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at,
-                            next_attempt_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-                        """)
-                // No device changed: the batch's entries, and nothing else, are the queue's keys from its first to its
-                // last (no entry can have come in between: a change to a device queues its entry and counts in the
-                // epoch), so one statement takes them all out. Otherwise entry by entry, skipping devices that changed.
-                if !devicesChanged, let first = plans.first?.entry, let last = plans.last?.entry {
-                    try db.execute(
-                        sql: "DELETE FROM schedule WHERE (next_fire_at, device_seq) >= (?, ?) AND (next_fire_at, device_seq) <= (?, ?)",
-                        arguments: [first.fireAt, first.deviceSeq, last.fireAt, last.deviceSeq])
-                    guard db.changesCount == plans.count else { throw EmitError.queueChanged(expected: plans.count, found: db.changesCount) }
-                }
-                let createdAt = DirectValue.real(now.timeIntervalSince1970)
-                try payloads.bytes.withUnsafeBytes { buffer in
-                    for plan in plans {
-                        let entry = plan.entry
-                        if devicesChanged {
-                            if entry.device != nil {
-                                let row = try Row.fetchOne(current, arguments: [entry.deviceSeq])
-                                // Changed meanwhile: its new entry (or its removal) is the next pass's business.
-                                guard let row, row[0] as Int == entry.version, row[1] as Bool == true else { continue }
-                            }
-                            try dequeue.execute(arguments: [entry.fireAt, entry.deviceSeq])
-                            guard db.changesCount == 1 else { continue }
-                        }
-                        guard let device = entry.device else { continue }
-                        summary.devices += 1
-                        summary.skippedDays += plan.skippedDays
-                        for (fire, payload) in plan.rows {
-                            // Headers and payload are read in place from the batch's buffer, which stays as it is meanwhile.
-                            let inserted = try insert.execute(
-                                db, .integer(entry.deviceSeq), .text(device.id), .text(device.platform.rawValue),
-                                .text(fire.localDate.description), .real(fire.fireAt.timeIntervalSince1970),
-                                payload.map { .borrowedText(UnsafeRawBufferPointer(rebasing: buffer[$0.headers])) } ?? .text("{}"),
-                                payload.map { .borrowedText(UnsafeRawBufferPointer(rebasing: buffer[$0.payload])) } ?? .text("{}"),
-                                .text(payload == nil ? "missed" : "pending"), createdAt,
-                                // A row written ahead waits for its instant.
-                                fire.fireAt > now ? .real(fire.fireAt.timeIntervalSince1970) : .null)
-                            if inserted > 0 { if payload == nil { summary.missed += 1 } else { summary.queued += 1 } }
-                        }
-                        if let nextFire = plan.nextFire {
-                            try enqueue.execute(
-                                db, .real(nextFire), .integer(entry.deviceSeq), .integer(Int64(entry.version)), .optional(plan.lastFired?.dayNumber))
-                        }
-                    }
-                }
-            }
-            if entries.count < configuration.batchSize || shouldStop() { break }
+            payloads.bytes.reserveCapacity(entries.count * Emitter.expectedBytesPerPayload)
+            var plans: [Plan] = []
+            plans.reserveCapacity(entries.count)
+            for entry in entries { plans.append(try plan(entry)) }
+            return plans
         }
-        return summary
+
+        mutating func plan(_ entry: Entry) throws -> Plan {
+            guard let device = entry.device else { return Plan(entry: entry, rows: [], lastFired: nil, nextFire: nil) }
+            guard let zone = zone(device.timeZone) else {
+                // A zone this system's time zone data no longer knows (devices are checked when added): tried again
+                // daily.
+                return Plan(entry: entry, rows: [], lastFired: entry.lastFired, nextFire: now.timeIntervalSince1970 + 86_400)
+            }
+            let fires = Scheduler.due(
+                lastFired: entry.lastFired, time: device.reminderTime, zone: zone, now: now, through: through,
+                grace: emitter.configuration.grace, eligibleFrom: device.createdAt)
+            var rows: [(fire: Scheduler.Fire, payload: EncodedPayload?)] = []
+            for fire in fires {
+                guard fire.action == .send else {
+                    rows.append((fire, nil))
+                    continue
+                }
+                let template = try template(for: fire.localDate, device: device)
+                rows.append((fire, template.write(for: device, fireAt: fire.fireAt, zone: zone, into: &payloads)))
+            }
+            let lastFired = fires.last?.localDate ?? entry.lastFired
+            let next = Scheduler.next(lastFired: lastFired, time: device.reminderTime, zone: zone, now: now, eligibleFrom: device.createdAt)
+            // Dates older than the look-back leave no row: counted, so that the log says how many. (Worked out only
+            // when the first fire is not the day after the last, which it is for every device fired daily.)
+            var skipped = 0
+            if let last = entry.lastFired, fires.first?.localDate.dayNumber != last.dayNumber + 1 {
+                skipped = max(0, Scheduler.localDate(through, zone).adding(days: -Scheduler.lookbackDays).dayNumber - last.dayNumber - 1)
+            }
+            // A next fire not after the horizon belongs to the next pass; never leave it behind this pass's cursor.
+            return Plan(
+                entry: entry, rows: rows, lastFired: lastFired, nextFire: max(next.fireAt.timeIntervalSince1970, through.timeIntervalSince1970 + 1),
+                skippedDays: skipped)
+        }
+
+        /// A zone's offsets around now, worked out once per pass; nil for a name the system no longer knows.
+        mutating func zone(_ name: String) -> ZoneWindow? {
+            if let known = zones[name] { return known }
+            guard let named = TimeZone.iana(name) else { return nil }
+            let zone = ZoneWindow(named, around: now)
+            zones[name] = zone
+            return zone
+        }
+
+        /// The payload template of a day's content in the device's locale, rendered once per pass.
+        mutating func template(for date: CivilDate, device: Device) throws -> PayloadTemplate {
+            let key = TemplateKey(content: ContentKey(date, device), locale: device.locale)
+            if let cached = templates[key] { return cached }
+            let template = PayloadTemplate(
+                content: try contents.content(for: date, device: device), locale: device.locale, configuration: emitter.configuration.push)
+            templates[key] = template
+            return template
+        }
+    }
+
+    /// Writes a batch's plans in one transaction: each entry taken from the queue, its rows into the outbox, its next
+    /// entry queued. Devices changed since the batch was read (`readAtEpoch`) are left to the next pass.
+    func write(_ plans: [Plan], payloads: JSONBytes, readAtEpoch epoch: Int, now: Date, into summary: inout EmitSummary) throws {
+        try database.write { db in
+            // Devices changed since they were read are checked one by one; usually none did.
+            let devicesChanged = try Int.fetchOne(db, sql: "SELECT value FROM device_epoch") != epoch
+            let current = try db.cachedStatement(sql: "SELECT schedule_version, enabled FROM device WHERE seq = ?")
+            let dequeue = try db.cachedStatement(sql: "DELETE FROM schedule WHERE next_fire_at = ? AND device_seq = ?")
+            // The two statements run for every device, through the C API.
+            let enqueue = try DirectStatement(
+                db, sql: "INSERT OR REPLACE INTO schedule (next_fire_at, device_seq, version, last_local_day) VALUES (?, ?, ?, ?)")
+            let insert = try DirectStatement(
+                db,
+                sql: """
+                    INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at,
+                        next_attempt_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                    """)
+            // No device changed: the batch's entries, and nothing else, are the queue's keys from its first to its
+            // last (no entry can have come in between: a change to a device queues its entry and counts in the
+            // epoch), so one statement takes them all out. Otherwise entry by entry, skipping devices that changed.
+            if !devicesChanged, let first = plans.first?.entry, let last = plans.last?.entry {
+                try db.execute(
+                    sql: "DELETE FROM schedule WHERE (next_fire_at, device_seq) >= (?, ?) AND (next_fire_at, device_seq) <= (?, ?)",
+                    arguments: [first.fireAt, first.deviceSeq, last.fireAt, last.deviceSeq])
+                guard db.changesCount == plans.count else { throw EmitError.queueChanged(expected: plans.count, found: db.changesCount) }
+            }
+            let createdAt = DirectValue.real(now.timeIntervalSince1970)
+            try payloads.bytes.withUnsafeBytes { buffer in
+                for plan in plans {
+                    let entry = plan.entry
+                    if devicesChanged {
+                        if entry.device != nil {
+                            let row = try Row.fetchOne(current, arguments: [entry.deviceSeq])
+                            // Changed meanwhile: its new entry (or its removal) is the next pass's business.
+                            guard let row, row[0] as Int == entry.version, row[1] as Bool == true else { continue }
+                        }
+                        try dequeue.execute(arguments: [entry.fireAt, entry.deviceSeq])
+                        guard db.changesCount == 1 else { continue }
+                    }
+                    guard let device = entry.device else { continue }
+                    summary.devices += 1
+                    summary.skippedDays += plan.skippedDays
+                    for (fire, payload) in plan.rows {
+                        // Headers and payload are read in place from the batch's buffer, which stays as it is meanwhile.
+                        let inserted = try insert.execute(
+                            db, .integer(entry.deviceSeq), .text(device.id), .text(device.platform.rawValue),
+                            .text(fire.localDate.description), .real(fire.fireAt.timeIntervalSince1970),
+                            payload.map { .borrowedText(UnsafeRawBufferPointer(rebasing: buffer[$0.headers])) } ?? .text("{}"),
+                            payload.map { .borrowedText(UnsafeRawBufferPointer(rebasing: buffer[$0.payload])) } ?? .text("{}"),
+                            .text(payload == nil ? "missed" : "pending"), createdAt,
+                            // A row written ahead waits for its instant.
+                            fire.fireAt > now ? .real(fire.fireAt.timeIntervalSince1970) : .null)
+                        if inserted > 0 { if payload == nil { summary.missed += 1 } else { summary.queued += 1 } }
+                    }
+                    if let nextFire = plan.nextFire {
+                        try enqueue.execute(
+                            db, .real(nextFire), .integer(entry.deviceSeq), .integer(Int64(entry.version)), .optional(plan.lastFired?.dayNumber))
+                    }
+                }
+            }
+        }
     }
 }
 
