@@ -139,7 +139,8 @@ let package = Package(
             name: "dailyverse-bench",
             dependencies: [
                 "HijriCalendar", "Storage", "AppSchema", "ContentStore", "Delivery", "Notifications", "HTTPAPI", "Accounts", "Onboarding",
-                "VerseOfTheDay", "PushServices", "PushStandIns", .product(name: "NIOCore", package: "swift-nio"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "VerseOfTheDay", "PushServices", "PushStandIns", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -149,9 +150,11 @@ let package = Package(
         .testTarget(
             name: "StorageTests",
             dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")]),
-        .testTarget(name: "ContentStoreTests", dependencies: ["ContentStore", "Storage", "AppSchema", "VerseOfTheDay", "HijriCalendar", "VerseCalendar"]),
+        .testTarget(
+            name: "ContentStoreTests", dependencies: ["ContentStore", "Storage", "AppSchema", "VerseOfTheDay", "HijriCalendar", "VerseCalendar"]),
         // The golden files are read from the source tree (by #filePath), not bundled.
-        .testTarget(name: "NotificationsTests", dependencies: ["Notifications", "HijriCalendar", "VerseCalendar", "PushServices"], exclude: ["Golden"]),
+        .testTarget(
+            name: "NotificationsTests", dependencies: ["Notifications", "HijriCalendar", "VerseCalendar", "PushServices"], exclude: ["Golden"]),
         .testTarget(
             name: "DeliveryTests",
             dependencies: [
@@ -167,20 +170,26 @@ let package = Package(
                 "PushServices", "PushStandIns", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio"),
             ]),
-        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "Storage", "AppSchema", "ContentStore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(
+            name: "AccountsTests", dependencies: ["Accounts", "Storage", "AppSchema", "ContentStore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
                 "HTTPAPI", "Storage", "AppSchema", "ContentStore", "VerseOfTheDay", "Accounts", "Onboarding", "Engagement",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         // A database written by an earlier release (a gzipped fixture) opens with this build with nothing lost.
         .testTarget(
             name: "UpgradeTests",
-            dependencies: ["Storage", "AppSchema", "ContentStore", "Accounts", "Delivery", "Engagement", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "Storage", "AppSchema", "ContentStore", "Accounts", "Delivery", "Engagement", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             exclude: ["Fixtures"]),
-        .testTarget(name: "CLITests", dependencies: ["dailyverse", "HijriCalendar", "PushServices", "PushStandIns", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["dailyverse", "HijriCalendar", "PushServices", "PushStandIns", .product(name: "GRDB", package: "GRDB.swift")]),
     ]
 )

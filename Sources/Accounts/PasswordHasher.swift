@@ -86,7 +86,8 @@ public struct PasswordHasher: Sendable {
         }
         switch parts[0] {
         case "scrypt":
-            guard let logN = values["ln"], (1...20).contains(logN), let r = values["r"], (1...32).contains(r), let p = values["p"], (1...16).contains(p)
+            guard let logN = values["ln"], (1...20).contains(logN), let r = values["r"], (1...32).contains(r), let p = values["p"],
+                (1...16).contains(p)
             else { return nil }
             return (.scrypt(logN: logN, r: r, p: p), salt, hash)
         case "pbkdf2-sha256":

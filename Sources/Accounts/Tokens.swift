@@ -25,7 +25,10 @@ public enum SessionToken {
 
     /// A well-formed token: 43 base64url characters. Anything else is refused before any lookup.
     public static func isWellFormed(_ token: String) -> Bool {
-        token.utf8.count == 43 && token.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F }
+        token.utf8.count == 43
+            && token.utf8.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F
+            }
     }
 }
 

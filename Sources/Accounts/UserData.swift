@@ -57,7 +57,8 @@ extension AppDatabase {
         try write { db in try Self.updateSettings(db, userID: userID, now: now, change) }
     }
 
-    public static func updateSettings(_ db: Database, userID: String, now: Date, _ change: (inout UserSettings) throws -> Void) throws -> UserSettings {
+    public static func updateSettings(_ db: Database, userID: String, now: Date, _ change: (inout UserSettings) throws -> Void) throws -> UserSettings
+    {
         var settings = try settings(db, userID: userID)
         try change(&settings)
         try db.execute(
@@ -79,8 +80,10 @@ extension AppDatabase {
 
     public func bookmarks(userID: String) throws -> [Bookmark] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT verse_key, created_at FROM bookmark WHERE user_id = ? ORDER BY created_at, verse_key", arguments: [userID])
-                .map { Bookmark(verseKey: $0["verse_key"], createdAt: Date(timeIntervalSince1970: $0["created_at"]).iso8601UTC) }
+            try Row.fetchAll(
+                db, sql: "SELECT verse_key, created_at FROM bookmark WHERE user_id = ? ORDER BY created_at, verse_key", arguments: [userID]
+            )
+            .map { Bookmark(verseKey: $0["verse_key"], createdAt: Date(timeIntervalSince1970: $0["created_at"]).iso8601UTC) }
         }
     }
 

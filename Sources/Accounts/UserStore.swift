@@ -57,12 +57,16 @@ extension AppDatabase {
 
     /// A new account, or — when `upgrading` names a guest — that guest turned into an account in place: same id,
     /// everything it has kept.
-    public func createAccount(email: String, passwordHash: String, displayName: String?, upgrading guest: String?, now: Date) throws -> (User, token: String) {
+    public func createAccount(
+        email: String, passwordHash: String, displayName: String?, upgrading guest: String?, now: Date
+    ) throws -> (User, token: String) {
         try write { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true { throw SignInError.emailTaken }
             let id: String
             if let guest {
-                guard try String.fetchOne(db, sql: "SELECT mode FROM user WHERE id = ?", arguments: [guest]) == "guest" else { throw SignInError.notAGuest }
+                guard try String.fetchOne(db, sql: "SELECT mode FROM user WHERE id = ?", arguments: [guest]) == "guest" else {
+                    throw SignInError.notAGuest
+                }
                 id = guest
                 try db.execute(
                     sql: "UPDATE user SET mode = 'account', email = ?, password_hash = ?, display_name = ?, last_active_at = ? WHERE id = ?",
@@ -90,7 +94,9 @@ extension AppDatabase {
 
     public func openSession(userID: String, now: Date) throws -> (User, token: String) {
         try write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM user WHERE id = ?", arguments: [userID]) else { throw SignInError.invalidCredentials }
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM user WHERE id = ?", arguments: [userID]) else {
+                throw SignInError.invalidCredentials
+            }
             try db.execute(sql: "UPDATE user SET last_active_at = ? WHERE id = ?", arguments: [now.timeIntervalSince1970, userID])
             return (Self.user(row), try Self.openSession(db, userID: userID, now: now))
         }

@@ -66,7 +66,8 @@ public struct CommentaryFile: Sendable {
             guard Layer.ids.contains(parsed.layer) else { throw fail(StoreError.unknownLayer(parsed.layer).description) }
             guard !parsed.body.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw fail("empty body") }
             guard CommentarySource.provenances.contains(parsed.source.provenance) else {
-                throw fail("unknown provenance '\(parsed.source.provenance)': expected one of \(CommentarySource.provenances.joined(separator: ", "))")
+                throw fail(
+                    "unknown provenance '\(parsed.source.provenance)': expected one of \(CommentarySource.provenances.joined(separator: ", "))")
             }
             guard !parsed.body.unicodeScalars.contains("\u{FFFD}") else { throw fail("body contains U+FFFD, a sign of a wrong decoding") }
             if let occasion = parsed.occasion, !Self.isOccasionID(occasion) {

@@ -76,10 +76,17 @@ public struct ContentCheck: Sendable {
         }
 
         // What each day shows: every selection with its occasion, and the entry each layer takes (the store's rule).
-        struct Shown: Hashable { let verses: VerseRange; let occasion: String? }
+        struct Shown: Hashable {
+            let verses: VerseRange
+            let occasion: String?
+        }
         var shown: [Shown] = []
         var seenShown = Set<Shown>()
-        for month in calendar.months { for range in month.verses where seenShown.insert(Shown(verses: range, occasion: nil)).inserted { shown.append(Shown(verses: range, occasion: nil)) } }
+        for month in calendar.months {
+            for range in month.verses where seenShown.insert(Shown(verses: range, occasion: nil)).inserted {
+                shown.append(Shown(verses: range, occasion: nil))
+            }
+        }
         for occasion in calendar.occasions where seenShown.insert(Shown(verses: occasion.verses, occasion: occasion.id)).inserted {
             shown.append(Shown(verses: occasion.verses, occasion: occasion.id))
         }
@@ -87,18 +94,23 @@ public struct ContentCheck: Sendable {
         var reached = Set<CommentaryEntry>()
         for selection in shown {
             for layer in Layer.ids {
-                guard let entry = Self.entry(for: selection.verses, layer: layer, occasion: selection.occasion, in: content.commentary) else { continue }
+                guard let entry = Self.entry(for: selection.verses, layer: layer, occasion: selection.occasion, in: content.commentary) else {
+                    continue
+                }
                 reached.insert(entry)
                 // A leak: an ordinary day showing what was written for an occasion's passage.
                 if selection.occasion == nil, entry.verses != selection.verses, let occasion = occasionPassages[entry.verses] {
                     error(
                         "\(selection.verses.key) \(layer)",
-                        "on ordinary days shows the entry for \(entry.verses.key), the passage of occasion \(occasion): bind that entry with \"occasion\" or give \(selection.verses.key) its own")
+                        "on ordinary days shows the entry for \(entry.verses.key), the passage of occasion \(occasion): bind that entry with \"occasion\" or give \(selection.verses.key) its own"
+                    )
                 }
             }
         }
         for entry in content.commentary where !reached.contains(entry) {
-            error(entry.key, "is never shown: no day's selection takes it (check its verses\(entry.occasion == nil ? "" : " and its occasion's passage"))")
+            error(
+                entry.key,
+                "is never shown: no day's selection takes it (check its verses\(entry.occasion == nil ? "" : " and its occasion's passage"))")
         }
 
         // Sources: whose words each body is, and where a summary or a quotation comes from.
@@ -118,7 +130,10 @@ public struct ContentCheck: Sendable {
             if entry.layer == "foundation" {
                 let words = entry.body.split(whereSeparator: \.isWhitespace).count
                 if !Self.foundationWords.contains(words) {
-                    warning(entry.key, "foundation has \(words) words; it should explain and give context in \(Self.foundationWords.lowerBound)-\(Self.foundationWords.upperBound)")
+                    warning(
+                        entry.key,
+                        "foundation has \(words) words; it should explain and give context in \(Self.foundationWords.lowerBound)-\(Self.foundationWords.upperBound)"
+                    )
                 }
             }
         }

@@ -7,7 +7,9 @@ import Foundation
 public enum DataDirectory {
     static let marker = "calendar/months.json"
 
-    public static func locate(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
+    public static func locate(
+        explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    )
         throws(StoreError) -> URL
     {
         if let path = explicit ?? environment["DAILYVERSE_DATA"], !path.isEmpty {

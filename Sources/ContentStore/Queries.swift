@@ -30,11 +30,14 @@ extension AppDatabase {
         try read { db in
             guard let surah = try Self.surah(db, range.surah) else { throw StoreError.notSeeded("suras") }
             guard range.end <= surah.ayahCount else { throw StoreError.verseNotFound(range.key) }
-            guard let edition = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM edition WHERE id = ? AND kind = 'translation'"), arguments: [translation])
+            guard
+                let edition = try Row.fetchOne(
+                    db.cachedStatement(sql: "SELECT * FROM edition WHERE id = ? AND kind = 'translation'"), arguments: [translation])
             else { throw StoreError.unknownTranslation(translation) }
             func text(_ editionID: String) throws -> VerseText {
                 let rows = try Row.fetchAll(
-                    db.cachedStatement(sql: "SELECT ayah, text FROM ayah_text WHERE edition_id = ? AND surah = ? AND ayah BETWEEN ? AND ? ORDER BY ayah"),
+                    db.cachedStatement(
+                        sql: "SELECT ayah, text FROM ayah_text WHERE edition_id = ? AND surah = ? AND ayah BETWEEN ? AND ? ORDER BY ayah"),
                     arguments: [editionID, range.surah, range.start, range.end])
                 guard rows.count == range.ayahCount else { throw StoreError.notSeeded("text for \(range.key) in \(editionID)") }
                 return VerseText(edition: editionID, ayat: rows.map { (number: $0["ayah"], text: $0["text"]) })
@@ -56,7 +59,9 @@ extension AppDatabase {
     public func commentaryCountsByProvenance() throws -> [String: Int] {
         try read { db in
             var counts: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT provenance, count(*) AS n FROM commentary GROUP BY provenance") { counts[row["provenance"]] = row["n"] }
+            for row in try Row.fetchAll(db, sql: "SELECT provenance, count(*) AS n FROM commentary GROUP BY provenance") {
+                counts[row["provenance"]] = row["n"]
+            }
             return counts
         }
     }
@@ -131,7 +136,8 @@ extension AppDatabase {
     public func displayThemes() throws -> [DisplayTheme] {
         try read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM display_theme ORDER BY rowid").map {
-                DisplayTheme(id: $0["id"], name: $0["name"], background: $0["background"], surface: $0["surface"], text: $0["text"], accent: $0["accent"])
+                DisplayTheme(
+                    id: $0["id"], name: $0["name"], background: $0["background"], surface: $0["surface"], text: $0["text"], accent: $0["accent"])
             }
         }
     }
@@ -215,14 +221,17 @@ struct StoreCalendarSource: VerseCalendarSource {
         try database.read { db in
             guard
                 let row = try Row.fetchOne(
-                    db.cachedStatement(sql: "SELECT t.* FROM month_theme m JOIN verse_theme t ON t.id = m.theme_id WHERE m.month = ?"), arguments: [month])
+                    db.cachedStatement(sql: "SELECT t.* FROM month_theme m JOIN verse_theme t ON t.id = m.theme_id WHERE m.month = ?"),
+                    arguments: [month])
             else { throw StoreError.notSeeded("verse calendar") }
             return Theme(id: row["id"], name: row["name"], relevance: row["relevance"])
         }
     }
 
     func poolSize(month: Int) throws -> Int {
-        let size = try database.read { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM month_pool WHERE month = ?"), arguments: [month]) } ?? 0
+        let size =
+            try database.read { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM month_pool WHERE month = ?"), arguments: [month])
+            } ?? 0
         guard size > 0 else { throw StoreError.notSeeded("verse calendar") }
         return size
     }

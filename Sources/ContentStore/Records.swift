@@ -75,7 +75,10 @@ public struct VerseText: Hashable, Sendable {
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(edition)
-        for ayah in ayat { hasher.combine(ayah.number); hasher.combine(ayah.text) }
+        for ayah in ayat {
+            hasher.combine(ayah.number)
+            hasher.combine(ayah.text)
+        }
     }
 }
 

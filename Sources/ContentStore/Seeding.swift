@@ -202,7 +202,9 @@ extension AppDatabase {
             let surah = try db.makeStatement(
                 sql: "INSERT INTO surah (number, transliteration, arabic, english, revelation, ayah_count) VALUES (?, ?, ?, ?, ?, ?)")
             for entry in content.surahs {
-                try surah.execute(arguments: [entry.number, entry.transliteration, entry.arabic, entry.english, entry.revelation, counts[entry.number - 1]])
+                try surah.execute(arguments: [
+                    entry.number, entry.transliteration, entry.arabic, entry.english, entry.revelation, counts[entry.number - 1],
+                ])
             }
             try Self.storeEdition(db, BundledContent.arabicEdition, file: content.arabic, progress: nil)
             try Self.storeEdition(db, BundledContent.pickthall, file: content.translation, progress: nil)

@@ -47,7 +47,10 @@ public struct TanzilFile: Sendable {
             lineNumber += 1
             let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
             if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
-            if line.first == "#" { notice.append(String(line)); continue }
+            if line.first == "#" {
+                notice.append(String(line))
+                continue
+            }
             // Split on the first two '|' only: a text may contain '|'.
             guard let first = line.firstIndex(of: "|") else { throw fail("expected 'sura|aya|text', found no '|'") }
             let rest = line[line.index(after: first)...]

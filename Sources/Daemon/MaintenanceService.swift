@@ -13,7 +13,8 @@ public struct MaintenanceService: Service {
     let task: @Sendable (Date) throws -> String?
 
     public init(
-        name: String, interval: TimeInterval, clock: @escaping @Sendable () -> Date, logger: Logger, task: @escaping @Sendable (Date) throws -> String?
+        name: String, interval: TimeInterval, clock: @escaping @Sendable () -> Date, logger: Logger,
+        task: @escaping @Sendable (Date) throws -> String?
     ) {
         self.name = name
         self.interval = interval

@@ -91,7 +91,16 @@ public struct SchedulerService: Service {
         let started = ContinuousClock.now
         // Emitting is a long run of transactions: off the concurrency pool.
         let (emitted, emitError) = try await Self.blocking { () -> (EmitSummary, String?) in
-            do { return (try emitter.run(now: now, shouldStop: { heartbeat.beat(); return stop.isSet }), nil) } catch {
+            do {
+                return (
+                    try emitter.run(
+                        now: now,
+                        shouldStop: {
+                            heartbeat.beat()
+                            return stop.isSet
+                        }), nil
+                )
+            } catch {
                 return (EmitSummary(), database.describe(error))
             }
         }
@@ -99,9 +108,17 @@ public struct SchedulerService: Service {
         // the service.
         let healthy = emitError == nil
         let delivered: DeliverySummary
-        do { delivered = try await deliverer.run(now: now, shouldStop: { if healthy { heartbeat.beat() }; return stop.isSet }) } catch {
-            throw PassError(description: [emitError.map { "emitting: \($0)" }, "delivering: \(database.describe(error))"].compactMap { $0 }
-                .joined(separator: "; "))
+        do {
+            delivered = try await deliverer.run(
+                now: now,
+                shouldStop: {
+                    if healthy { heartbeat.beat() }
+                    return stop.isSet
+                })
+        } catch {
+            throw PassError(
+                description: [emitError.map { "emitting: \($0)" }, "delivering: \(database.describe(error))"].compactMap { $0 }
+                    .joined(separator: "; "))
         }
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -166,11 +183,15 @@ public struct SchedulerService: Service {
         }
         if let local = delivered.localError {
             logger.error(
-                "cannot deliver: rows kept pending until it clears", metadata: ["sink": "\(deliverer.sink.name)", "error": "\(local)",
-                "pending": "\(delivered.deferred)", "retry_in": "\(Int(deliverer.localRetryDelay))s"])
+                "cannot deliver: rows kept pending until it clears",
+                metadata: [
+                    "sink": "\(deliverer.sink.name)", "error": "\(local)",
+                    "pending": "\(delivered.deferred)", "retry_in": "\(Int(deliverer.localRetryDelay))s",
+                ])
         } else if let paused = delivered.pausedError {
             logger.error(
-                "a push service refused our configuration: its rows kept pending", metadata: ["error": "\(paused)", "pending": "\(delivered.deferred)"])
+                "a push service refused our configuration: its rows kept pending",
+                metadata: ["error": "\(paused)", "pending": "\(delivered.deferred)"])
         }
         if delivered.disabled > 0 {
             logger.notice("devices disabled: their push service no longer knows them", metadata: ["disabled": "\(delivered.disabled)"])

@@ -19,7 +19,8 @@ struct CalendarCommand: ParsableCommand {
             let kind = try calendarOptions.kind()
             let adjustment = try calendarOptions.adjustment()
             let database = try global.openDatabase()
-            let year = try hijriYear
+            let year =
+                try hijriYear
                 ?? database.islamicCalendar(kind).hijriDate(
                     for: CivilDate(instant: global.clock(), timeZone: TimeZone(identifier: "UTC")!), adjustment: adjustment
                 ).year

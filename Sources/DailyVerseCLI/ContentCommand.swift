@@ -6,7 +6,8 @@ import VerseOfTheDay
 
 struct ContentCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "content", abstract: "Tools for the content team: what a reader sees over a year.", subcommands: [ContentCoverageCommand.self, ContentCheckCommand.self])
+        commandName: "content", abstract: "Tools for the content team: what a reader sees over a year.",
+        subcommands: [ContentCoverageCommand.self, ContentCheckCommand.self])
 }
 
 struct ContentCoverageCommand: ParsableCommand {
@@ -32,7 +33,8 @@ struct ContentCoverageCommand: ParsableCommand {
         try reportingErrors {
             let kind = try calendarOptions.kind()
             let database = try global.openDatabase()
-            let year = try hijriYear
+            let year =
+                try hijriYear
                 ?? database.islamicCalendar(kind).hijriDate(for: CivilDate(instant: global.clock(), timeZone: TimeZone(identifier: "UTC")!)).year
             let report = try DailyVerseService(database: database).coverage(year: year, calendar: kind)
             if global.json { return try printJSON(report) }
@@ -40,7 +42,9 @@ struct ContentCoverageCommand: ParsableCommand {
             print("layer            days shown   selections lacking it")
             for layer in report.layers {
                 let share = report.days == 0 ? 0 : 100 * layer.days / report.days
-                print(layer.id.padding(toLength: 16, withPad: " ", startingAt: 0) + String(format: "%4d (%3d%%)   %d", layer.days, share, layer.missing))
+                print(
+                    layer.id.padding(toLength: 16, withPad: " ", startingAt: 0) + String(format: "%4d (%3d%%)   %d", layer.days, share, layer.missing)
+                )
             }
             print("\nselections lacking layers: \(report.incomplete.count)")
             for selection in report.incomplete.prefix(show) {
@@ -87,7 +91,8 @@ struct ContentCheckCommand: ParsableCommand {
                 if check.warnings.count > show { print("… \(check.warnings.count - show) more warnings (--show N, or --json)") }
                 print(
                     "\(failed ? "failed" : "ok"): \(check.selections) selections, \(check.entries) commentary entries; "
-                        + "\(check.errors.count) error\(check.errors.count == 1 ? "" : "s"), \(check.warnings.count) warning\(check.warnings.count == 1 ? "" : "s")")
+                        + "\(check.errors.count) error\(check.errors.count == 1 ? "" : "s"), \(check.warnings.count) warning\(check.warnings.count == 1 ? "" : "s")"
+                )
             }
             if failed { throw ExitCode(1) }
         }

@@ -16,8 +16,10 @@ public struct DailyVerseCommand: AsyncParsableCommand {
             override with --db or DAILYVERSE_DB). Every command takes --json and --now.
             """,
         subcommands: [
-            TodayCommand.self, HijriCommand.self, GregorianCommand.self, VerseCommand.self, CalendarCommand.self, ImportCommand.self, SightingCommand.self,
-            DevicesCommand.self, ServeCommand.self, OutboxCommand.self, StatusCommand.self, PushCommand.self, VapidCommand.self, ContentCommand.self, OnboardingCommand.self, GuestsCommand.self,
+            TodayCommand.self, HijriCommand.self, GregorianCommand.self, VerseCommand.self, CalendarCommand.self, ImportCommand.self,
+            SightingCommand.self,
+            DevicesCommand.self, ServeCommand.self, OutboxCommand.self, StatusCommand.self, PushCommand.self, VapidCommand.self, ContentCommand.self,
+            OnboardingCommand.self, GuestsCommand.self,
         ],
         defaultSubcommand: TodayCommand.self)
 

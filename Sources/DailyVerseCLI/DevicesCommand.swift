@@ -8,7 +8,10 @@ import Notifications
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices", abstract: "Manage the devices that receive the daily verse.",
-        subcommands: [DevicesAddCommand.self, DevicesListCommand.self, DevicesShowCommand.self, DevicesUpdateCommand.self, DevicesRemoveCommand.self, DevicesImportCommand.self])
+        subcommands: [
+            DevicesAddCommand.self, DevicesListCommand.self, DevicesShowCommand.self, DevicesUpdateCommand.self, DevicesRemoveCommand.self,
+            DevicesImportCommand.self,
+        ])
 }
 
 /// The settings options `add` and `update` share.
@@ -85,7 +88,9 @@ struct DevicesListCommand: ParsableCommand {
                 } else {
                     let device = state.device
                     let next = state.nextFireAt?.iso8601UTC ?? "disabled"
-                    out.write("\(device.id)  \(device.platform.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(device.timeZone) \(device.reminderTime) \(device.locale.rawValue)  next \(next)\n")
+                    out.write(
+                        "\(device.id)  \(device.platform.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(device.timeZone) \(device.reminderTime) \(device.locale.rawValue)  next \(next)\n"
+                    )
                 }
                 count += 1
             }

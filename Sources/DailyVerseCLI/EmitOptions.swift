@@ -3,8 +3,8 @@ import ContentStore
 import Daemon
 import Delivery
 import Foundation
-import HijriCalendar
 import HTTPAPI
+import HijriCalendar
 import Hummingbird
 import Logging
 import Metrics
@@ -27,7 +27,8 @@ struct EmitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Send a fire this late, record an older one as missed (e.g. 2h, 90m, 7200s). Default 2h.", valueName: "duration"))
     var grace: String?
 
-    @Option(name: .customLong("apns-topic"), help: ArgumentHelp("The app's bundle id, sent as apns-topic. Also $DAILYVERSE_APNS_TOPIC.", valueName: "id"))
+    @Option(
+        name: .customLong("apns-topic"), help: ArgumentHelp("The app's bundle id, sent as apns-topic. Also $DAILYVERSE_APNS_TOPIC.", valueName: "id"))
     var apnsTopic: String?
 
     @Option(
@@ -64,7 +65,8 @@ struct EmitOptions: ParsableArguments {
     }
 
     func makeSink(_ global: GlobalOptions, database: AppDatabase, push: PushOptions, clock: @escaping @Sendable () -> Date) throws -> any Sink {
-        let spec = try global.setting(flag: sink, environment: "DAILYVERSE_SINK", key: "sink")
+        let spec =
+            try global.setting(flag: sink, environment: "DAILYVERSE_SINK", key: "sink")
             ?? "jsonl:" + URL(fileURLWithPath: try global.databasePath()).deletingLastPathComponent().appendingPathComponent("spool").path
         if spec == "stdout" { return StdoutSink() }
         if spec.hasPrefix("jsonl:"), spec.count > 6 { return try JSONLinesSpool(directory: URL(fileURLWithPath: String(spec.dropFirst(6)))) }

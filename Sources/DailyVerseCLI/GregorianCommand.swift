@@ -6,7 +6,8 @@ import VerseCalendar
 import VerseOfTheDay
 
 struct GregorianCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "gregorian", abstract: "Convert a Hijri date (YYYY-MM-DD) to the Gregorian calendar.")
+    static let configuration = CommandConfiguration(
+        commandName: "gregorian", abstract: "Convert a Hijri date (YYYY-MM-DD) to the Gregorian calendar.")
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var calendarOptions: CalendarOptions

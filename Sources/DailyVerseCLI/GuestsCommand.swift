@@ -3,8 +3,8 @@ import ContentStore
 import Daemon
 import Delivery
 import Foundation
-import HijriCalendar
 import HTTPAPI
+import HijriCalendar
 import Hummingbird
 import Logging
 import Metrics

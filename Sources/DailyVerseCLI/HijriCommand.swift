@@ -28,7 +28,9 @@ struct ConversionJSON: Encodable {
 
     func printText() {
         let name = HijriMonth(rawValue: hijri.month)!
-        print("\(gregorian) = \(hijri.day) \(name.englishName) \(hijri.year) AH (\(name.arabicName)) · \(calendar) · month of \(hijri.monthLength) days")
+        print(
+            "\(gregorian) = \(hijri.day) \(name.englishName) \(hijri.year) AH (\(name.arabicName)) · \(calendar) · month of \(hijri.monthLength) days"
+        )
     }
 }
 

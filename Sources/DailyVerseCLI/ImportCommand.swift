@@ -7,7 +7,8 @@ import VerseOfTheDay
 
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "import", abstract: "Import Quran text, a translation or commentary. The whole file is checked first; a bad line imports nothing.",
+        commandName: "import",
+        abstract: "Import Quran text, a translation or commentary. The whole file is checked first; a bad line imports nothing.",
         subcommands: [ImportQuranCommand.self, ImportTranslationCommand.self, ImportCommentaryCommand.self])
 }
 
@@ -31,7 +32,8 @@ struct ImportQuranCommand: ParsableCommand {
 }
 
 struct ImportTranslationCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "translation", abstract: "Import a translation in Tanzil format; its ayat must match the Arabic.")
+    static let configuration = CommandConfiguration(
+        commandName: "translation", abstract: "Import a translation in Tanzil format; its ayat must match the Arabic.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("Tanzil text file.", valueName: "file")) var file: String
     @Option(help: ArgumentHelp("Translation id, e.g. en.pickthall.", valueName: "id")) var id: String
@@ -56,7 +58,8 @@ struct ImportTranslationCommand: ParsableCommand {
 
 struct ImportCommentaryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "commentary", abstract: "Import commentary in JSON Lines (see the README); an entry replaces the one for the same verses and layer.")
+        commandName: "commentary",
+        abstract: "Import commentary in JSON Lines (see the README); an entry replaces the one for the same verses and layer.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("JSON Lines file.", valueName: "file")) var file: String
 
@@ -81,5 +84,7 @@ struct ImportResult: Encodable {
 
 private func report(_ json: Bool, _ result: ImportResult) throws {
     if json { return try printJSON(result) }
-    print("imported \(result.count) \(result.kind == "commentary" ? "entries" : "ayat") of \(result.kind)\(result.id.map { " '\($0)'" } ?? "") from \(result.file)")
+    print(
+        "imported \(result.count) \(result.kind == "commentary" ? "entries" : "ayat") of \(result.kind)\(result.id.map { " '\($0)'" } ?? "") from \(result.file)"
+    )
 }

@@ -1,11 +1,11 @@
 import AppSchema
 import ArgumentParser
 import ContentStore
-import Foundation
-import Onboarding
 import Daemon
-import HijriCalendar
+import Foundation
 import HTTPAPI
+import HijriCalendar
+import Onboarding
 import Storage
 
 /// Options every command shares.
@@ -13,16 +13,21 @@ public struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("SQLite database file. Default: $DAILYVERSE_DB, else the XDG data directory.", valueName: "path"))
     var db: String?
 
-    @Option(name: .long, help: ArgumentHelp("The data/ folder to seed from. Default: $DAILYVERSE_DATA, else found beside the binary.", valueName: "dir"))
+    @Option(
+        name: .long, help: ArgumentHelp("The data/ folder to seed from. Default: $DAILYVERSE_DATA, else found beside the binary.", valueName: "dir"))
     var data: String?
 
-    @Option(name: .long, help: ArgumentHelp("Pin the clock to this instant (ISO 8601), for fixtures and replays. Also $DAILYVERSE_NOW.", valueName: "instant"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Pin the clock to this instant (ISO 8601), for fixtures and replays. Also $DAILYVERSE_NOW.", valueName: "instant"))
     var now: String?
 
     @Flag(name: .long, help: "Print JSON for scripts instead of text.")
     var json = false
 
-    @Option(name: .long, help: ArgumentHelp("Configuration file (TOML). Default: $DAILYVERSE_CONFIG, else /etc/dailyverse/config.toml if present.", valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Configuration file (TOML). Default: $DAILYVERSE_CONFIG, else /etc/dailyverse/config.toml if present.", valueName: "path"))
     var config: String?
 
     public init() {}
@@ -30,10 +35,11 @@ public struct GlobalOptions: ParsableArguments {
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
     static let defaultConfigPath = "/etc/dailyverse/config.toml"
-    static let configKeys: Set<String> = Set([
-        "database", "data", "sink", "grace", "emit_ahead", "apns_topic", "log_level", "listen", "guest_retention", "outbox_retention",
-        "idle_timeout", "throttle_sign_in", "throttle_guests", "throttle_accounts",
-    ] + PushOptions.fileKeys)
+    static let configKeys: Set<String> = Set(
+        [
+            "database", "data", "sink", "grace", "emit_ahead", "apns_topic", "log_level", "listen", "guest_retention", "outbox_retention",
+            "idle_timeout", "throttle_sign_in", "throttle_guests", "throttle_accounts",
+        ] + PushOptions.fileKeys)
 
     /// The configuration file, if one is named or the default exists. Flags override the environment, which
     /// overrides the file, which overrides the defaults.
@@ -183,7 +189,8 @@ public struct GlobalOptions: ParsableArguments {
     func openDatabase(pool: Bool = false) throws -> AppDatabase {
         // Folders are created for the default location only: an explicit path into a missing folder is a typo.
         let explicit = try setting(flag: db, environment: "DAILYVERSE_DB", key: "database")
-        let database = try AppDatabase.open(path: explicit ?? AppDatabase.defaultPath(environment: environment), pool: pool, createFolder: explicit == nil)
+        let database = try AppDatabase.open(
+            path: explicit ?? AppDatabase.defaultPath(environment: environment), pool: pool, createFolder: explicit == nil)
         do {
             try database.seedIfNeeded(from: try dataDirectory())
         } catch let error as StoreError {

@@ -3,8 +3,8 @@ import ContentStore
 import Daemon
 import Delivery
 import Foundation
-import HijriCalendar
 import HTTPAPI
+import HijriCalendar
 import Hummingbird
 import Logging
 import Metrics
@@ -18,7 +18,8 @@ import VerseOfTheDay
 
 struct OutboxCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "outbox", abstract: "Inspect, requeue and prune the outbox.", subcommands: [OutboxListCommand.self, OutboxRequeueCommand.self, OutboxPruneCommand.self])
+        commandName: "outbox", abstract: "Inspect, requeue and prune the outbox.",
+        subcommands: [OutboxListCommand.self, OutboxRequeueCommand.self, OutboxPruneCommand.self])
 }
 
 struct OutboxRequeueCommand: ParsableCommand {
@@ -94,7 +95,9 @@ struct OutboxListCommand: ParsableCommand {
                     out.write((count == 0 ? "" : ",\n") + record.jsonLine(includeStatus: true))
                 } else {
                     let error = record.lastError.map { "  last error: \($0)" } ?? ""
-                    out.write("\(record.id)  \(record.localDate)  \(record.status.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(record.platform.padding(toLength: 7, withPad: " ", startingAt: 0)) \(record.deviceID)  fire \(record.fireAt.iso8601UTC)  attempts \(record.attempts)\(error)\n")
+                    out.write(
+                        "\(record.id)  \(record.localDate)  \(record.status.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(record.platform.padding(toLength: 7, withPad: " ", startingAt: 0)) \(record.deviceID)  fire \(record.fireAt.iso8601UTC)  attempts \(record.attempts)\(error)\n"
+                    )
                 }
                 count += 1
             }

@@ -1,12 +1,12 @@
 import ArgumentParser
 import ContentStore
-import Foundation
 import Daemon
 import Delivery
+import Foundation
 import GRDB
+import HijriCalendar
 import Notifications
 import Storage
-import HijriCalendar
 import VerseCalendar
 import VerseOfTheDay
 
@@ -28,7 +28,8 @@ func reported(_ error: any Error) -> any Error {
     let message: String
     switch error {
     case let error as CustomStringConvertible
-    where error is CalendarError || error is SelectionError || error is StoreError || error is StorageError || error is CLIError || error is DeviceError
+    where error is CalendarError || error is SelectionError || error is StoreError || error is StorageError || error is CLIError
+        || error is DeviceError
         || error is SinkError || error is DeviceImportError || error is ConfigError:
         message = error.description
     case let error as DatabaseError:

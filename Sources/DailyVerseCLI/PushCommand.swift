@@ -29,7 +29,8 @@ struct PushTestCommand: AsyncParsableCommand {
             let now = try global.clock()
             let record = try Emitter(database: database, configuration: try emit.configuration(global)).preview(deviceID: deviceID, now: now)
             let senders = try push.makeSenders(global, database: database)
-            let sink = PushSink(database: database, client: senders.client, apns: senders.apns, fcm: senders.fcm, webPush: senders.webPush, clock: { now })
+            let sink = PushSink(
+                database: database, client: senders.client, apns: senders.apns, fcm: senders.fcm, webPush: senders.webPush, clock: { now })
             guard sink.platforms?.contains(record.platform) == true else {
                 try? senders.client.http.syncShutdown()
                 throw CLIError("device '\(deviceID)' is \(record.platform), and \(Self.serviceName(record.platform)) is not configured")

@@ -10,13 +10,17 @@ import Storage
 /// when a command starts (a missing or unreadable file, a malformed key, an unknown environment is one line naming
 /// the setting, and exit 1 before anything runs). Keys are read from files only, never logged.
 struct PushOptions: ParsableArguments {
-    @Option(name: .customLong("apns-key-file"), help: ArgumentHelp("APNs auth key (.p8) from Apple's developer account. Also apns_key_file.", valueName: "path"))
+    @Option(
+        name: .customLong("apns-key-file"),
+        help: ArgumentHelp("APNs auth key (.p8) from Apple's developer account. Also apns_key_file.", valueName: "path"))
     var apnsKeyFile: String?
     @Option(name: .customLong("apns-key-id"), help: ArgumentHelp("The .p8 key's 10-character id.", valueName: "id"))
     var apnsKeyID: String?
     @Option(name: .customLong("apns-team-id"), help: ArgumentHelp("The Apple developer team's 10-character id.", valueName: "id"))
     var apnsTeamID: String?
-    @Option(name: .customLong("apns-environment"), help: ArgumentHelp("production (App Store, TestFlight) or sandbox (Xcode builds). Default production.", valueName: "env"))
+    @Option(
+        name: .customLong("apns-environment"),
+        help: ArgumentHelp("production (App Store, TestFlight) or sandbox (Xcode builds). Default production.", valueName: "env"))
     var apnsEnvironment: String?
     @Option(
         name: .customLong("fcm-service-account-file"),
@@ -67,7 +71,8 @@ struct PushOptions: ParsableArguments {
     func makeSenders(_ global: GlobalOptions, database: AppDatabase) throws -> Senders {
         let timeout = try value(global, nil, "push_timeout").map { try EmitOptions.duration($0, setting: "push_timeout", range: 1...300) } ?? 30
         let client: PushClient
-        do { client = try PushClient(caFile: try value(global, caFile, "push_ca_file"), timeout: timeout) } catch let error as PushConfigurationError {
+        do { client = try PushClient(caFile: try value(global, caFile, "push_ca_file"), timeout: timeout) } catch let error as PushConfigurationError
+        {
             throw CLIError(error.description)
         }
         do {
@@ -103,13 +108,16 @@ struct PushOptions: ParsableArguments {
         }
         let url = try value(global, nil, "apns_url").map { try Self.checkURL($0, setting: "apns_url") }
         return APNsSender(
-            client: client, keyID: keyID, teamID: teamID, key: key, environment: environment, baseURL: url, store: DatabaseCredentialStore(database: database))
+            client: client, keyID: keyID, teamID: teamID, key: key, environment: environment, baseURL: url,
+            store: DatabaseCredentialStore(database: database))
     }
 
     func makeFCM(_ global: GlobalOptions, client: PushClient) throws -> FCMSender? {
         guard let file = try value(global, fcmServiceAccountFile, "fcm_service_account_file") else { return nil }
         let account: ServiceAccount
-        do { account = try ServiceAccount.parse(Data(try Self.read(file, setting: "fcm_service_account_file").utf8)) } catch let error as PushConfigurationError {
+        do { account = try ServiceAccount.parse(Data(try Self.read(file, setting: "fcm_service_account_file").utf8)) } catch let error
+            as PushConfigurationError
+        {
             throw CLIError("invalid fcm_service_account_file '\(file)': \(error.description)")
         }
         let url = try value(global, nil, "fcm_url").map { try Self.checkURL($0, setting: "fcm_url") }
@@ -124,7 +132,9 @@ struct PushOptions: ParsableArguments {
         guard let file else { throw CLIError("Web Push: vapid_key_file is not set (vapid_subject is)") }
         guard let subject else { throw CLIError("Web Push: vapid_subject is not set (a mailto: or https: contact)") }
         let vapid: VAPIDKey
-        do { vapid = try VAPIDKey(privateKey: try VAPIDKey.privateKey(fromFile: try Self.read(file, setting: "vapid_key_file")), subject: subject) } catch let error
+        do {
+            vapid = try VAPIDKey(privateKey: try VAPIDKey.privateKey(fromFile: try Self.read(file, setting: "vapid_key_file")), subject: subject)
+        } catch let error
             as VAPIDKey.Failure
         {
             if case .badSubject(let why) = error { throw CLIError("invalid vapid_subject: \(why)") }
@@ -151,7 +161,9 @@ struct PushOptions: ParsableArguments {
     /// The public key the web app's `applicationServerKey` takes, when Web Push is configured.
     func vapidPublicKey(_ global: GlobalOptions) throws -> String? {
         guard let file = try value(global, vapidKeyFile, "vapid_key_file") else { return nil }
-        do { return Base64URL.encode(try VAPIDKey.privateKey(fromFile: try Self.read(file, setting: "vapid_key_file")).publicKey.x963Representation) } catch let error
+        do {
+            return Base64URL.encode(try VAPIDKey.privateKey(fromFile: try Self.read(file, setting: "vapid_key_file")).publicKey.x963Representation)
+        } catch let error
             as VAPIDKey.Failure
         {
             throw CLIError("invalid vapid_key_file '\(file)': \(error.description)")

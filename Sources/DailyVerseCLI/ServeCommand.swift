@@ -3,8 +3,8 @@ import ContentStore
 import Daemon
 import Delivery
 import Foundation
-import HijriCalendar
 import HTTPAPI
+import HijriCalendar
 import Hummingbird
 import Logging
 import Metrics
@@ -142,7 +142,6 @@ struct ServeCommand: AsyncParsableCommand {
             readiness: readiness, services: services)
         return (group, lock, deliverer.sink)
     }
-
 
     static func hostAndPort(_ text: String) throws -> (String, Int) {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port),

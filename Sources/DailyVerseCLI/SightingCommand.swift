@@ -47,7 +47,9 @@ struct SightingListCommand: ParsableCommand {
             for start in starts {
                 let uq = try IslamicCalendar.ummAlQura.firstDay(year: start.year, month: start.month)
                 let shift = start.firstDay.dayNumber - uq
-                print("\(start.year)-\(String(format: "%02d", start.month))  \(HijriMonth(rawValue: start.month)!.englishName.padding(toLength: 18, withPad: " ", startingAt: 0)) \(start.firstDay)  (Umm al-Qura \(shift == 0 ? "same day" : String(format: "%+d", shift)))")
+                print(
+                    "\(start.year)-\(String(format: "%02d", start.month))  \(HijriMonth(rawValue: start.month)!.englishName.padding(toLength: 18, withPad: " ", startingAt: 0)) \(start.firstDay)  (Umm al-Qura \(shift == 0 ? "same day" : String(format: "%+d", shift)))"
+                )
             }
         }
     }

@@ -3,8 +3,8 @@ import ContentStore
 import Daemon
 import Delivery
 import Foundation
-import HijriCalendar
 import HTTPAPI
+import HijriCalendar
 import Hummingbird
 import Logging
 import Metrics
@@ -17,7 +17,8 @@ import Storage
 import VerseOfTheDay
 
 struct StatusCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "status", abstract: "Devices, the next fires, the outbox backlog by status, and the last errors.")
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Devices, the next fires, the outbox backlog by status, and the last errors.")
     @OptionGroup var global: GlobalOptions
 
     struct Report: Encodable {
@@ -29,8 +30,16 @@ struct StatusCommand: ParsableCommand {
         let writtenAhead: Int
         let lastErrors: [LastError]
         let push: [PushLine]
-        struct NextFire: Encodable { let deviceID: String; let at: String; enum CodingKeys: String, CodingKey { case deviceID = "device_id", at } }
-        struct LastError: Encodable { let outboxID: Int64; let error: String; enum CodingKeys: String, CodingKey { case outboxID = "outbox_id", error } }
+        struct NextFire: Encodable {
+            let deviceID: String
+            let at: String
+            enum CodingKeys: String, CodingKey { case deviceID = "device_id", at }
+        }
+        struct LastError: Encodable {
+            let outboxID: Int64
+            let error: String
+            enum CodingKeys: String, CodingKey { case outboxID = "outbox_id", error }
+        }
         /// A push platform: whether this configuration sends to it, and what happened there.
         struct PushLine: Encodable {
             let configured: Bool

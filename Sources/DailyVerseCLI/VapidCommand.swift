@@ -7,7 +7,8 @@ import PushServices
 import Storage
 
 struct VapidCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "vapid", abstract: "Web Push VAPID keys.", subcommands: [VapidGenerateCommand.self, VapidPublicKeyCommand.self])
+    static let configuration = CommandConfiguration(
+        commandName: "vapid", abstract: "Web Push VAPID keys.", subcommands: [VapidGenerateCommand.self, VapidPublicKeyCommand.self])
 }
 
 struct VapidGenerateCommand: ParsableCommand {
@@ -30,7 +31,10 @@ struct VapidGenerateCommand: ParsableCommand {
                 let descriptor = open(keyFile, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
                 guard descriptor >= 0 else { throw CLIError("cannot create '\(keyFile)': \(String(cString: strerror(errno)))") }
                 let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-                do { try handle.write(contentsOf: Data((pair.privateKeyPEM + "\n").utf8)); try handle.synchronize() } catch {
+                do {
+                    try handle.write(contentsOf: Data((pair.privateKeyPEM + "\n").utf8))
+                    try handle.synchronize()
+                } catch {
                     unlink(keyFile)
                     throw CLIError("cannot write '\(keyFile)': \(error.localizedDescription)")
                 }

@@ -94,7 +94,8 @@ extension AppDatabase {
     public func devices(userID: String, now: Date) throws -> [DeviceState] {
         try read { db in
             try Row.fetchAll(
-                db, sql: "SELECT \(Self.stateColumns(now)) WHERE d.user_id = ? ORDER BY d.created_at, d.id", arguments: [now.timeIntervalSince1970, userID]
+                db, sql: "SELECT \(Self.stateColumns(now)) WHERE d.user_id = ? ORDER BY d.created_at, d.id",
+                arguments: [now.timeIntervalSince1970, userID]
             ).map { try Self.deviceState($0, now: now) }
         }
     }
@@ -104,7 +105,9 @@ extension AppDatabase {
         try write { db in
             var added: [Device] = []
             for (index, item) in all.enumerated() {
-                do { added.append(try Self.insertDevice(db, item.settings, id: UUID().uuidString.lowercased(), now: now)) } catch let error as DeviceError {
+                do { added.append(try Self.insertDevice(db, item.settings, id: UUID().uuidString.lowercased(), now: now)) } catch let error
+                    as DeviceError
+                {
                     throw DeviceImportError(line: item.line, reason: error.description)
                 }
                 progress?(index + 1, all.count)
@@ -122,7 +125,9 @@ extension AppDatabase {
             displayTheme: settings.displayTheme ?? "parchment", enabled: settings.enabled ?? true, createdAt: now, updatedAt: now)
         try validate(db, device)
         let (endpoint, p256dh, auth) = columns(token)
-        if try Bool.fetchOne(db, sql: "SELECT 1 FROM device WHERE platform = ? AND token = ?", arguments: [device.platform.rawValue, endpoint]) == true {
+        if try Bool.fetchOne(db, sql: "SELECT 1 FROM device WHERE platform = ? AND token = ?", arguments: [device.platform.rawValue, endpoint])
+            == true
+        {
             throw DeviceError.duplicateToken(endpoint)
         }
         try db.execute(
@@ -184,7 +189,8 @@ extension AppDatabase {
             guard token.platform == device.platform else { throw DeviceError.invalidPlatform(token.platform.rawValue) }
             let (endpoint, _, _) = Self.columns(token)
             if try Bool.fetchOne(
-                db, sql: "SELECT 1 FROM device WHERE platform = ? AND token = ? AND id != ?", arguments: [token.platform.rawValue, endpoint, id]) == true
+                db, sql: "SELECT 1 FROM device WHERE platform = ? AND token = ? AND id != ?", arguments: [token.platform.rawValue, endpoint, id])
+                == true
             {
                 throw DeviceError.duplicateToken(endpoint)
             }
@@ -290,7 +296,8 @@ extension AppDatabase {
                 arguments += [after]
             }
             arguments += [limit ?? -1]
-            let rows = try Row.fetchCursor(db, sql: "SELECT \(Self.stateColumns(now)) \(filter) ORDER BY d.created_at, d.id LIMIT ?", arguments: arguments)
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT \(Self.stateColumns(now)) \(filter) ORDER BY d.created_at, d.id LIMIT ?", arguments: arguments)
             while let row = try rows.next() { try body(try Self.deviceState(row, now: now)) }
         }
     }
@@ -339,9 +346,11 @@ extension AppDatabase {
             case .webpush: .webpush(endpoint: tokenValue, p256dh: row.optionalText(at(.p256dh)) ?? "", auth: row.optionalText(at(.auth)) ?? "")
             }
         return Device(
-            id: row.text(at(.id)), token: token, timeZone: row.text(at(.timezone)), reminderTime: try ReminderTime(parsing: row.text(at(.reminderTime))),
+            id: row.text(at(.id)), token: token, timeZone: row.text(at(.timezone)),
+            reminderTime: try ReminderTime(parsing: row.text(at(.reminderTime))),
             locale: DeviceLocale(rawValue: row.text(at(.locale))) ?? .en, calendar: CalendarKind(rawValue: row.text(at(.calendar))) ?? .ummAlQura,
-            adjustment: try Adjustment(row.integer(at(.adjustment))), displayTheme: row.text(at(.displayTheme)), enabled: row.integer(at(.enabled)) != 0,
+            adjustment: try Adjustment(row.integer(at(.adjustment))), displayTheme: row.text(at(.displayTheme)),
+            enabled: row.integer(at(.enabled)) != 0,
             createdAt: Date(timeIntervalSince1970: row.real(at(.createdAt))), updatedAt: Date(timeIntervalSince1970: row.real(at(.updatedAt))))
     }
 
@@ -404,7 +413,8 @@ extension AppDatabase {
 
     /// A guest signing into an account: its devices become the account's. Runs inside the caller's transaction.
     public static func moveDevices(_ db: Database, from guestID: String, to accountID: String, now: Date) throws {
-        try db.execute(sql: "UPDATE device SET user_id = ?, updated_at = ? WHERE user_id = ?", arguments: [accountID, now.timeIntervalSince1970, guestID])
+        try db.execute(
+            sql: "UPDATE device SET user_id = ?, updated_at = ? WHERE user_id = ?", arguments: [accountID, now.timeIntervalSince1970, guestID])
     }
 }
 

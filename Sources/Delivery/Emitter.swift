@@ -143,7 +143,8 @@ public struct Emitter: Sendable {
             ) { row in
                 let version = row.integer(DueColumn.version.rawValue)
                 // Left behind by a change, by a disabled or by a removed device: dropped.
-                let live = row.optionalInteger(DueColumn.scheduleVersion.rawValue) == version
+                let live =
+                    row.optionalInteger(DueColumn.scheduleVersion.rawValue) == version
                     && row.optionalInteger(DueColumn.device.rawValue + DeviceColumn.enabled.rawValue) == 1
                 entries.append(
                     Entry(
@@ -340,7 +341,8 @@ extension Emitter {
         let date = CivilDate(instant: now, timeZone: zone)
         var contents = ContentCache(service: DailyVerseService(database: database))
         let content = try contents.content(for: date, device: device)
-        let message = PayloadTemplate(content: content, locale: device.locale, configuration: configuration.push).message(for: device, fireAt: now, zone: zone)
+        let message = PayloadTemplate(content: content, locale: device.locale, configuration: configuration.push).message(
+            for: device, fireAt: now, zone: zone)
         return OutboxRecord(
             id: 0, deviceID: device.id, platform: device.platform.rawValue, localDate: date.description, fireAt: now, headers: message.headersJSON,
             payload: message.payload)
@@ -350,7 +352,9 @@ extension Emitter {
 /// The day's content per (local date, calendar, adjustment): the same for every device that shares them.
 struct ContentCache {
     static func occasion(_ observed: ObservedOccasion) -> DailyContent.Occasion {
-        .init(id: observed.occasion.id, name: observed.occasion.name, nameArabic: observed.occasion.nameArabic ?? observed.occasion.name, tonight: observed.tonight)
+        .init(
+            id: observed.occasion.id, name: observed.occasion.name, nameArabic: observed.occasion.nameArabic ?? observed.occasion.name,
+            tonight: observed.tonight)
     }
 
     let service: DailyVerseService
@@ -372,4 +376,3 @@ struct ContentCache {
         return content
     }
 }
-

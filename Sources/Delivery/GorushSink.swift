@@ -62,7 +62,8 @@ public final class GorushSink: Sink, Sendable {
                 case 200..<300: outcome = .delivered()
                 case 429, 500...: outcome = .retry(error: "gorush: HTTP \(answer.status)", after: Answers.retryAfter(answer.retryAfter, now: now))
                 default:
-                    let detail = String(decoding: answer.body.prefix(120), as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+                    let detail =
+                        String(decoding: answer.body.prefix(120), as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
                     outcome = .failed(error: "gorush: HTTP \(answer.status)" + (detail.isEmpty ? "" : " \(detail)"))
                 }
             } catch {

@@ -117,9 +117,18 @@ extension AppDatabase {
         try read { db in
             var conditions: [String] = []
             var arguments: StatementArguments = []
-            if let date { conditions.append("local_date = ?"); arguments += [date.description] }
-            if let status { conditions.append("status = ?"); arguments += [status.rawValue] }
-            if let after { conditions.append("id > ?"); arguments += [after] }
+            if let date {
+                conditions.append("local_date = ?")
+                arguments += [date.description]
+            }
+            if let status {
+                conditions.append("status = ?")
+                arguments += [status.rawValue]
+            }
+            if let after {
+                conditions.append("id > ?")
+                arguments += [after]
+            }
             let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             arguments += [limit ?? -1]
             let rows = try Row.fetchCursor(db, sql: "SELECT * FROM outbox \(filter) ORDER BY id LIMIT ?", arguments: arguments)

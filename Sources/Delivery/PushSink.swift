@@ -108,7 +108,8 @@ public final class PushSink: Sink, Sendable {
         case .webPush(let endpoint, let p256dh, let auth, let urgency, let topic):
             guard let webPush else { return .paused(error: "Web Push is not configured", after: pauseInterval) }
             outcome = await webPush.send(
-                endpoint: endpoint, p256dh: p256dh, auth: auth, ttl: secondsLeft, urgency: urgency, topic: topic, plaintext: Data(record.payload.utf8),
+                endpoint: endpoint, p256dh: p256dh, auth: auth, ttl: secondsLeft, urgency: urgency, topic: topic,
+                plaintext: Data(record.payload.utf8),
                 now: now)
         }
         meters.count(outcome, platform: record.platform, duration: ContinuousClock.now - started)
@@ -205,7 +206,8 @@ struct PushRequest {
             // `android` comes first in the message and `token` last: one is looked for from the start, the other
             // from the end.
             let bytes = Array(record.payload.utf8)
-            guard let ttlRange = Self.valueRange(of: "ttl", in: bytes, fromEnd: false), let tokenRange = Self.valueRange(of: "token", in: bytes, fromEnd: true),
+            guard let ttlRange = Self.valueRange(of: "ttl", in: bytes, fromEnd: false),
+                let tokenRange = Self.valueRange(of: "token", in: bytes, fromEnd: true),
                 let ttl = Double(String(decoding: bytes[ttlRange].dropLast(), as: UTF8.self))
             else { throw Malformed(description: "outbox row \(record.id): no FCM token or ttl") }
             kind = .fcm(bytes: bytes, ttl: ttlRange)
@@ -312,7 +314,8 @@ public struct DatabaseCredentialStore: CredentialStore {
     public func save(_ credential: StoredCredential, unlessNewerThan bound: Date?) async throws -> StoredCredential {
         try await database.write { db in
             // In one transaction: a token another process stored since we looked wins, so that both use it.
-            if let current = try Row.fetchOne(db, sql: "SELECT * FROM push_credential WHERE name = ?", arguments: [credential.name]).map(Self.credential),
+            if let current = try Row.fetchOne(db, sql: "SELECT * FROM push_credential WHERE name = ?", arguments: [credential.name]).map(
+                Self.credential),
                 current.issuedAt > (bound ?? .distantPast)
             {
                 return current

@@ -54,7 +54,8 @@ extension AppDatabase {
             return ["apns", "fcm", "webpush"].map { platform in
                 let (delivered, failed, retrying) = counts[platform] ?? (0, 0, 0)
                 return PushPlatformStatus(
-                    platform: platform, pausedReason: pauses[platform]?.0, pausedUntil: pauses[platform].map { Date(timeIntervalSince1970: $0.1).iso8601UTC },
+                    platform: platform, pausedReason: pauses[platform]?.0,
+                    pausedUntil: pauses[platform].map { Date(timeIntervalSince1970: $0.1).iso8601UTC },
                     deliveredLastHour: delivered, failedLastHour: failed, retryingLastHour: retrying, disabledLastDay: disabled[platform] ?? 0)
             }
         }
@@ -70,7 +71,8 @@ extension AppDatabase {
     /// The smallest outbox id created at or after `instant`, by bisection over the ids (which grow with time): a few
     /// lookups by key rather than a scan.
     static func firstOutboxID(_ db: Database, createdAtOrAfter instant: Double) throws -> Int64 {
-        guard var low = try Int64.fetchOne(db, sql: "SELECT min(id) FROM outbox"), var high = try Int64.fetchOne(db, sql: "SELECT max(id) FROM outbox")
+        guard var low = try Int64.fetchOne(db, sql: "SELECT min(id) FROM outbox"),
+            var high = try Int64.fetchOne(db, sql: "SELECT max(id) FROM outbox")
         else { return 0 }
         let created = try db.makeStatement(sql: "SELECT created_at FROM outbox WHERE id >= ? ORDER BY id LIMIT 1")
         high += 1

@@ -180,7 +180,10 @@ public final class JSONLinesSpool: Sink, @unchecked Sendable {
         var failure: Int32? = nil
         while written < bytes.count {
             let n = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            if n > 0 { written += n; continue }
+            if n > 0 {
+                written += n
+                continue
+            }
             if n < 0 && errno == EINTR { continue }
             failure = n < 0 ? errno : ENOSPC
             break
@@ -189,7 +192,10 @@ public final class JSONLinesSpool: Sink, @unchecked Sendable {
         guard let code = failure else { return }
         // All or nothing: cut back to where this append began (if that fails too, the next write reads the file back
         // and repairs it).
-        if start >= 0 { _ = ftruncate(descriptor, start); _ = fsync(descriptor) }
+        if start >= 0 {
+            _ = ftruncate(descriptor, start)
+            _ = fsync(descriptor)
+        }
         throw SinkError.local("cannot write spool file '\(url.path)'", errno: code)
     }
 }
@@ -361,7 +367,8 @@ public struct Deliverer: Sendable {
                     summary.lastError = error
                 case .retry(let error, _), .failed(let error), .disabled(let error, _):
                     try db.execute(
-                        sql: "UPDATE outbox SET status = 'failed', attempts = ?, last_error = ?, last_attempt_at = ?, next_attempt_at = NULL WHERE id = ?",
+                        sql:
+                            "UPDATE outbox SET status = 'failed', attempts = ?, last_error = ?, last_attempt_at = ?, next_attempt_at = NULL WHERE id = ?",
                         arguments: [attempts, error, at, record.id])
                     summary.failed += 1
                     summary.lastError = error

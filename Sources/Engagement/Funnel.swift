@@ -68,7 +68,8 @@ extension AppDatabase {
             var reachedFirst = reached, completedFirst = completed
             if let first = flow.screens.first?.id {
                 reachedFirst[first] = try Int.fetchOne(
-                    db, sql: "SELECT count(DISTINCT v.user_id) FROM analytics_event v WHERE \(onScreen) AND v.at >= ?1 AND v.at < ?2", arguments: range)
+                    db, sql: "SELECT count(DISTINCT v.user_id) FROM analytics_event v WHERE \(onScreen) AND v.at >= ?1 AND v.at < ?2",
+                    arguments: range)
                 completedFirst[first] = try Int.fetchOne(
                     db,
                     sql: """

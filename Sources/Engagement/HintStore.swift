@@ -46,7 +46,9 @@ extension AppDatabase {
 
     /// Records that a hint was shown or dismissed. Showing needs the hint to be eligible now (or shown already: the
     /// app may say so twice); dismissing needs it shown. Each first time appends its analytics event.
-    public func changeHint(_ hint: HintCatalog.Hint, _ change: HintChange, catalog: HintCatalog, userID: String, token: String, now: Date) throws -> HintRecord {
+    public func changeHint(
+        _ hint: HintCatalog.Hint, _ change: HintChange, catalog: HintCatalog, userID: String, token: String, now: Date
+    ) throws -> HintRecord {
         try write { db in
             let context = try Self.hintContext(db, userID: userID, token: token)
             var record = context.records[hint.id] ?? HintRecord()
@@ -65,7 +67,8 @@ extension AppDatabase {
                         INSERT INTO hint_state (user_id, hint_id, shown_at, shown_in_tutorial) VALUES (?, ?, ?, ?)
                         ON CONFLICT (user_id, hint_id) DO NOTHING
                         """, arguments: [userID, hint.id, at, context.tutorial])
-                try Self.recordEvent(db, userID: userID, name: "hint_shown", screen: hint.id, properties: ["tutorial": "\(context.tutorial)"], at: now)
+                try Self.recordEvent(
+                    db, userID: userID, name: "hint_shown", screen: hint.id, properties: ["tutorial": "\(context.tutorial)"], at: now)
             case .dismissed:
                 guard record.shownAt != nil else { throw OnboardingError.invalidTransition("hint '\(hint.id)' has not been shown") }
                 if record.dismissedAt != nil && !context.tutorial { return record }
@@ -73,7 +76,8 @@ extension AppDatabase {
                     record.dismissedAt = now
                     try db.execute(sql: "UPDATE hint_state SET dismissed_at = ? WHERE user_id = ? AND hint_id = ?", arguments: [at, userID, hint.id])
                 }
-                try Self.recordEvent(db, userID: userID, name: "hint_dismissed", screen: hint.id, properties: ["tutorial": "\(context.tutorial)"], at: now)
+                try Self.recordEvent(
+                    db, userID: userID, name: "hint_dismissed", screen: hint.id, properties: ["tutorial": "\(context.tutorial)"], at: now)
             }
             return record
         }
@@ -83,7 +87,9 @@ extension AppDatabase {
     public func recordAppEvent(_ name: String, userID: String, now: Date) throws -> Int {
         try write { db in
             let known = try Bool.fetchOne(db, sql: "SELECT 1 FROM app_event_count WHERE user_id = ? AND name = ?", arguments: [userID, name]) == true
-            if !known, try Int.fetchOne(db, sql: "SELECT count(*) FROM app_event_count WHERE user_id = ?", arguments: [userID]) ?? 0 >= maximumEventNames {
+            if !known,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM app_event_count WHERE user_id = ?", arguments: [userID]) ?? 0 >= maximumEventNames
+            {
                 throw OnboardingError.invalidTransition("at most \(maximumEventNames) different event names per user")
             }
             try db.execute(

@@ -34,7 +34,9 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
     router.post("/v1/guests") { _, context -> Response in
         let now = environment.clock()
         let key = "guest " + context.client
-        if let wait = environment.throttles.guests.admit(key, now: now) { throw APIError.tooManyRequests(wait, "too many new guests from this address") }
+        if let wait = environment.throttles.guests.admit(key, now: now) {
+            throw APIError.tooManyRequests(wait, "too many new guests from this address")
+        }
         let (user, token) = try accounts.createGuest(now: now)
         return json(SignedIn(user: user, token: token), status: .created)
     }
@@ -63,8 +65,11 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         let guest = context.identity?.mode == .guest ? context.identity?.id : nil
         if context.identity?.mode == .account { throw APIError(.conflict, code: "already_an_account", "this token belongs to an account") }
         do {
-            let (user, token) = try accounts.createAccount(email: email, passwordHash: hash, displayName: body.displayName, upgrading: guest, now: environment.clock())
-            if guest != nil { try accounts.recordEvent(userID: user.id, name: "guest_upgraded", screen: nil, properties: [:], at: environment.clock()) }
+            let (user, token) = try accounts.createAccount(
+                email: email, passwordHash: hash, displayName: body.displayName, upgrading: guest, now: environment.clock())
+            if guest != nil {
+                try accounts.recordEvent(userID: user.id, name: "guest_upgraded", screen: nil, properties: [:], at: environment.clock())
+            }
             return json(SignedIn(user: user, token: token), status: .created)
         } catch SignInError.emailTaken {
             throw APIError(.conflict, code: "email_taken", "an account with this email exists")

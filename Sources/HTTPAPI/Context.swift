@@ -1,5 +1,5 @@
-import Foundation
 import Accounts
+import Foundation
 import Hummingbird
 import NIOCore
 

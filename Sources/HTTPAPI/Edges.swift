@@ -56,7 +56,8 @@ struct EdgeMiddleware<Context: RequestContext>: RouterMiddleware {
             let allowed = routes.methods(at: request.uri.path)
             guard !allowed.isEmpty else { throw error }
             var refusal = APIError(
-                .methodNotAllowed, code: "method_not_allowed", "\(request.method) is not allowed on \(request.uri.path): use \(allowed.joined(separator: ", "))")
+                .methodNotAllowed, code: "method_not_allowed",
+                "\(request.method) is not allowed on \(request.uri.path): use \(allowed.joined(separator: ", "))")
             refusal.headers[.allow] = allowed.joined(separator: ", ")
             throw refusal
         }

@@ -30,7 +30,8 @@ public final class ResponseCache: @unchecked Sendable {
     func entry(_ key: String, now: Date, make: () throws -> (Data, Date)) throws -> Entry {
         if let entry = lock.withLock({ entries[key] }), entry.expires > now { return entry }
         let (body, midnight) = try make()
-        let entry = Entry(body: ByteBuffer(bytes: body), tag: entityTag(body), midnight: midnight, expires: min(now.addingTimeInterval(lifetime), midnight))
+        let entry = Entry(
+            body: ByteBuffer(bytes: body), tag: entityTag(body), midnight: midnight, expires: min(now.addingTimeInterval(lifetime), midnight))
         lock.withLock {
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[key] = entry

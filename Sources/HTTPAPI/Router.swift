@@ -1,15 +1,15 @@
 import Accounts
-import Crypto
-import Onboarding
 import ContentStore
+import Crypto
 import Foundation
 import HTTPTypes
 import HijriCalendar
 import Hummingbird
+import Onboarding
+import Prometheus
 import Storage
 import VerseCalendar
 import VerseOfTheDay
-import Prometheus
 
 /// What the routes need, passed in so tests build the same router as production.
 public struct APIEnvironment: Sendable {
@@ -124,7 +124,8 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
     router.get("/v1/themes") { request, _ -> Response in
         let database = environment.service.database
         let themes = try run {
-            ThemesReport(display: try database.displayThemes(), months: try database.verseCalendar().months.map { .init(month: $0.month, theme: $0.theme) })
+            ThemesReport(
+                display: try database.displayThemes(), months: try database.verseCalendar().months.map { .init(month: $0.month, theme: $0.theme) })
         }
         return try conditional(request, themes, maxAge: 3600)
     }

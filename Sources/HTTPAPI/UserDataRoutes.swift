@@ -1,10 +1,10 @@
 import Accounts
 import Delivery
-import Notifications
 import Foundation
 import HTTPTypes
 import HijriCalendar
 import Hummingbird
+import Notifications
 import Storage
 import VerseCalendar
 

@@ -180,7 +180,9 @@ extension Date {
         guard bytes.count >= 20, bytes.count <= 40, bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: "t") else { return nil }
         guard let date = try? CivilDate(parsing: String(decoding: bytes[0..<10], as: UTF8.self)) else { return nil }
         func number(_ range: Range<Int>) -> Int? {
-            guard range.upperBound <= bytes.count, bytes[range].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+            guard range.upperBound <= bytes.count, bytes[range].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+                return nil
+            }
             return bytes[range].reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
         }
         guard bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), let hour = number(11..<13), let minute = number(14..<16),

@@ -19,7 +19,9 @@ public struct IslamicCalendar: Sendable {
     }
 
     /// The calendar of `kind`; `published` is read only by the sighted calendar.
-    public static func make(_ kind: CalendarKind, published: [PublishedMonthStart] = []) throws(CalendarError)
+    public static func make(
+        _ kind: CalendarKind, published: [PublishedMonthStart] = []
+    ) throws(CalendarError)
         -> IslamicCalendar
     {
         switch kind {

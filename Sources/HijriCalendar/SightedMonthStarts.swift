@@ -74,7 +74,12 @@ public enum SightedMonthStarts {
         var upper = [Int](repeating: .max, count: starts.count)
         var previous: Int? = nil
         for i in starts.indices {
-            if let day = fixed[i] { previous = i; lower[i] = day; upper[i] = day; continue }
+            if let day = fixed[i] {
+                previous = i
+                lower[i] = day
+                upper[i] = day
+                continue
+            }
             if let p = previous {
                 lower[i] = fixed[p]! + 29 * (i - p)
                 upper[i] = fixed[p]! + 30 * (i - p)
@@ -83,7 +88,10 @@ public enum SightedMonthStarts {
         // … and after it (backward pass).
         var next: Int? = nil
         for i in starts.indices.reversed() {
-            if fixed[i] != nil { next = i; continue }
+            if fixed[i] != nil {
+                next = i
+                continue
+            }
             if let n = next {
                 lower[i] = max(lower[i], fixed[n]! - 30 * (n - i))
                 upper[i] = min(upper[i], fixed[n]! - 29 * (n - i))

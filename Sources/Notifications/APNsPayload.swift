@@ -39,7 +39,9 @@ extension PayloadTemplate {
         }
     }
 
-    static func appendAPS(_ out: inout JSONBytes, body: [UInt8], subtitle: [UInt8], title: [UInt8], configuration: PushConfiguration, isOccasion: Bool) {
+    static func appendAPS(
+        _ out: inout JSONBytes, body: [UInt8], subtitle: [UInt8], title: [UInt8], configuration: PushConfiguration, isOccasion: Bool
+    ) {
         out.append("{\"alert\":{\"body\":")
         out.append(body)
         out.append(",\"subtitle\":")

@@ -96,6 +96,7 @@ struct NotificationText: Equatable {
     static func arabicDigits(_ number: Int) -> String { arabicDigits(verseKey: String(number)) }
 
     static func arabicDigits(verseKey text: String) -> String {
-        String(text.unicodeScalars.map { $0.value >= 0x30 && $0.value <= 0x39 ? Character(Unicode.Scalar($0.value - 0x30 + 0x0660)!) : Character($0) })
+        String(
+            text.unicodeScalars.map { $0.value >= 0x30 && $0.value <= 0x39 ? Character(Unicode.Scalar($0.value - 0x30 + 0x0660)!) : Character($0) })
     }
 }

@@ -116,7 +116,8 @@ public enum DeviceError: Error, Equatable, Sendable, CustomStringConvertible {
             return switch platform {
             case .apns: "invalid APNs token '\(shown)': expected 64 to 200 hex digits"
             case .fcm: "invalid FCM token '\(shown)': expected 20 to 4096 characters of A-Z a-z 0-9 - _ :"
-            case .webpush: "invalid Web Push subscription value '\(shown)': expected an https endpoint, a base64url P-256 key (p256dh) and a 16-byte base64url auth secret"
+            case .webpush:
+                "invalid Web Push subscription value '\(shown)': expected an https endpoint, a base64url P-256 key (p256dh) and a 16-byte base64url auth secret"
             }
         case .invalidTime(let text): return "invalid reminder time '\(text)': expected HH:MM on a 24-hour clock"
         case .invalidTimeZone(let name): return "unknown time zone '\(name)': expected an IANA name such as Asia/Baghdad"

@@ -83,28 +83,28 @@ public struct PayloadTemplate: Sendable {
             Self.appendAPS(&$0, body: bodyJSON, subtitle: subtitleJSON, title: titleJSON, configuration: configuration, isOccasion: isOccasion)
         }
         customTail = json { out in
-                out.append(",\"hijri_date\":\"")
-                out.appendEscaped(content.hijri.description)
-                out.append("\",\"local_date\":\"")
-                out.appendEscaped(date)
-                out.append("\",")
-                if let occasion = content.occasion {
-                    out.append("\"occasion\":")
-                    out.appendQuoted(occasion.id)
-                    out.append(",")
-                    // Strings only, for FCM's data: "true" on the evening a night begins.
-                    if occasion.tonight { out.append("\"occasion_tonight\":\"true\",") }
-                }
-                if !content.otherOccasions.isEmpty {
-                    // The other occasions of the day, by id, comma-separated, tonight's marked "@tonight".
-                    out.append("\"other_occasions\":")
-                    out.appendQuoted(content.otherOccasions.map { $0.id + ($0.tonight ? "@tonight" : "") }.joined(separator: ","))
-                    out.append(",")
-                }
-                out.append("\"theme\":")
-                out.appendQuoted(content.themeID)
-                out.append(",\"verse_key\":")
-                out.appendQuoted(content.verseKey)
+            out.append(",\"hijri_date\":\"")
+            out.appendEscaped(content.hijri.description)
+            out.append("\",\"local_date\":\"")
+            out.appendEscaped(date)
+            out.append("\",")
+            if let occasion = content.occasion {
+                out.append("\"occasion\":")
+                out.appendQuoted(occasion.id)
+                out.append(",")
+                // Strings only, for FCM's data: "true" on the evening a night begins.
+                if occasion.tonight { out.append("\"occasion_tonight\":\"true\",") }
+            }
+            if !content.otherOccasions.isEmpty {
+                // The other occasions of the day, by id, comma-separated, tonight's marked "@tonight".
+                out.append("\"other_occasions\":")
+                out.appendQuoted(content.otherOccasions.map { $0.id + ($0.tonight ? "@tonight" : "") }.joined(separator: ","))
+                out.append(",")
+            }
+            out.append("\"theme\":")
+            out.appendQuoted(content.themeID)
+            out.append(",\"verse_key\":")
+            out.appendQuoted(content.verseKey)
         }
     }
 

@@ -72,7 +72,9 @@ public enum Scheduler {
 
     /// The next fire after the dates already fired: the first local date after `lastFired` (and not before the
     /// lookback window) whose instant is not before `eligibleFrom`.
-    public static func next(lastFired: CivilDate?, time: ReminderTime, zone: some UTCOffsets, now: Date, eligibleFrom: Date? = nil)
+    public static func next(
+        lastFired: CivilDate?, time: ReminderTime, zone: some UTCOffsets, now: Date, eligibleFrom: Date? = nil
+    )
         -> (localDate: CivilDate, fireAt: Date)
     {
         var date = localDate(now, zone).adding(days: -lookbackDays)

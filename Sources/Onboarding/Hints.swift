@@ -106,7 +106,10 @@ public enum HintRules {
     /// Event and hint names: 1 to 64 of a-z, 0-9 and _.
     public static func isEventName(_ name: String) -> Bool {
         (1...64).contains(name.utf8.count)
-            && name.utf8.allSatisfy { ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: "_") }
+            && name.utf8.allSatisfy {
+                ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
+                    || $0 == UInt8(ascii: "_")
+            }
     }
 
     static func localDay(_ instant: Date, _ zone: TimeZone) -> Int {

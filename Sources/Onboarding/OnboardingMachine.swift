@@ -114,7 +114,9 @@ public struct OnboardingMachine: Sendable {
     }
 
     /// The state after `event`, and the analytics it records; or `invalidTransition`, and no change.
-    public func apply(_ event: OnboardingEvent, to state: OnboardingState, at now: Date) throws(OnboardingError) -> (OnboardingState, [AnalyticsEvent]) {
+    public func apply(
+        _ event: OnboardingEvent, to state: OnboardingState, at now: Date
+    ) throws(OnboardingError) -> (OnboardingState, [AnalyticsEvent]) {
         var next = state
         var analytics: [AnalyticsEvent] = []
         func record(_ name: String, _ properties: [String: String] = [:], screen: String? = state.currentScreen) {

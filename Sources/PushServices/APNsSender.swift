@@ -13,7 +13,10 @@ public struct APNsSender: Sendable {
     public let baseURL: String
     public let tokens: APNsProviderTokens
 
-    public init(client: PushClient, keyID: String, teamID: String, key: P256.Signing.PrivateKey, environment: Environment, baseURL: String? = nil, store: any CredentialStore) {
+    public init(
+        client: PushClient, keyID: String, teamID: String, key: P256.Signing.PrivateKey, environment: Environment, baseURL: String? = nil,
+        store: any CredentialStore
+    ) {
         self.client = client
         self.baseURL = Self.trimmed(baseURL ?? environment.baseURL)
         self.tokens = APNsProviderTokens(keyID: keyID, teamID: teamID, key: key, store: store)
@@ -129,10 +132,12 @@ public actor APNsProviderTokens {
     func make(now: Date, previous: StoredCredential?) async throws -> String {
         let issued = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         let jwt = try JWT.es256(
-            header: JWTFields(strings: ["kid": keyID]), claims: JWTFields(strings: ["iss": teamID], numbers: ["iat": Int(issued.timeIntervalSince1970)]),
+            header: JWTFields(strings: ["kid": keyID]),
+            claims: JWTFields(strings: ["iss": teamID], numbers: ["iat": Int(issued.timeIntervalSince1970)]),
             key: key)
         let stored = try await store.save(
-            StoredCredential(name: name, value: jwt, issuedAt: issued, expiresAt: issued.addingTimeInterval(3600)), unlessNewerThan: previous?.issuedAt)
+            StoredCredential(name: name, value: jwt, issuedAt: issued, expiresAt: issued.addingTimeInterval(3600)),
+            unlessNewerThan: previous?.issuedAt)
         current = stored
         return stored.value
     }

@@ -23,7 +23,9 @@ public struct ServiceAccount: Sendable {
             throw PushConfigurationError("not a service-account JSON object")
         }
         func field(_ key: String) throws -> String {
-            guard let value = object[key] as? String, !value.isEmpty else { throw PushConfigurationError("missing \(key) in the service-account file") }
+            guard let value = object[key] as? String, !value.isEmpty else {
+                throw PushConfigurationError("missing \(key) in the service-account file")
+            }
             return value
         }
         if let type = object["type"] as? String, type != "service_account" {
@@ -139,7 +141,8 @@ public actor FCMAccessTokens {
         let iat = Int(now.timeIntervalSince1970)
         return try JWT.rs256(
             header: JWTFields(strings: ["typ": "JWT"]),
-            claims: JWTFields(strings: ["iss": account.clientEmail, "scope": FCMSender.scope, "aud": account.tokenURI], numbers: ["iat": iat, "exp": iat + 3600]),
+            claims: JWTFields(
+                strings: ["iss": account.clientEmail, "scope": FCMSender.scope, "aud": account.tokenURI], numbers: ["iat": iat, "exp": iat + 3600]),
             key: account.privateKey)
     }
 
@@ -166,6 +169,7 @@ public actor FCMAccessTokens {
             throw Failure.transient("FCM token endpoint answered without an access_token")
         }
         let lifetime = min(max((json?["expires_in"] as? Int) ?? 3600, 60), 86_400)
-        return StoredCredential(name: "fcm/\(account.clientEmail)", value: token, issuedAt: now, expiresAt: now.addingTimeInterval(TimeInterval(lifetime)))
+        return StoredCredential(
+            name: "fcm/\(account.clientEmail)", value: token, issuedAt: now, expiresAt: now.addingTimeInterval(TimeInterval(lifetime)))
     }
 }

@@ -59,7 +59,9 @@ public enum WebPushEncryption {
 
     /// RFC 8291 §3.4 (the auth secret and both public keys make the input keying material), then RFC 8188 §2.2–2.3
     /// (the content key and nonce from the salt).
-    static func contentKeys(shared: SharedSecret, auth: Data, receiverPublic: Data, senderPublic: Data, salt: Data) throws -> (SymmetricKey, AES.GCM.Nonce) {
+    static func contentKeys(
+        shared: SharedSecret, auth: Data, receiverPublic: Data, senderPublic: Data, salt: Data
+    ) throws -> (SymmetricKey, AES.GCM.Nonce) {
         let ecdhSecret = shared.withUnsafeBytes { Data($0) }
         let keyInfo = Data("WebPush: info".utf8) + [0] + receiverPublic + senderPublic
         let prkKey = HKDF<SHA256>.extract(inputKeyMaterial: SymmetricKey(data: ecdhSecret), salt: auth)

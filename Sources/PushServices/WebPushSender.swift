@@ -34,7 +34,9 @@ public struct WebPushSender: Sendable {
     }
 
     /// Encrypts `plaintext` for the subscription and posts it. `ttl`, `urgency` and `topic` as rendered.
-    public func send(endpoint: String, p256dh: String, auth: String, ttl: Int, urgency: String, topic: String, plaintext: Data, now: Date) async -> PushOutcome {
+    public func send(
+        endpoint: String, p256dh: String, auth: String, ttl: Int, urgency: String, topic: String, plaintext: Data, now: Date
+    ) async -> PushOutcome {
         guard allows(endpoint), let origin = VAPIDKey.origin(of: endpoint) else {
             return .failed(reason: "Web Push endpoint is not on an allowed push service (web_push_hosts)")
         }

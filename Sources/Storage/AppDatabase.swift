@@ -62,7 +62,9 @@ public final class AppDatabase: Sendable {
         }
         guard unknown.isEmpty else {
             throw StorageError.cannotOpen(
-                path: path, reason: "it was written by a newer version of dailyverse (unknown migrations: \(unknown.joined(separator: ", "))); upgrade dailyverse")
+                path: path,
+                reason: "it was written by a newer version of dailyverse (unknown migrations: \(unknown.joined(separator: ", "))); upgrade dailyverse"
+            )
         }
     }
 
@@ -96,7 +98,9 @@ public final class AppDatabase: Sendable {
 
     /// `open(path:schema:pool:createFolder:)` with the pool's log checkpointed at other sizes than the defaults (for
     /// tests).
-    static func open(path: String, schema: Schema, pool: Bool, createFolder: Bool = false, checkpointLimits: WALCheckpointer.Limits)
+    static func open(
+        path: String, schema: Schema, pool: Bool, createFolder: Bool = false, checkpointLimits: WALCheckpointer.Limits
+    )
         throws(StorageError) -> AppDatabase
     {
         let url = URL(fileURLWithPath: path)

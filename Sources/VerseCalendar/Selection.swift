@@ -75,7 +75,9 @@ public enum VerseSelector {
     public static func occasions(on date: HijriDate, tomorrow: HijriDate?, from source: some VerseCalendarSource) throws -> [ObservedOccasion] {
         // Kept by day: on this date, or on the month's last day when this is it. Kept by night: tomorrow's, from tonight.
         var byDay = [MonthDay(month: date.month, day: date.day)]
-        if let tomorrow, tomorrow.month != date.month || tomorrow.year != date.year { byDay.append(MonthDay(month: date.month, day: Occasion.lastDay)) }
+        if let tomorrow, tomorrow.month != date.month || tomorrow.year != date.year {
+            byDay.append(MonthDay(month: date.month, day: Occasion.lastDay))
+        }
         let tonight = tomorrow.map { MonthDay(month: $0.month, day: $0.day) }
         let found: [ObservedOccasion] = try source.occasions(on: byDay + (tonight.map { [$0] } ?? [])).compactMap { occasion in
             let key = MonthDay(month: occasion.month, day: occasion.day)

@@ -170,7 +170,8 @@ public struct VerseCalendarData: Hashable, Sendable, Codable {
             let slot = "\(occasion.month) \(occasion.day) \(occasion.observed.rawValue) \(occasion.rank)"
             guard slots.insert(slot).inserted else {
                 throw .invalidCalendarData(
-                    "two occasions of rank \(occasion.rank) on the \(occasion.observed.rawValue) of \(occasion.dayDescription): give one another rank")
+                    "two occasions of rank \(occasion.rank) on the \(occasion.observed.rawValue) of \(occasion.dayDescription): give one another rank"
+                )
             }
         }
         self.months = months

@@ -37,7 +37,6 @@ public struct VerseRange: Hashable, Comparable, Sendable, CustomStringConvertibl
     public var key: String { isPassage ? "\(surah):\(start)-\(end)" : "\(surah):\(start)" }
     public var description: String { key }
 
-
     public static func < (lhs: VerseRange, rhs: VerseRange) -> Bool {
         (lhs.surah, lhs.start, lhs.end) < (rhs.surah, rhs.start, rhs.end)
     }

@@ -42,7 +42,10 @@ extension DailyVerseService {
         let calendar = try database.islamicCalendar(kind)
         let layers = try database.layers()
         // Each selection's layers are read once, however many days show it.
-        struct Key: Hashable { let verses: String; let occasion: String? }
+        struct Key: Hashable {
+            let verses: String
+            let occasion: String?
+        }
         var shown: [Key: (days: Int, present: Set<String>)] = [:]
         var order: [Key] = []
         // Every day of the year, then the next year's first: a day's tomorrow says which night begins that evening.

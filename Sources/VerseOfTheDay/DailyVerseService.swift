@@ -12,7 +12,9 @@ public struct TodayRequest: Sendable {
     public let adjustment: Adjustment
     public let translation: String
 
-    public init(date: CivilDate, timeZone: String, calendar: CalendarKind = .ummAlQura, adjustment: Adjustment = .zero, translation: String = "en.pickthall") {
+    public init(
+        date: CivilDate, timeZone: String, calendar: CalendarKind = .ummAlQura, adjustment: Adjustment = .zero, translation: String = "en.pickthall"
+    ) {
         self.date = date
         self.timeZone = timeZone
         self.calendar = calendar
@@ -41,7 +43,8 @@ public struct DailyVerseService: Sendable {
             hijri: .init(
                 year: hijri.year, month: hijri.month, day: hijri.day, monthName: hijri.monthName.englishName,
                 calendar: request.calendar.rawValue, adjustment: request.adjustment.days),
-            occasion: selection.occasions.first.map(TodayReport.OccasionJSON.init), otherOccasions: selection.others.map(TodayReport.OccasionJSON.init),
+            occasion: selection.occasions.first.map(TodayReport.OccasionJSON.init),
+            otherOccasions: selection.others.map(TodayReport.OccasionJSON.init),
             theme: selection.theme, verse: report.verse, layers: report.layers, attribution: report.attribution,
             content: content, selection: selection, hijriDate: hijri)
     }

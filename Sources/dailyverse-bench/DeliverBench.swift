@@ -48,7 +48,9 @@ struct DeliverBench: ParsableCommand {
         // stand-in, refuse a second token within 20 minutes).
         let store = MemoryCredentialStore()
         try await standIn.run { port in
-            print("records: \(records) per platform, \(concurrency) in flight, \(rounds) rounds (medians); stand-ins on 127.0.0.1:\(port) (HTTP/2, TLS)")
+            print(
+                "records: \(records) per platform, \(concurrency) in flight, \(rounds) rounds (medians); stand-ins on 127.0.0.1:\(port) (HTTP/2, TLS)"
+            )
             // Per platform and round: the sink's and the raw client's seconds, measured back to back.
             var samples: [String: [(sink: Double, raw: Double?)]] = [:]
             for round in 1...rounds {
@@ -57,28 +59,33 @@ struct DeliverBench: ParsableCommand {
                     try database.seedIfNeeded(from: try DataDirectory.locate(explicit: data))
                     try Self.addDevices(database, platform: platform, count: records, standIn: standIn, port: port)
                     _ = try Emitter(
-                        database: database, configuration: EmitConfiguration(grace: 7200, push: PushConfiguration(apnsTopic: standIn.topic), batchSize: 2_000)
+                        database: database,
+                        configuration: EmitConfiguration(grace: 7200, push: PushConfiguration(apnsTopic: standIn.topic), batchSize: 2_000)
                     ).run(now: Self.fire.addingTimeInterval(30))
                     let rows = try database.outbox(status: .pending)
                     guard rows.count == records else { throw ValidationError("expected \(records) rows, found \(rows.count)") }
 
                     // The raw client: the same requests, prepared beforehand, the same concurrency, nothing recorded.
                     let rawClient = try PushClient(caFile: caFile)
-                    let prepared = try await Self.prepare(rows, platform: platform, standIn: standIn, port: port, client: rawClient, store: store, now: now)
+                    let prepared = try await Self.prepare(
+                        rows, platform: platform, standIn: standIn, port: port, client: rawClient, store: store, now: now)
                     func measureRaw() async throws -> Double? {
-                        platform == "webpush" ? nil : try await Self.time { try await Self.sendRaw(prepared, client: rawClient, concurrency: concurrency) }
+                        platform == "webpush"
+                            ? nil : try await Self.time { try await Self.sendRaw(prepared, client: rawClient, concurrency: concurrency) }
                     }
 
                     // The sink, through the deliverer: reading the outbox, sending, recording every answer.
                     let client = try PushClient(caFile: caFile)
-                    let sink = try Self.sink(platform, database: database, client: client, standIn: standIn, port: port, concurrency: concurrency, store: store, now: now)
+                    let sink = try Self.sink(
+                        platform, database: database, client: client, standIn: standIn, port: port, concurrency: concurrency, store: store, now: now)
                     var deliverer = Deliverer(database: database, sink: sink)
                     deliverer.batchSize = 2_000
                     func measureSink() async throws -> Double {
                         var summary = DeliverySummary()
                         let seconds = try await Self.time { summary = try await deliverer.run(now: now) }
                         guard summary.delivered == records else {
-                            throw ValidationError("\(platform): \(summary.delivered) of \(records) delivered (last error: \(summary.lastError ?? "none"))")
+                            throw ValidationError(
+                                "\(platform): \(summary.delivered) of \(records) delivered (last error: \(summary.lastError ?? "none"))")
                         }
                         return seconds
                     }
@@ -94,7 +101,8 @@ struct DeliverBench: ParsableCommand {
                     await sink.shutdown()
                     samples[platform, default: []].append((seconds, raw))
                     print(
-                        "round \(round) \(platform.padding(toLength: 8, withPad: " ", startingAt: 0))" + String(format: "sink %8.0f/s", Double(records) / seconds)
+                        "round \(round) \(platform.padding(toLength: 8, withPad: " ", startingAt: 0))"
+                            + String(format: "sink %8.0f/s", Double(records) / seconds)
                             + (raw.map { String(format: "   raw client %8.0f/s   ratio %.2f", Double(records) / $0, $0 / seconds) } ?? ""))
                 }
             }
@@ -114,10 +122,14 @@ struct DeliverBench: ParsableCommand {
             let webSeconds = median(samples["webpush", default: []].map(\.sink))
             print(String(format: "apns:    sink %8.0f/s, raw client %8.0f/s, ratio %.2f", rate("apns"), rawRate("apns"), ratio("apns")))
             print(String(format: "fcm:     sink %8.0f/s, raw client %8.0f/s, ratio %.2f", rate("fcm"), rawRate("fcm"), ratio("fcm")))
-            print(String(format: "webpush: sink %8.0f/s; encryption %.0f%% of its time (%.0f µs a message)", rate("webpush"), 100 * encryption / webSeconds, 1e6 * encryption / Double(records)))
             print(
                 String(
-                    format: "deliver apns_per_s=%.0f fcm_per_s=%.0f webpush_per_s=%.0f ratio_to_raw_client=%.2f", rate("apns"), rate("fcm"), rate("webpush"),
+                    format: "webpush: sink %8.0f/s; encryption %.0f%% of its time (%.0f µs a message)", rate("webpush"),
+                    100 * encryption / webSeconds, 1e6 * encryption / Double(records)))
+            print(
+                String(
+                    format: "deliver apns_per_s=%.0f fcm_per_s=%.0f webpush_per_s=%.0f ratio_to_raw_client=%.2f", rate("apns"), rate("fcm"),
+                    rate("webpush"),
                     min(ratio("apns"), ratio("fcm"))))
         }
     }
@@ -147,7 +159,8 @@ struct DeliverBench: ParsableCommand {
     }
 
     static func sink(
-        _ platform: String, database: AppDatabase, client: PushClient, standIn: PushStandIn, port: Int, concurrency: Int, store: MemoryCredentialStore,
+        _ platform: String, database: AppDatabase, client: PushClient, standIn: PushStandIn, port: Int, concurrency: Int,
+        store: MemoryCredentialStore,
         now: Date
     ) throws -> PushSink {
         let base = "https://127.0.0.1:\(port)"
@@ -155,7 +168,8 @@ struct DeliverBench: ParsableCommand {
             client: client, keyID: standIn.apnsKeyID, teamID: standIn.teamID, key: standIn.apnsKey, environment: .sandbox, baseURL: base,
             store: store)
         let fcm = FCMSender(client: client, account: try ServiceAccount.parse(Data(standIn.serviceAccountJSON(port: port).utf8)), baseURL: base)
-        let web = WebPushSender(client: client, vapid: try VAPIDKey(privateKey: standIn.vapidKey, subject: "mailto:bench@example.org"), allowedHosts: ["127.0.0.1"])
+        let web = WebPushSender(
+            client: client, vapid: try VAPIDKey(privateKey: standIn.vapidKey, subject: "mailto:bench@example.org"), allowedHosts: ["127.0.0.1"])
         return PushSink(
             database: database, client: client, apns: platform == "apns" ? apns : nil, fcm: platform == "fcm" ? fcm : nil,
             webPush: platform == "webpush" ? web : nil, concurrency: concurrency, clock: { now })
@@ -183,16 +197,19 @@ struct DeliverBench: ParsableCommand {
                 let headers = try JSONSerialization.jsonObject(with: Data(row.headers.utf8)) as? [String: String] ?? [:]
                 let list = headers.filter { !$0.key.hasPrefix(":") }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
                 return Prepared(
-                    url: base + (headers[":path"] ?? ""), headers: list + [("authorization", "bearer \(bearer)"), ("content-type", "application/json")],
+                    url: base + (headers[":path"] ?? ""),
+                    headers: list + [("authorization", "bearer \(bearer)"), ("content-type", "application/json")],
                     body: ByteBuffer(string: row.payload))
             }
         case "fcm":
-            let sender = FCMSender(client: client, account: try ServiceAccount.parse(Data(standIn.serviceAccountJSON(port: port).utf8)), baseURL: base)
+            let sender = FCMSender(
+                client: client, account: try ServiceAccount.parse(Data(standIn.serviceAccountJSON(port: port).utf8)), baseURL: base)
             let bearer = try await sender.tokens.token(now: now)
             return rows.map { row in
                 Prepared(
                     url: "\(base)/v1/projects/\(standIn.projectID)/messages:send",
-                    headers: [("authorization", "Bearer \(bearer)"), ("content-type", "application/json; charset=utf-8")], body: ByteBuffer(string: row.payload))
+                    headers: [("authorization", "Bearer \(bearer)"), ("content-type", "application/json; charset=utf-8")],
+                    body: ByteBuffer(string: row.payload))
             }
         default:
             return []

@@ -69,20 +69,26 @@ struct EmitBench: ParsableCommand {
             return (row?[0] as Int? ?? 0, row?[1] as Int? ?? 0)
         }
         let averageBytes = rows > 0 ? bytes / rows : 0
-        print(String(format: "emission: %d payloads in %.2f s (%d outbox rows, %d bytes of headers and payload on average)", queued, emitSeconds, rows, averageBytes))
+        print(
+            String(
+                format: "emission: %d payloads in %.2f s (%d outbox rows, %d bytes of headers and payload on average)", queued, emitSeconds, rows,
+                averageBytes))
         let checkpoints = database.checkpointCounts
-        print("log checkpoints: \(checkpoints.thread - checkpointsBefore.thread) on their own thread, \(checkpoints.writer - checkpointsBefore.writer) by the writer (log past the limit)")
+        print(
+            "log checkpoints: \(checkpoints.thread - checkpointsBefore.thread) on their own thread, \(checkpoints.writer - checkpointsBefore.writer) by the writer (log past the limit)"
+        )
 
         // The baseline: the same number of rows, of the same size and columns, into a plain table (no index but its
         // rowid), with one prepared statement in one transaction: the most SQLite can store here.
         let raw = try DatabaseQueue(path: folder.appendingPathComponent("raw.sqlite").path)
         try raw.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -32768")
-            try db.execute(sql: """
-                CREATE TABLE raw (id INTEGER PRIMARY KEY, device_seq INTEGER NOT NULL, device_id TEXT NOT NULL, platform TEXT NOT NULL,
-                    local_date TEXT NOT NULL, fire_at REAL NOT NULL, headers TEXT NOT NULL, payload TEXT NOT NULL,
-                    status TEXT NOT NULL, created_at REAL NOT NULL)
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE raw (id INTEGER PRIMARY KEY, device_seq INTEGER NOT NULL, device_id TEXT NOT NULL, platform TEXT NOT NULL,
+                        local_date TEXT NOT NULL, fire_at REAL NOT NULL, headers TEXT NOT NULL, payload TEXT NOT NULL,
+                        status TEXT NOT NULL, created_at REAL NOT NULL)
+                    """)
         }
         let sample = try database.read { db in try Row.fetchOne(db, sql: "SELECT headers, payload FROM outbox WHERE status = 'pending' LIMIT 1") }
         let headers: String = sample?["headers"] ?? String(repeating: "h", count: 300)
@@ -92,11 +98,16 @@ struct EmitBench: ParsableCommand {
         let rawCPUBefore = cpuSeconds()
         try raw.write { db in
             // Through SQLite's C API, as the emitter's own inserts are.
-            let statement = try DirectStatement(db, sql: "INSERT INTO raw (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            let statement = try DirectStatement(
+                db,
+                sql:
+                    "INSERT INTO raw (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            )
             let deviceID = "00000000-0000-4000-8000-000000000000"
             for n in 0..<queued {
                 try statement.execute(
-                    db, .integer(Int64(n + 1)), .text(deviceID), .text("apns"), .text("2025-03-10"), .real(1_741_593_600.0), .text(headers), .text(payload),
+                    db, .integer(Int64(n + 1)), .text(deviceID), .text("apns"), .text("2025-03-10"), .real(1_741_593_600.0), .text(headers),
+                    .text(payload),
                     .text("pending"), .real(1_741_593_600.0))
             }
         }
@@ -106,8 +117,10 @@ struct EmitBench: ParsableCommand {
         print(String(format: "raw inserts: %d rows in %.2f s", queued, rawSeconds))
         // What each wrote to its files (WAL, then checkpoints into the database): the emission's extra is mostly the
         // outbox's unique index, most of whose pages every pass dirties again.
-        print(String(format: "bytes written: emission %.0f MB, raw inserts %.0f MB (%.2f×)", Double(emitWrites) / 1e6, Double(rawWrites) / 1e6,
-            rawWrites > 0 ? Double(emitWrites) / Double(rawWrites) : 0))
+        print(
+            String(
+                format: "bytes written: emission %.0f MB, raw inserts %.0f MB (%.2f×)", Double(emitWrites) / 1e6, Double(rawWrites) / 1e6,
+                rawWrites > 0 ? Double(emitWrites) / Double(rawWrites) : 0))
         // Processor time (user and system) is steadier than the clock on a shared machine: a second view of the ratio.
         print(String(format: "processor time: emission %.2f s, raw inserts %.2f s (ratio %.2f)", emitCPU, rawCPU, emitCPU > 0 ? rawCPU / emitCPU : 0))
         let emitRate = Double(queued) / emitSeconds
@@ -123,17 +136,19 @@ struct EmitBench: ParsableCommand {
         var n = 0
         while n < devices {
             try database.write { db in
-                let statement = try db.makeStatement(sql: """
-                    INSERT INTO device (id, platform, token, p256dh, auth, timezone, reminder_time, locale, calendar, adjustment,
-                        display_theme, enabled, created_at, updated_at, schedule_version)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'umm-al-qura', 0, ?, 1, ?, ?, 1)
-                    """)
+                let statement = try db.makeStatement(
+                    sql: """
+                        INSERT INTO device (id, platform, token, p256dh, auth, timezone, reminder_time, locale, calendar, adjustment,
+                            display_theme, enabled, created_at, updated_at, schedule_version)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'umm-al-qura', 0, ?, 1, ?, ?, 1)
+                        """)
                 let queue = try db.makeStatement(sql: "INSERT INTO schedule (next_fire_at, device_seq, version, last_local_day) VALUES (?, ?, 1, ?)")
                 // Past days' rows, small: only their place in the outbox's unique index matters to the day.
-                let past = try db.makeStatement(sql: """
-                    INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
-                    VALUES (?, ?, ?, ?, ?, '{}', '{}', 'delivered', ?)
-                    """)
+                let past = try db.makeStatement(
+                    sql: """
+                        INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
+                        VALUES (?, ?, ?, ?, ?, '{}', '{}', 'delivered', ?)
+                        """)
                 for _ in 0..<min(10_000, devices - n) {
                     let zoneName = zones[n % zones.count]
                     let zone = zoneObjects[zoneName] ?? TimeZone(identifier: zoneName)!
@@ -168,7 +183,9 @@ struct EmitBench: ParsableCommand {
                     for days in stride(from: 1, through: history, by: 1) {
                         let at = fire.timeIntervalSince1970 - Double(days * 86_400)
                         // Created before the day, so that the day's figures leave them out.
-                        try past.execute(arguments: [seq, id, platform, date.adding(days: -days).description, at, min(at, dayStart.timeIntervalSince1970 - 1)])
+                        try past.execute(arguments: [
+                            seq, id, platform, date.adding(days: -days).description, at, min(at, dayStart.timeIntervalSince1970 - 1),
+                        ])
                     }
                     n += 1
                 }

@@ -1,6 +1,6 @@
+import Accounts
 import AppSchema
 import ArgumentParser
-import Accounts
 import ContentStore
 import Foundation
 import HTTPAPI

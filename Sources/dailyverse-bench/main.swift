@@ -127,7 +127,8 @@ struct TodayBench: ParsableCommand {
         }
         print(String(format: "runs: %d, min %.1f ms, max %.1f ms", runs, samples.min()!, samples.max()!))
         print(String(format: "baseline (--help, the same binary): median %.1f ms, min %.1f ms", median(baseline), baseline.min()!))
-        print(String(format: "today beyond the baseline: %.1f ms (ratio %.2f)", median(samples) - median(baseline), median(samples) / median(baseline)))
+        print(
+            String(format: "today beyond the baseline: %.1f ms (ratio %.2f)", median(samples) - median(baseline), median(samples) / median(baseline)))
         print(String(format: "today median_ms=%.1f", median(samples)))
     }
 }

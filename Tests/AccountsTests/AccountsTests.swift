@@ -1,5 +1,7 @@
 import AppSchema
+import ContentStore
 import Foundation
+import GRDB
 import Storage
 import Testing
 
@@ -43,8 +45,10 @@ import Testing
         #expect(throws: AccountError.self) { try cheap.hash("short") }
         #expect(throws: AccountError.self) { try cheap.hash(String(repeating: "x", count: 1025)) }
         let good = try cheap.hash("password123")
-        for bad in ["", "scrypt", "scrypt$ln=10,r=8,p=1$$", "md5$x$y$z", good.replacingOccurrences(of: "ln=10", with: "ln=40"),
-                    String(good.dropLast(3)), "pbkdf2-sha256$i=0$AAAA$" + String(repeating: "A", count: 43)] {
+        for bad in [
+            "", "scrypt", "scrypt$ln=10,r=8,p=1$$", "md5$x$y$z", good.replacingOccurrences(of: "ln=10", with: "ln=40"),
+            String(good.dropLast(3)), "pbkdf2-sha256$i=0$AAAA$" + String(repeating: "A", count: 43),
+        ] {
             #expect(!PasswordHasher.verify("password123", against: bad), "\(bad)")
         }
         #expect(!PasswordHasher.verify(String(repeating: "x", count: 5000), against: good))
@@ -85,9 +89,6 @@ import Testing
     }
 }
 
-import ContentStore
-import GRDB
-
 @Suite struct SessionStoreTests {
     @Test func authenticationWritesLastUsedOnlyWhenItIsStale() throws {
         let database = try AppDatabase.inMemory()
@@ -122,7 +123,9 @@ import GRDB
         #expect(Set(left) == [active.id, account.id])
         let orphans = try database.read { db in
             try Int.fetchOne(
-                db, sql: "SELECT (SELECT count(*) FROM bookmark WHERE user_id = ?1) + (SELECT count(*) FROM settings WHERE user_id = ?1) + (SELECT count(*) FROM session WHERE user_id = ?1)",
+                db,
+                sql:
+                    "SELECT (SELECT count(*) FROM bookmark WHERE user_id = ?1) + (SELECT count(*) FROM settings WHERE user_id = ?1) + (SELECT count(*) FROM session WHERE user_id = ?1)",
                 arguments: [idle.id])
         }
         #expect(orphans == 0)

@@ -8,7 +8,12 @@ import Testing
     @Test func atMostLimitRunAndTheRestWaitOrAreRefused() async throws {
         let gate = HashingGate(limit: 1, waiting: 1)
         let first = HashingLatch()
-        let running = Task { try await gate.run { first.hold(); return 1 } }
+        let running = Task {
+            try await gate.run {
+                first.hold()
+                return 1
+            }
+        }
         await first.waitUntilStarted()
         #expect(gate.load.running == 1)
         // The second waits its turn…

@@ -47,7 +47,8 @@ struct CLI {
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }
 
     /// Starts the binary without waiting for it; its output goes nowhere.
@@ -230,7 +231,8 @@ struct CLI {
         let folder = URL(fileURLWithPath: db).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let file = folder.appendingPathComponent("notes.jsonl")
-        let good = #"{"verses": "1:2", "layer": "contemporary", "body": "Imported.", "source": {"work": null, "author": null, "reference": null, "provenance": "editorial"}}"#
+        let good =
+            #"{"verses": "1:2", "layer": "contemporary", "body": "Imported.", "source": {"work": null, "author": null, "reference": null, "provenance": "editorial"}}"#
         try (good + "\n{\"verses\": \"1:2\"\n").write(to: file, atomically: true, encoding: .utf8)
         let bad = CLI.run(["import", "commentary", file.path], database: db)
         #expect(bad.status != 0)
@@ -318,7 +320,8 @@ final class NotifySocket {
 
     @Test func theRootListsTheCommandsInTheirOrder() {
         let help = CLI.run(["--help"]).stdout
-        let listed = help.components(separatedBy: "SUBCOMMANDS:").last?.split(separator: "\n")
+        let listed =
+            help.components(separatedBy: "SUBCOMMANDS:").last?.split(separator: "\n")
             .compactMap { line -> String? in
                 guard line.hasPrefix("  "), !line.hasPrefix("   "), let name = line.split(separator: " ").first, name != "See" else { return nil }
                 return String(name)

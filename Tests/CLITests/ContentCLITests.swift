@@ -28,7 +28,8 @@ import Testing
         #expect(json.status == 0 && json.json["ok"] as? Bool == true)
         #expect(Set(json.json.keys) == ["ok", "selections", "entries", "problems"])
         let missing = CLI.run(["content", "check", "/nonexistent-folder"])
-        #expect(missing.status == 1 && missing.stderr.hasPrefix("dailyverse: ") && missing.stderr.contains("/nonexistent-folder"), "\(missing.stderr)")
+        #expect(
+            missing.status == 1 && missing.stderr.hasPrefix("dailyverse: ") && missing.stderr.contains("/nonexistent-folder"), "\(missing.stderr)")
         #expect(missing.stderr.split(separator: "\n").count == 1)
     }
 }

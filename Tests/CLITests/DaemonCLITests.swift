@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The devices, outbox and serve commands, run as an operator runs them.
 @Suite struct DaemonCLITests {
@@ -23,14 +24,21 @@ import Testing
 
     @Test func devicesAddListShowUpdateRemove() throws {
         let db = CLI.freshDatabase()
-        let added = CLI.run(["devices", "add", "--platform", "apns", "--token", Self.apns, "--tz", "Asia/Baghdad", "--time", "07:30", "--locale", "ar", "--calendar", "sighted", "--adjust", "1"], database: db)
+        let added = CLI.run(
+            [
+                "devices", "add", "--platform", "apns", "--token", Self.apns, "--tz", "Asia/Baghdad", "--time", "07:30", "--locale", "ar",
+                "--calendar", "sighted", "--adjust", "1",
+            ], database: db)
         #expect(added.status == 0, "\(added.stderr)")
         let id = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(UUID(uuidString: id) != nil)
         let list = CLI.run(["devices", "list", "--json"], database: db)
         let devices = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
         #expect(devices.count == 1)
-        #expect(Set(devices[0].keys).isSuperset(of: ["platform", "token", "timezone", "reminder_time", "locale", "calendar", "adjustment", "display_theme", "enabled"]))
+        #expect(
+            Set(devices[0].keys).isSuperset(of: [
+                "platform", "token", "timezone", "reminder_time", "locale", "calendar", "adjustment", "display_theme", "enabled",
+            ]))
         #expect(devices[0]["reminder_time"] as? String == "07:30")
         #expect(devices[0]["calendar"] as? String == "sighted")
         let updated = CLI.run(["devices", "update", id, "--time", "06:45", "--tz", "Europe/London", "--json"], database: db).json
@@ -99,7 +107,9 @@ import Testing
         #expect(first.stderr.contains("3 queued"))
         let again = CLI.run(["serve", "--once", "--now", "2025-03-01T09:00:00Z", "--sink", "stdout"], database: db)
         #expect(again.stdout.isEmpty)
-        let outbox = try JSONSerialization.jsonObject(with: Data(CLI.run(["outbox", "list", "--json", "--date", "2025-03-01"], database: db).stdout.utf8)) as? [[String: Any]]
+        let outbox =
+            try JSONSerialization.jsonObject(with: Data(CLI.run(["outbox", "list", "--json", "--date", "2025-03-01"], database: db).stdout.utf8))
+            as? [[String: Any]]
         #expect(outbox?.count == 3)
         #expect(outbox?.allSatisfy { $0["status"] as? String == "delivered" } == true)
         let status = CLI.run(["status", "--json"], database: db).json
@@ -109,7 +119,8 @@ import Testing
         let early = CLI.run(["outbox", "prune", "--now", "2025-03-20T00:00:00Z", "--json"], database: db)
         #expect(early.status == 0 && early.json["pruned"] as? Int == 0, "\(early.stderr)")
         // (Besides the three delivered rows, the earlier dates the devices missed since they were added.)
-        let settled = try #require(try JSONSerialization.jsonObject(with: Data(CLI.run(["outbox", "list", "--json"], database: db).stdout.utf8)) as? [[String: Any]])
+        let settled = try #require(
+            try JSONSerialization.jsonObject(with: Data(CLI.run(["outbox", "list", "--json"], database: db).stdout.utf8)) as? [[String: Any]])
         #expect(settled.count > 3 && settled.allSatisfy { $0["status"] as? String != "pending" })
         let late = CLI.run(["outbox", "prune", "--now", "2025-04-15T00:00:00Z", "--retention", "30d", "--json"], database: db)
         #expect(late.json["pruned"] as? Int == settled.count)
@@ -127,7 +138,8 @@ import Testing
         #expect(fromFile.status == 0, "\(fromFile.stderr)")
         #expect(fromFile.stdout.contains("jsonl:\(spool)"))
         // … the environment overrides the file, and a flag overrides both.
-        let fromEnvironment = CLI.run(["serve", "--once", "--config", config, "--now", "2025-03-02T08:30:00Z"], database: db, environment: ["DAILYVERSE_SINK": "stdout"])
+        let fromEnvironment = CLI.run(
+            ["serve", "--once", "--config", config, "--now", "2025-03-02T08:30:00Z"], database: db, environment: ["DAILYVERSE_SINK": "stdout"])
         #expect(fromEnvironment.stderr.contains("(stdout)"))
         let fromFlag = CLI.run(
             ["serve", "--once", "--config", config, "--sink", "jsonl:\(spool)", "--now", "2025-03-03T08:30:00Z"], database: db,
@@ -141,7 +153,9 @@ import Testing
 
     @Test func serveStopsCleanlyOnSIGTERM() throws {
         let db = CLI.freshDatabase()
-        #expect(CLI.run(["devices", "add", "--platform", "apns", "--token", Self.apns, "--tz", "UTC", "--now", "2025-02-01T00:00:00Z"], database: db).status == 0)
+        #expect(
+            CLI.run(["devices", "add", "--platform", "apns", "--token", Self.apns, "--tz", "UTC", "--now", "2025-02-01T00:00:00Z"], database: db)
+                .status == 0)
         let later = ["devices", "add", "--platform", "apns", "--token", String(repeating: "cd", count: 32), "--tz", "UTC", "--time", "08:20"]
         #expect(CLI.run(later + ["--now", "2025-02-01T00:00:00Z"], database: db).status == 0)
         let port = freePort()
@@ -166,7 +180,8 @@ import Testing
     func killedMidwayAndRestartedNothingIsLostOrDoubled(phase: String) throws {
         let db = CLI.freshDatabase()
         let count = 6000
-        let file = try writeFile((1...count).map { device($0, zone: ["UTC", "Asia/Baghdad", "America/New_York"][$0 % 3]) }, beside: db, name: "many.jsonl")
+        let file = try writeFile(
+            (1...count).map { device($0, zone: ["UTC", "Asia/Baghdad", "America/New_York"][$0 % 3]) }, beside: db, name: "many.jsonl")
         #expect(CLI.run(["devices", "import", file, "--now", "2025-02-01T00:00:00Z"], database: db).status == 0)
         let spool = URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("spool")
         // 13:30 UTC: past 08:00 on 1 March in all three zones (Baghdad 05:00Z, UTC 08:00Z, New York 13:00Z), all
@@ -176,7 +191,9 @@ import Testing
         if phase == "emission" {
             try waitUntil { try rows(db, date: "2025-03-01") > 0 }
         } else {
-            try waitUntil { (try? FileManager.default.attributesOfItem(atPath: spool.appendingPathComponent("2025-03-01.jsonl").path)[.size] as? Int) ?? 0 > 0 }
+            try waitUntil {
+                (try? FileManager.default.attributesOfItem(atPath: spool.appendingPathComponent("2025-03-01.jsonl").path)[.size] as? Int) ?? 0 > 0
+            }
         }
         kill(child.processIdentifier, SIGKILL)
         child.waitUntilExit()

@@ -12,14 +12,15 @@ import Testing
     // MARK: - 1. One line, exit status 1, the parser's errors included
 
     /// Parser errors (bad values, unknown options, missing arguments) keep the contract: one line, status 1.
-    @Test(arguments: [
-        (["sighting", "remove", "1446", "abc"], "abc"),
-        (["devices", "update", "SOMEID", "--enabled", "maybe"], "maybe"),
-        (["calendar", "--hijri-year", "12x"], "12x"),
-        (["today", "--no-such-flag"], "--no-such-flag"),
-        (["frobnicate"], "frobnicate"),
-        (["sighting", "set", "1446"], "<month>"),
-    ] as [([String], String)])
+    @Test(
+        arguments: [
+            (["sighting", "remove", "1446", "abc"], "abc"),
+            (["devices", "update", "SOMEID", "--enabled", "maybe"], "maybe"),
+            (["calendar", "--hijri-year", "12x"], "12x"),
+            (["today", "--no-such-flag"], "--no-such-flag"),
+            (["frobnicate"], "frobnicate"),
+            (["sighting", "set", "1446"], "<month>"),
+        ] as [([String], String)])
     func parserErrorsAreOneLine(arguments: [String], value: String) throws {
         // The parser fails before any database is opened: the shared one is never touched.
         Harness.expectOneLineError(try Harness.run(arguments), naming: value)
@@ -295,7 +296,8 @@ import Testing
         #expect(spoolMode & 0o077 == 0, "spool folder mode \(Harness.octal(spoolMode))")
         let spoolLock = try #require(Harness.permissions(spool + "/.lock"), "no spool lock")
         #expect(spoolLock & 0o077 == 0, "spool lock mode \(Harness.octal(spoolLock))")
-        #expect(Harness.permissions(db + ".scheduler-lock") == 0o600, "scheduler lock mode \(Harness.octal(Harness.permissions(db + ".scheduler-lock")))")
+        #expect(
+            Harness.permissions(db + ".scheduler-lock") == 0o600, "scheduler lock mode \(Harness.octal(Harness.permissions(db + ".scheduler-lock")))")
         // The default location (no explicit database): its folders are created, owner-only.
         let xdg = folder.appendingPathComponent("xdg")
         let fromDefault = CLI.run(["today", "--date", "2025-03-01"], database: "", environment: ["XDG_DATA_HOME": xdg.path])
@@ -351,7 +353,14 @@ import Testing
             return process.terminationStatus
         }
         guard mount(["-t", "tmpfs", "-o", "size=64m", "tmpfs", folder.path]) == 0 else { return }  // no mounting here
-        defer { _ = mount(["-o", "remount,rw", folder.path]); let umount = Process(); umount.executableURL = URL(fileURLWithPath: "/bin/umount"); umount.arguments = [folder.path]; try? umount.run(); umount.waitUntilExit() }
+        defer {
+            _ = mount(["-o", "remount,rw", folder.path])
+            let umount = Process()
+            umount.executableURL = URL(fileURLWithPath: "/bin/umount")
+            umount.arguments = [folder.path]
+            try? umount.run()
+            umount.waitUntilExit()
+        }
         let db = folder.appendingPathComponent("db.sqlite").path
         #expect(CLI.run(["today", "--date", "2025-03-01"], database: db).status == 0)
         #expect(mount(["-o", "remount,ro", folder.path]) == 0)
@@ -391,7 +400,8 @@ import Testing
         Harness.expectOneLineError(once, naming: "already has a scheduler")
         #expect(once.stderr.contains("'\(db)'"), "\(once.stderr)")
         #expect(once.stderr.contains("process \(pid)"), "\(once.stderr)")
-        let second = try Harness.run(["serve", "--listen", "none", "--sink", "jsonl:" + folder.appendingPathComponent("second-spool").path], database: db)
+        let second = try Harness.run(
+            ["serve", "--listen", "none", "--sink", "jsonl:" + folder.appendingPathComponent("second-spool").path], database: db)
         Harness.expectOneLineError(second, naming: "already has a scheduler")
 
         kill(daemon.processIdentifier, SIGTERM)
@@ -443,8 +453,14 @@ import Testing
         defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: db).deletingLastPathComponent()) }
         let notify = try NotifySocket()
         let spool = URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("spool").path
-        let daemon = try CLI.start(["serve", "--listen", "127.0.0.1:0", "--sink", "jsonl:" + spool], database: db, environment: ["NOTIFY_SOCKET": notify.path])
-        defer { if daemon.isRunning { daemon.terminate(); daemon.waitUntilExit() } }
+        let daemon = try CLI.start(
+            ["serve", "--listen", "127.0.0.1:0", "--sink", "jsonl:" + spool], database: db, environment: ["NOTIFY_SOCKET": notify.path])
+        defer {
+            if daemon.isRunning {
+                daemon.terminate()
+                daemon.waitUntilExit()
+            }
+        }
         let ready = notify.wait(for: "READY=1", seconds: 120) { daemon.isRunning }
         #expect(ready.found, "\(ready.messages)")
         kill(daemon.processIdentifier, SIGTERM)
@@ -475,7 +491,9 @@ private enum Harness {
 
     /// Runs the binary as `CLI.run` does (same environment), its output going to files so that nothing blocks, and
     /// kills it if it is still running after `limit` (a hang guard, not a measurement).
-    static func run(_ arguments: [String], database: String = CLI.sharedDatabase, environment: [String: String] = [:], limit: Duration = .seconds(60)) throws -> Outcome {
+    static func run(
+        _ arguments: [String], database: String = CLI.sharedDatabase, environment: [String: String] = [:], limit: Duration = .seconds(60)
+    ) throws -> Outcome {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -507,7 +525,8 @@ private enum Harness {
         if !exited { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         func read(_ path: String) -> String { String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self) }
-        return Outcome(status: process.terminationStatus, reason: process.terminationReason, stdout: read(outPath), stderr: read(errPath), timedOut: !exited)
+        return Outcome(
+            status: process.terminationStatus, reason: process.terminationReason, stdout: read(outPath), stderr: read(errPath), timedOut: !exited)
     }
 
     /// Polls `condition` every 50 ms until it holds or `limit` has passed; whether it held.
@@ -622,7 +641,9 @@ private enum Harness {
             close(descriptor)
             throw Failure(description: "bind/listen on 127.0.0.1: \(reason)")
         }
-        let named = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
         guard named == 0 else {
             close(descriptor)
             throw Failure(description: "getsockname: \(String(cString: strerror(errno)))")
@@ -638,13 +659,17 @@ private enum Harness {
         defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: database).deletingLastPathComponent()) }
         for n in 1...5 {
             let token = String(format: "%064x", n)
-            let added = CLI.run(["devices", "add", "--platform", "apns", "--token", token, "--tz", "UTC", "--now", "2025-02-01T00:00:0\(n)Z"], database: database)
+            let added = CLI.run(
+                ["devices", "add", "--platform", "apns", "--token", token, "--tz", "UTC", "--now", "2025-02-01T00:00:0\(n)Z"], database: database)
             #expect(added.status == 0, "\(added.stderr)")
         }
-        let all = try #require(try JSONSerialization.jsonObject(with: Data(CLI.run(["devices", "list", "--json"], database: database).stdout.utf8)) as? [[String: Any]])
+        let all = try #require(
+            try JSONSerialization.jsonObject(with: Data(CLI.run(["devices", "list", "--json"], database: database).stdout.utf8)) as? [[String: Any]])
         #expect(all.count == 5)
         let ids = all.compactMap { $0["id"] as? String }
-        let first = try #require(try JSONSerialization.jsonObject(with: Data(CLI.run(["devices", "list", "--json", "--limit", "2"], database: database).stdout.utf8)) as? [[String: Any]])
+        let first = try #require(
+            try JSONSerialization.jsonObject(with: Data(CLI.run(["devices", "list", "--json", "--limit", "2"], database: database).stdout.utf8))
+                as? [[String: Any]])
         #expect(first.compactMap { $0["id"] as? String } == Array(ids.prefix(2)))
         let next = CLI.run(["devices", "list", "--json", "--limit", "2", "--after", ids[1]], database: database)
         let second = try #require(try JSONSerialization.jsonObject(with: Data(next.stdout.utf8)) as? [[String: Any]])
@@ -657,9 +682,12 @@ private enum Harness {
         #expect(CLI.run(["serve", "--once", "--now", "2025-03-01T08:05:00Z", "--sink", "jsonl:\(spool)"], database: database).status == 0)
         let queue = try DatabaseQueue(path: database)
         // (Each device also has two days before, inside the look-back, recorded as missed.)
-        try queue.write { db in try db.execute(sql: "UPDATE outbox SET status = 'failed', attempts = 8, last_error = 'HTTP 400' WHERE status = 'delivered'") }
+        try queue.write { db in
+            try db.execute(sql: "UPDATE outbox SET status = 'failed', attempts = 8, last_error = 'HTTP 400' WHERE status = 'delivered'")
+        }
         let rows = try #require(
-            try JSONSerialization.jsonObject(with: Data(CLI.run(["outbox", "list", "--json", "--status", "failed", "--limit", "3"], database: database).stdout.utf8))
+            try JSONSerialization.jsonObject(
+                with: Data(CLI.run(["outbox", "list", "--json", "--status", "failed", "--limit", "3"], database: database).stdout.utf8))
                 as? [[String: Any]])
         #expect(rows.count == 3)
         let lastID = try #require(rows.last?["id"] as? Int)
@@ -724,7 +752,12 @@ private enum Harness {
         process.standardError = try FileHandle(forWritingTo: log)
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
+        defer {
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+            }
+        }
         // Wait (bounded) for the start lines.
         let deadline = Date().addingTimeInterval(120)
         var text = ""
@@ -761,7 +794,11 @@ private enum Harness {
         let db = CLI.freshDatabase()
         defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: db).deletingLastPathComponent()) }
         let token = String(format: "%064x", 9)
-        #expect(CLI.run(["devices", "add", "--platform", "apns", "--token", token, "--tz", "Pacific/Kiritimati", "--now", "2025-01-01T00:00:00Z"], database: db).status == 0)
+        #expect(
+            CLI.run(
+                ["devices", "add", "--platform", "apns", "--token", token, "--tz", "Pacific/Kiritimati", "--now", "2025-01-01T00:00:00Z"],
+                database: db
+            ).status == 0)
         let result = CLI.run(["serve", "--once", "--now", now, "--sink", "stdout"], database: db)
         #expect(result.status == 1, "\(result.stderr)")
         #expect(result.stderr.hasPrefix("dailyverse: invalid --now") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")

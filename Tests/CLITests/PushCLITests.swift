@@ -30,7 +30,8 @@ import Testing
             folder,
             [
                 "DAILYVERSE_PUSH_CA_FILE": ca, "DAILYVERSE_APNS_KEY_FILE": p8.path, "DAILYVERSE_APNS_KEY_ID": standIn.apnsKeyID,
-                "DAILYVERSE_APNS_TEAM_ID": standIn.teamID, "DAILYVERSE_APNS_ENVIRONMENT": "sandbox", "DAILYVERSE_APNS_URL": "https://127.0.0.1:\(port)",
+                "DAILYVERSE_APNS_TEAM_ID": standIn.teamID, "DAILYVERSE_APNS_ENVIRONMENT": "sandbox",
+                "DAILYVERSE_APNS_URL": "https://127.0.0.1:\(port)",
                 "DAILYVERSE_APNS_TOPIC": standIn.topic, "DAILYVERSE_FCM_SERVICE_ACCOUNT_FILE": account.path,
                 "DAILYVERSE_FCM_URL": "https://127.0.0.1:\(port)", "DAILYVERSE_VAPID_KEY_FILE": vapid.path,
                 "DAILYVERSE_VAPID_SUBJECT": "mailto:ops@example.org", "DAILYVERSE_WEB_PUSH_HOSTS": "127.0.0.1", "DAILYVERSE_NOW": now,
@@ -45,7 +46,8 @@ import Testing
             defer { try? FileManager.default.removeItem(at: folder) }
             let database = CLI.freshDatabase()
             let token = String(repeating: "b2", count: 32)
-            let added = await Self.run(["devices", "add", "--platform", "apns", "--token", token, "--tz", "UTC"], database: database, environment: environment)
+            let added = await Self.run(
+                ["devices", "add", "--platform", "apns", "--token", token, "--tz", "UTC"], database: database, environment: environment)
             #expect(added.status == 0, "\(added.stderr)")
             let id = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             let sent = await Self.run(["push", "test", id], database: database, environment: environment)
@@ -70,8 +72,12 @@ import Testing
             defer { try? FileManager.default.removeItem(at: folder) }
             let database = CLI.freshDatabase()
             let setup = ["DAILYVERSE_NOW": "2025-02-28T00:00:00Z"]
-            _ = await Self.run(["devices", "add", "--platform", "apns", "--token", String(repeating: "c3", count: 32), "--tz", "UTC"], database: database, environment: setup)
-            _ = await Self.run(["devices", "add", "--platform", "fcm", "--token", "fcm-token:APA91bCLIStandIn_01", "--tz", "UTC"], database: database, environment: setup)
+            _ = await Self.run(
+                ["devices", "add", "--platform", "apns", "--token", String(repeating: "c3", count: 32), "--tz", "UTC"], database: database,
+                environment: setup)
+            _ = await Self.run(
+                ["devices", "add", "--platform", "fcm", "--token", "fcm-token:APA91bCLIStandIn_01", "--tz", "UTC"], database: database,
+                environment: setup)
             let sub = standIn.subscription(1, port: port)
             _ = await Self.run(
                 ["devices", "add", "--platform", "webpush", "--endpoint", sub.endpoint, "--p256dh", sub.p256dh, "--auth", sub.auth, "--tz", "UTC"],
@@ -108,7 +114,10 @@ import Testing
             (["DAILYVERSE_APNS_ENVIRONMENT": "staging"], "invalid apns_environment 'staging': expected production or sandbox"),
             (["DAILYVERSE_APNS_KEY_ID": "short"], "invalid apns_key_id 'short': expected 10 capital letters and digits"),
             (["DAILYVERSE_VAPID_SUBJECT": "mailto:me@localhost"], "invalid vapid_subject: VAPID subject 'mailto:me@localhost' names 'localhost'"),
-            (["DAILYVERSE_FCM_SERVICE_ACCOUNT_FILE": garbage.path], "invalid fcm_service_account_file '\(garbage.path)': not a service-account JSON object"),
+            (
+                ["DAILYVERSE_FCM_SERVICE_ACCOUNT_FILE": garbage.path],
+                "invalid fcm_service_account_file '\(garbage.path)': not a service-account JSON object"
+            ),
             (["DAILYVERSE_PUSH_CA_FILE": garbage.path], "invalid push_ca_file '\(garbage.path)': is not a PEM certificate file"),
             (["DAILYVERSE_APNS_URL": "http://127.0.0.1:1"], "invalid apns_url 'http://127.0.0.1:1': expected an https:// URL"),
         ]

@@ -10,7 +10,8 @@ import VerseCalendar
 @Suite struct OccasionCommentaryTests {
     static func entry(_ verses: String, _ layer: String, occasion: String? = nil, _ body: String) -> String {
         let bound = occasion.map { #""occasion": "\#($0)", "# } ?? ""
-        return #"{"verses": "\#(verses)", "layer": "\#(layer)", \#(bound)"body": "\#(body)", "source": {"work": null, "author": null, "reference": null, "provenance": "editorial"}}"#
+        return
+            #"{"verses": "\#(verses)", "layer": "\#(layer)", \#(bound)"body": "\#(body)", "source": {"work": null, "author": null, "reference": null, "provenance": "editorial"}}"#
     }
 
     /// An entry written for an occasion is shown on that occasion only: a verse inside its passage, shown on an
@@ -37,7 +38,8 @@ import VerseCalendar
         #expect(other[4].entry?.body == "For the passage on any day.")
         // Importing again replaces by (verses, layer, occasion), so the bound and the unbound entries stay two.
         try database.importCommentary(
-            CommentaryFile(data: Data(Self.entry("87:14-15", "comparative", occasion: "eid-al-fitr", "Changed.").utf8), name: "t.jsonl"), name: "t.jsonl")
+            CommentaryFile(data: Data(Self.entry("87:14-15", "comparative", occasion: "eid-al-fitr", "Changed.").utf8), name: "t.jsonl"),
+            name: "t.jsonl")
         #expect(try database.verse(range, translation: "en.pickthall", occasion: "eid-al-fitr").layers[4].entry?.body == "Changed.")
         #expect(try database.verse(range, translation: "en.pickthall").layers[4].entry?.body == "For the passage on any day.")
     }
@@ -52,7 +54,10 @@ import VerseCalendar
             #expect(error?.description.hasPrefix(words) == true, "\(error?.description ?? "")")
         }
         // The same verse and layer for two occasions, and for none, are three entries; a repeat of one is refused.
-        let three = [Self.entry("2:255", "foundation", "a"), Self.entry("2:255", "foundation", occasion: "ashura", "b"), Self.entry("2:255", "foundation", occasion: "ghadir", "c")]
+        let three = [
+            Self.entry("2:255", "foundation", "a"), Self.entry("2:255", "foundation", occasion: "ashura", "b"),
+            Self.entry("2:255", "foundation", occasion: "ghadir", "c"),
+        ]
         #expect(try CommentaryFile(data: Data(three.joined(separator: "\n").utf8), name: "t.jsonl").entries.count == 3)
         #expect(throws: StoreError.self) { try CommentaryFile(data: Data((three + [three[1]]).joined(separator: "\n").utf8), name: "t.jsonl") }
     }
@@ -70,7 +75,8 @@ import VerseCalendar
                     VALUES (41, 2, 255, 255, 'foundation', 'Imported before v10.', 'editorial', 'import')
                     """)
             try db.execute(sql: "INSERT INTO verse_theme VALUES ('t', 'T', 'r')")
-            try db.execute(sql: "INSERT INTO occasion (id, name, month, day, surah, ayah_start, ayah_end, theme_id) VALUES ('o', 'O', 1, 1, 1, 1, 1, 't')")
+            try db.execute(
+                sql: "INSERT INTO occasion (id, name, month, day, surah, ayah_start, ayah_end, theme_id) VALUES ('o', 'O', 1, 1, 1, 1, 1, 't')")
         }
         try Schema.dailyVerse.migrator.migrate(queue)
         try queue.read { db in
@@ -130,7 +136,10 @@ import VerseCalendar
         let occasionsURL = folder.appendingPathComponent("calendar/occasions.json")
         var occasions = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: occasionsURL)) as? [String: Any])
         var items = try #require(occasions["occasions"] as? [[String: Any]])
-        items.append(["id": "on-a-thirtieth", "name": "30 Shawwal: a test", "month": 10, "day": 30, "rank": 3, "verses": "1:1-3", "theme": ["id": "x", "name": "X", "relevance": "r"]])
+        items.append([
+            "id": "on-a-thirtieth", "name": "30 Shawwal: a test", "month": 10, "day": 30, "rank": 3, "verses": "1:1-3",
+            "theme": ["id": "x", "name": "X", "relevance": "r"],
+        ])
         occasions["occasions"] = items
         try JSONSerialization.data(withJSONObject: occasions).write(to: occasionsURL)
         // Commentary: never shown; editorial naming a source; a summary without its reference; a leak.

@@ -29,7 +29,8 @@ import VerseOfTheDay
         let service = DailyVerseService(database: database)
         let before = try service.coverage(year: 1446, calendar: .ummAlQura)
         let target = try #require(before.incomplete.first { $0.occasion == nil && $0.missing.contains("comparative") })
-        let line = #"{"verses": "\#(target.verses)", "layer": "comparative", "body": "Test.", "source": {"work": null, "author": null, "reference": null, "provenance": "editorial"}}"#
+        let line =
+            #"{"verses": "\#(target.verses)", "layer": "comparative", "body": "Test.", "source": {"work": null, "author": null, "reference": null, "provenance": "editorial"}}"#
         try database.importCommentary(CommentaryFile(data: Data(line.utf8), name: "t.jsonl"), name: "t.jsonl")
         let after = try service.coverage(year: 1446, calendar: .ummAlQura)
         let comparative = { (report: CoverageReport) in report.layers.first { $0.id == "comparative" }! }

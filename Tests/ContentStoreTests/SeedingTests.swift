@@ -52,7 +52,8 @@ import VerseCalendar
         try FileManager.default.copyItem(at: dataDirectory, to: data)
         let database = try AppDatabase.open(path: folder.appendingPathComponent("db.sqlite").path)
         #expect(try database.seedIfNeeded(from: data) == true)
-        let line = #"{"verses": "2:255", "layer": "contemporary", "body": "Imported text.", "source": {"work": null, "author": null, "reference": null, "provenance": "editorial"}}"#
+        let line =
+            #"{"verses": "2:255", "layer": "contemporary", "body": "Imported text.", "source": {"work": null, "author": null, "reference": null, "provenance": "editorial"}}"#
         try database.importCommentary(CommentaryFile(data: Data(line.utf8), name: "x.jsonl"), name: "x.jsonl")
         #expect(try database.seedIfNeeded(from: data) == false)
 

@@ -7,27 +7,28 @@ import VerseOfTheDay
 
 @Suite struct TodayTests {
     /// Fixed dates across several Hijri years: the Umm al-Qura date, the occasion and the verse expected.
-    @Test(arguments: [
-        ("2024-07-16", "1446-01-10", "ashura", "89:27-30"),
-        ("2025-03-01", "1446-09-01", nil, "17:82"),
-        ("2025-03-02", "1446-09-02", nil, "10:57"),
-        ("2024-04-01", "1445-09-22", "qadr-23", "97:1-5"),
-        ("2024-04-10", "1445-10-01", "eid-al-fitr", "87:14-15"),
-        ("2025-06-14", "1446-12-18", "ghadir", "5:67"),
-        ("2025-06-20", "1446-12-24", "mubahala", "3:61"),
-        ("2025-01-27", "1446-07-27", "mabath", "96:1-5"),
-        ("2026-06-25", "1448-01-10", "ashura", "89:27-30"),
-        ("2026-11-21", "1448-06-11", nil, "26:88-89"),
-        ("2023-09-06", "1445-02-21", nil, "31:17"),
-        ("2030-01-15", "1451-09-11", nil, "39:23"),
-        // The Shia year: an occasion on a month's last day (Safar 1446 has 30 days, Dhu al-Qa'dah 29), both days of
-        // Imam Ali in Ramadan, and a night of Eid on its eve.
-        ("2024-09-03", "1446-02-30", "martyrdom-of-imam-al-rida", "112:1-4"),
-        ("2025-05-27", "1446-11-29", "martyrdom-of-imam-al-jawad", "2:154"),
-        ("2025-03-19", "1446-09-19", "imam-ali-struck", "3:185"),
-        ("2025-03-21", "1446-09-21", "martyrdom-of-imam-ali", "2:207"),
-        ("2025-03-29", "1446-09-29", "night-of-eid-al-fitr", "10:58"),
-    ] as [(String, String, String?, String)])
+    @Test(
+        arguments: [
+            ("2024-07-16", "1446-01-10", "ashura", "89:27-30"),
+            ("2025-03-01", "1446-09-01", nil, "17:82"),
+            ("2025-03-02", "1446-09-02", nil, "10:57"),
+            ("2024-04-01", "1445-09-22", "qadr-23", "97:1-5"),
+            ("2024-04-10", "1445-10-01", "eid-al-fitr", "87:14-15"),
+            ("2025-06-14", "1446-12-18", "ghadir", "5:67"),
+            ("2025-06-20", "1446-12-24", "mubahala", "3:61"),
+            ("2025-01-27", "1446-07-27", "mabath", "96:1-5"),
+            ("2026-06-25", "1448-01-10", "ashura", "89:27-30"),
+            ("2026-11-21", "1448-06-11", nil, "26:88-89"),
+            ("2023-09-06", "1445-02-21", nil, "31:17"),
+            ("2030-01-15", "1451-09-11", nil, "39:23"),
+            // The Shia year: an occasion on a month's last day (Safar 1446 has 30 days, Dhu al-Qa'dah 29), both days of
+            // Imam Ali in Ramadan, and a night of Eid on its eve.
+            ("2024-09-03", "1446-02-30", "martyrdom-of-imam-al-rida", "112:1-4"),
+            ("2025-05-27", "1446-11-29", "martyrdom-of-imam-al-jawad", "2:154"),
+            ("2025-03-19", "1446-09-19", "imam-ali-struck", "3:185"),
+            ("2025-03-21", "1446-09-21", "martyrdom-of-imam-ali", "2:207"),
+            ("2025-03-29", "1446-09-29", "night-of-eid-al-fitr", "10:58"),
+        ] as [(String, String, String?, String)])
     func fixtures(date: String, hijri: String, occasion: String?, verse: String) throws {
         let service = DailyVerseService(database: try seededDatabase())
         let report = try service.today(TodayRequest(date: try CivilDate(parsing: date), timeZone: "UTC"))
@@ -63,11 +64,12 @@ import VerseOfTheDay
     }
 
     /// Days that hold several occasions: the rank decides which leads, and the others are named beside it.
-    @Test(arguments: [
-        ("2024-09-01", "passing-of-the-prophet", ["martyrdom-of-imam-hasan"]),
-        ("2024-09-20", "mawlid", ["birth-of-imam-al-sadiq"]),
-        ("2025-06-05", "arafah", ["martyrdom-of-muslim-ibn-aqil", "night-of-eid-al-adha"]),
-    ] as [(String, String, [String])])
+    @Test(
+        arguments: [
+            ("2024-09-01", "passing-of-the-prophet", ["martyrdom-of-imam-hasan"]),
+            ("2024-09-20", "mawlid", ["birth-of-imam-al-sadiq"]),
+            ("2025-06-05", "arafah", ["martyrdom-of-muslim-ibn-aqil", "night-of-eid-al-adha"]),
+        ] as [(String, String, [String])])
     func aDaysOccasionsLeadByRankAndTheOthersAreNamed(date: String, lead: String, others: [String]) throws {
         let report = try DailyVerseService(database: try seededDatabase())
             .today(TodayRequest(date: try CivilDate(parsing: date), timeZone: "UTC"))

@@ -93,7 +93,8 @@ import Testing
         let at = { @Sendable (text: String) in ISO8601DateFormatter().date(from: text)! }
         for (n, time) in ["08:10", "08:12"].enumerated() {
             _ = try database.addDevice(
-                DeviceSettings(token: try .apns(validating: String(format: "%064x", n + 1)), timeZone: "UTC", reminderTime: try ReminderTime(parsing: time)),
+                DeviceSettings(
+                    token: try .apns(validating: String(format: "%064x", n + 1)), timeZone: "UTC", reminderTime: try ReminderTime(parsing: time)),
                 now: at("2025-03-01T00:00:00Z"))
         }
         func scheduler(ahead: TimeInterval) throws -> SchedulerService {
@@ -110,7 +111,10 @@ import Testing
         // Woken then, it writes both fires; it next wakes for the first row's time, then the second's.
         #expect(try early.emitter.run(now: at("2025-03-01T08:09:00Z")).queued == 2)
         #expect(try early.nextWake(after: at("2025-03-01T08:09:00Z")) == 60)
-        try database.write { db in try db.execute(sql: "UPDATE outbox SET status = 'delivered' WHERE fire_at = ?", arguments: [at("2025-03-01T08:10:00Z").timeIntervalSince1970]) }
+        try database.write { db in
+            try db.execute(
+                sql: "UPDATE outbox SET status = 'delivered' WHERE fire_at = ?", arguments: [at("2025-03-01T08:10:00Z").timeIntervalSince1970])
+        }
         #expect(try early.nextWake(after: at("2025-03-01T08:10:00Z")) == 120)
     }
 
@@ -118,7 +122,10 @@ import Testing
         // A datagram socket stands in for systemd's.
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("dv-notify-\(UUID().uuidString.prefix(8))").path
         let server = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { close(server); unlink(path) }
+        defer {
+            close(server)
+            unlink(path)
+        }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { buffer in for (i, b) in path.utf8.enumerated() { buffer[i] = b } }
@@ -177,7 +184,8 @@ struct FailingService: Service {
         let readiness = Readiness(notifier: SystemdNotifier(environment: [:]), waitsForAPI: false)
         let scheduler = SchedulerService(
             database: database, emitter: Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t"))),
-            deliverer: Deliverer(database: database, sink: StdoutSink()), clock: { now }, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+            deliverer: Deliverer(database: database, sink: StdoutSink()), clock: { now },
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
             notifier: SystemdNotifier(environment: [:]), heartbeat: Heartbeat(), maximumSleep: 3600, readiness: readiness)
         // (The clock is pinned and no device is due: the scheduler sleeps its maximum, an hour.)
         let task = Task { try await scheduler.run() }
@@ -202,10 +210,11 @@ struct FailingService: Service {
         #expect(schedulerOnly.isReady)
     }
 
-    @Test(arguments: [
-        ("60000000", 60.0), ("1", 0.000_001), ("0", nil), ("-5", nil), ("1e9", nil), ("9223372036854775807", nil), ("86400000001", nil),
-        ("", nil), ("abc", nil), ("99999999999999999999", nil),
-    ] as [(String, Double?)])
+    @Test(
+        arguments: [
+            ("60000000", 60.0), ("1", 0.000_001), ("0", nil), ("-5", nil), ("1e9", nil), ("9223372036854775807", nil), ("86400000001", nil),
+            ("", nil), ("abc", nil), ("99999999999999999999", nil),
+        ] as [(String, Double?)])
     func theWatchdogIntervalFromTheEnvironmentIsRangeChecked(text: String, expected: Double?) {
         #expect(SystemdNotifier(environment: ["WATCHDOG_USEC": text]).watchdogInterval == expected)
     }
@@ -239,7 +248,8 @@ final class CapturedLog: @unchecked Sendable {
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt)
+        {
             let fields = (metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             log.append(level, "\(message) \(fields)")
         }
@@ -253,7 +263,8 @@ final class CapturedLog: @unchecked Sendable {
         let database = try AppDatabase.inMemory()
         let scheduler = SchedulerService(
             database: database, emitter: Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t"))),
-            deliverer: Deliverer(database: database, sink: StdoutSink()), clock: { Date() }, logger: logger, notifier: SystemdNotifier(environment: [:]),
+            deliverer: Deliverer(database: database, sink: StdoutSink()), clock: { Date() }, logger: logger,
+            notifier: SystemdNotifier(environment: [:]),
             heartbeat: Heartbeat())
         var delivered = DeliverySummary()
         delivered.delivered = 3
@@ -268,7 +279,8 @@ final class CapturedLog: @unchecked Sendable {
         failing.deferred = 7
         failing.lastError = "cannot write spool file '/s/2025-03-01.jsonl': No space left on device (errno 28)"
         failing.localError = failing.lastError
-        scheduler.log(.init(emitted: EmitSummary(), delivered: failing, seconds: 0.5, emitError: "database '/db': database or disk is full (SQLite code 13)"))
+        scheduler.log(
+            .init(emitted: EmitSummary(), delivered: failing, seconds: 0.5, emitError: "database '/db': database or disk is full (SQLite code 13)"))
         let lines = captured.all
         #expect(lines.contains { $0.0 == .info && $0.1.contains("pass done") && $0.1.contains("seconds=1.250") })
         #expect(lines.contains { $0.0 == .warning && $0.1.contains("retry") && $0.1.contains("HTTP 503") })
@@ -302,7 +314,8 @@ func limitPages(_ database: AppDatabase) throws {
         // Many more devices due at 08:30, then no page may be added.
         for n in 2...400 {
             _ = try database.addDevice(
-                DeviceSettings(token: try .apns(validating: String(format: "%064x", n)), timeZone: "UTC", reminderTime: try ReminderTime(parsing: "08:30")),
+                DeviceSettings(
+                    token: try .apns(validating: String(format: "%064x", n)), timeZone: "UTC", reminderTime: try ReminderTime(parsing: "08:30")),
                 now: created)
         }
         try limitPages(database)

@@ -29,7 +29,8 @@ import VerseOfTheDay
         }
         var translation: [String: String] = [:]
         for line in try String(contentsOf: dataDirectory.appendingPathComponent("quran/translation-en-pickthall.txt"), encoding: .utf8)
-            .split(separator: "\n") {
+            .split(separator: "\n")
+        {
             let parts = line.split(separator: "|", maxSplits: 2)
             if parts.count == 3 { translation["\(parts[0])|\(parts[1])"] = String(parts[2]) }
         }
@@ -57,9 +58,12 @@ import VerseOfTheDay
                 let fireAt = Scheduler.fireInstant(date: date, time: .default, zone: zone)
                 // The gateways' limits, and a tight one that the year's long passages must be shortened to meet.
                 for push in [configuration.push, tight] {
-                    let message = PayloadTemplate(content: content, locale: device.locale, configuration: push).message(for: device, fireAt: fireAt, zone: zone)
+                    let message = PayloadTemplate(content: content, locale: device.locale, configuration: push).message(
+                        for: device, fireAt: fireAt, zone: zone)
                     let limit = push.limit(for: device.platform)
-                    #expect(message.countedBytes <= limit, "\(date) \(report.verse.key) \(device.platform) \(device.locale): \(message.countedBytes) > \(limit)")
+                    #expect(
+                        message.countedBytes <= limit,
+                        "\(date) \(report.verse.key) \(device.platform) \(device.locale): \(message.countedBytes) > \(limit)")
                     #expect((try? JSONSerialization.jsonObject(with: Data(message.payload.utf8))) != nil, "\(date) \(device.platform): not JSON")
                     if push.maximumPayloadBytes == tight.maximumPayloadBytes, message.payload.contains("…") { shortened += 1 }
                     largest = max(largest, push.maximumPayloadBytes == tight.maximumPayloadBytes ? 0 : message.countedBytes)

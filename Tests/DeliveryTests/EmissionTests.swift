@@ -29,7 +29,9 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
     @Test func onePayloadPerDeviceAndDateHoweverOftenItRuns() async throws {
         let database = try seededDatabase()
         let created = instant("2025-02-01T00:00:00Z")
-        for (n, zone) in ["Asia/Baghdad", "Asia/Tokyo", "America/Los_Angeles", "Europe/London", "Pacific/Kiritimati", "Pacific/Pago_Pago", "Australia/Lord_Howe"].enumerated() {
+        for (n, zone) in [
+            "Asia/Baghdad", "Asia/Tokyo", "America/Los_Angeles", "Europe/London", "Pacific/Kiritimati", "Pacific/Pago_Pago", "Australia/Lord_Howe",
+        ].enumerated() {
             _ = try database.addDevice(DeviceSettings(token: try apnsToken(n), timeZone: zone), now: created)
         }
         let emitter = Emitter(database: database, configuration: configuration)
@@ -61,7 +63,9 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         let emitter = Emitter(database: database, configuration: configuration)
         #expect(try emitter.run(now: instant("2025-03-01T08:05:00Z")).queued == 1)
         try await database.write { db in
-            try db.execute(sql: "UPDATE schedule SET last_local_day = NULL, next_fire_at = 0 WHERE device_seq = (SELECT seq FROM device WHERE id = ?)", arguments: [device.id])
+            try db.execute(
+                sql: "UPDATE schedule SET last_local_day = NULL, next_fire_at = 0 WHERE device_seq = (SELECT seq FROM device WHERE id = ?)",
+                arguments: [device.id])
         }
         #expect(try emitter.run(now: instant("2025-03-01T08:06:00Z")).queued == 0)
         #expect(try database.outbox(date: try CivilDate(parsing: "2025-03-01")).count == 1)
@@ -72,7 +76,9 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
         let device = try database.addDevice(DeviceSettings(token: try apnsToken(2), timeZone: "Asia/Tokyo"), now: instant("2025-02-01T00:00:00Z"))
         let emitter = Emitter(database: database, configuration: configuration)
         #expect(try emitter.run(now: instant("2025-02-28T23:05:00Z")).queued == 1)  // 08:05 on 1 March in Tokyo
-        _ = try database.updateDevice(id: device.id, DeviceSettings(timeZone: "America/Los_Angeles", reminderTime: try ReminderTime(parsing: "09:00")), now: instant("2025-02-28T23:10:00Z"))
+        _ = try database.updateDevice(
+            id: device.id, DeviceSettings(timeZone: "America/Los_Angeles", reminderTime: try ReminderTime(parsing: "09:00")),
+            now: instant("2025-02-28T23:10:00Z"))
         // 09:00 on 1 March in Los Angeles: that local date has had its verse.
         #expect(try emitter.run(now: instant("2025-03-01T17:30:00Z")).queued == 0)
         #expect(try emitter.run(now: instant("2025-03-02T17:30:00Z")).queued == 1)
@@ -126,7 +132,9 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
     @Test func lateFiresAreSentWithinGraceAndMissedAfter() async throws {
         let database = try seededDatabase()
         _ = try database.addDevice(DeviceSettings(token: try apnsToken(3), timeZone: "UTC"), now: instant("2025-02-01T00:00:00Z"))
-        _ = try database.addDevice(DeviceSettings(token: try apnsToken(4), timeZone: "UTC", reminderTime: try ReminderTime(parsing: "05:00")), now: instant("2025-02-01T00:00:00Z"))
+        _ = try database.addDevice(
+            DeviceSettings(token: try apnsToken(4), timeZone: "UTC", reminderTime: try ReminderTime(parsing: "05:00")),
+            now: instant("2025-02-01T00:00:00Z"))
         // Down since before both fires; back at 09:30: the 08:00 fire is 1.5 h late (sent), the 05:00 one 4.5 h (missed).
         let summary = try Emitter(database: database, configuration: configuration).run(now: instant("2025-03-01T09:30:00Z"))
         #expect(summary.queued == 1)
@@ -135,7 +143,8 @@ let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsT
 
     @Test func payloadsCarryTheDaysVerseForTheDevicesCalendar() async throws {
         let database = try seededDatabase()
-        _ = try database.addDevice(DeviceSettings(token: try apnsToken(5), timeZone: "Asia/Baghdad", locale: .ar), now: instant("2025-02-01T00:00:00Z"))
+        _ = try database.addDevice(
+            DeviceSettings(token: try apnsToken(5), timeZone: "Asia/Baghdad", locale: .ar), now: instant("2025-02-01T00:00:00Z"))
         _ = try Emitter(database: database, configuration: configuration).run(now: instant("2025-06-14T05:10:00Z"))
         let row = try #require(try database.outbox(status: .pending).first)
         #expect(row.payload.contains("\"verse_key\":\"5:67\""))

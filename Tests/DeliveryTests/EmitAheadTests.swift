@@ -25,7 +25,8 @@ import Testing
 
     func utcDevice(_ database: AppDatabase, _ n: Int, at time: String) throws -> Device {
         try database.addDevice(
-            DeviceSettings(token: try apnsToken(n), timeZone: "UTC", reminderTime: try ReminderTime(parsing: time)), now: instant("2025-03-01T00:00:00Z"))
+            DeviceSettings(token: try apnsToken(n), timeZone: "UTC", reminderTime: try ReminderTime(parsing: time)),
+            now: instant("2025-03-01T00:00:00Z"))
     }
 
     func nextAttempt(_ database: AppDatabase, _ device: Device) throws -> Double? {
@@ -82,7 +83,9 @@ import Testing
             while now < instant("2025-04-07T00:00:00Z") {
                 _ = try emitter.run(now: now)
                 let at = now
-                for record in try await database.read({ db in try AppDatabase.deliverable(db, now: at, limit: 1_000) }) { #expect(record.fireAt <= at) }
+                for record in try await database.read({ db in try AppDatabase.deliverable(db, now: at, limit: 1_000) }) {
+                    #expect(record.fireAt <= at)
+                }
                 _ = try await deliverer.run(now: now)
                 now = now.addingTimeInterval(300)
             }

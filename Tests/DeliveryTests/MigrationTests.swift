@@ -14,7 +14,9 @@ import Testing
         let queue = try DatabaseQueue()
         try Schema.dailyVerse.migrator.migrate(queue, upTo: "v3-accounts")
         try await queue.write { db in
-            for (id, enabled, last, next) in [("a-1", true, "2025-03-01", 1_740_906_000.0), ("b-2", false, nil, nil)] as [(String, Bool, String?, Double?)] {
+            for (id, enabled, last, next) in [("a-1", true, "2025-03-01", 1_740_906_000.0), ("b-2", false, nil, nil)]
+                as [(String, Bool, String?, Double?)]
+            {
                 try db.execute(
                     sql: """
                         INSERT INTO device (id, platform, token, timezone, reminder_time, locale, calendar, adjustment, display_theme,
@@ -77,8 +79,9 @@ import Testing
         try Schema.dailyVerse.migrator.migrate(queue)
         try await queue.write { db in
             let rows = try Row.fetchAll(db, sql: "SELECT id, device_seq, local_date, status FROM outbox ORDER BY id")
-            #expect(rows.map { "\($0["id"] as Int) \($0["device_seq"] as Int) \($0["local_date"] as String) \($0["status"] as String)" }
-                == ["1 1 2025-03-01 delivered", "2 1 2025-03-02 pending", "3 2 2025-03-01 missed"])
+            #expect(
+                rows.map { "\($0["id"] as Int) \($0["device_seq"] as Int) \($0["local_date"] as String) \($0["status"] as String)" }
+                    == ["1 1 2025-03-01 delivered", "2 1 2025-03-02 pending", "3 2 2025-03-01 missed"])
             #expect(throws: DatabaseError.self) { try db.execute(sql: insert, arguments: [1, "d-1", "2025-03-02", "pending"]) }
             // The emitter's form: a second row for the same device and date is silently not written.
             try db.execute(sql: insert + " ON CONFLICT DO NOTHING", arguments: [2, "d-2", "2025-03-01", "pending"])
@@ -141,7 +144,10 @@ import Testing
         }
         #expect(throws: DatabaseError.self) { try Schema.dailyVerse.migrator.migrate(queue) }
         let (after, applied) = try await queue.read { db in
-            (try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'outbox'"), try Schema.dailyVerse.migrator.appliedIdentifiers(db))
+            (
+                try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'outbox'"),
+                try Schema.dailyVerse.migrator.appliedIdentifiers(db)
+            )
         }
         #expect(after == before)
         #expect(!applied.contains("v7-outbox-status-check"))

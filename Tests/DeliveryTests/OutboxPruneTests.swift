@@ -23,10 +23,11 @@ import Testing
         let pruned = try database.pruneOutbox(settledBefore: instant("2025-03-03T00:00:00Z"), chunk: 1)
         #expect(pruned == 3)  // device 0's rows of 1 and 2 March, device 1's failed row of 1 March
         let left = try database.outbox().map { "\($0.localDate) \($0.status.rawValue)" }
-        #expect(left.sorted() == [
-            "2025-03-02 pending", "2025-03-03 delivered", "2025-03-03 pending", "2025-03-04 delivered", "2025-03-04 pending",
-            "2025-03-05 delivered", "2025-03-05 pending",
-        ])
+        #expect(
+            left.sorted() == [
+                "2025-03-02 pending", "2025-03-03 delivered", "2025-03-03 pending", "2025-03-04 delivered", "2025-03-04 pending",
+                "2025-03-05 delivered", "2025-03-05 pending",
+            ])
         // Pruned dates never come back: the queue remembers each device's last fired date.
         #expect(try emitter.run(now: instant("2025-03-05T09:00:00Z")).queued == 0)
         #expect(try database.pruneOutbox(settledBefore: instant("2025-03-03T00:00:00Z")) == 0)

@@ -105,7 +105,8 @@ import Testing
     @Test func aSinkForSomePlatformsLeavesTheOthersRowsUntouched() async throws {
         let database = try seededDatabase()
         _ = try devices(database)
-        _ = try database.addDevice(DeviceSettings(token: try .fcm(validating: "fcm-token:APA91bExampleExample_01"), timeZone: "UTC"), now: instant("2025-02-01T00:00:00Z"))
+        _ = try database.addDevice(
+            DeviceSettings(token: try .fcm(validating: "fcm-token:APA91bExampleExample_01"), timeZone: "UTC"), now: instant("2025-02-01T00:00:00Z"))
         _ = try Emitter(database: database, configuration: configuration).run(now: instant("2025-03-01T08:05:00Z"))
         let sink = AnsweringSink(platforms: ["fcm"])
         let summary = try await Deliverer(database: database, sink: sink).run(now: instant("2025-03-01T08:06:00Z"))

@@ -39,7 +39,8 @@ import Testing
                 client: client, keyID: standIn.apnsKeyID, teamID: standIn.teamID, key: apnsKey ?? standIn.apnsKey, environment: .sandbox,
                 baseURL: "https://127.0.0.1:\(port)", store: DatabaseCredentialStore(database: database))
             let fcmSender = try FCMSender(
-                client: client, account: ServiceAccount.parse(Data(standIn.serviceAccountJSON(port: port).utf8)), baseURL: "https://127.0.0.1:\(port)")
+                client: client, account: ServiceAccount.parse(Data(standIn.serviceAccountJSON(port: port).utf8)), baseURL: "https://127.0.0.1:\(port)"
+            )
             let webPushSender = WebPushSender(
                 client: client, vapid: try VAPIDKey(privateKey: standIn.vapidKey, subject: "mailto:ops@example.org"), allowedHosts: ["127.0.0.1"])
             let clock = clock
@@ -153,14 +154,28 @@ import Testing
         Case(device: "ios", key: apnsToken, answer: .apns(429, "TooManyRequests"), status: .pending, attempts: 1, enabled: true),
         Case(device: "ios", key: apnsToken, answer: .apns(503, "ServiceUnavailable"), status: .pending, attempts: 1, enabled: true),
         Case(device: "ios", key: apnsToken, answer: .apns(413, "PayloadTooLarge"), status: .failed, attempts: 1, enabled: true),
-        Case(device: "android", key: fcmToken, answer: .init(status: 200, body: #"{"name":"projects/p/messages/1"}"#), status: .delivered, attempts: 1, enabled: true),
-        Case(device: "android", key: fcmToken, answer: .fcm(404, status: "NOT_FOUND", code: "UNREGISTERED"), status: .failed, attempts: 1, enabled: false),
-        Case(device: "android", key: fcmToken, answer: .fcm(403, status: "PERMISSION_DENIED", code: "SENDER_ID_MISMATCH"), status: .failed, attempts: 1, enabled: false),
-        Case(device: "android", key: fcmToken, answer: .fcm(400, status: "INVALID_ARGUMENT", code: "INVALID_ARGUMENT"), status: .failed, attempts: 1, enabled: true),
-        Case(device: "android", key: fcmToken, answer: .fcm(429, status: "RESOURCE_EXHAUSTED", code: "QUOTA_EXCEEDED"), status: .pending, attempts: 1, enabled: true),
-        Case(device: "android", key: fcmToken, answer: .fcm(503, status: "UNAVAILABLE", code: "UNAVAILABLE"), status: .pending, attempts: 1, enabled: true),
+        Case(
+            device: "android", key: fcmToken, answer: .init(status: 200, body: #"{"name":"projects/p/messages/1"}"#), status: .delivered, attempts: 1,
+            enabled: true),
+        Case(
+            device: "android", key: fcmToken, answer: .fcm(404, status: "NOT_FOUND", code: "UNREGISTERED"), status: .failed, attempts: 1,
+            enabled: false),
+        Case(
+            device: "android", key: fcmToken, answer: .fcm(403, status: "PERMISSION_DENIED", code: "SENDER_ID_MISMATCH"), status: .failed,
+            attempts: 1, enabled: false),
+        Case(
+            device: "android", key: fcmToken, answer: .fcm(400, status: "INVALID_ARGUMENT", code: "INVALID_ARGUMENT"), status: .failed, attempts: 1,
+            enabled: true),
+        Case(
+            device: "android", key: fcmToken, answer: .fcm(429, status: "RESOURCE_EXHAUSTED", code: "QUOTA_EXCEEDED"), status: .pending, attempts: 1,
+            enabled: true),
+        Case(
+            device: "android", key: fcmToken, answer: .fcm(503, status: "UNAVAILABLE", code: "UNAVAILABLE"), status: .pending, attempts: 1,
+            enabled: true),
         Case(device: "android", key: fcmToken, answer: .fcm(500, status: "INTERNAL", code: "INTERNAL"), status: .pending, attempts: 1, enabled: true),
-        Case(device: "android", key: fcmToken, answer: .fcm(401, status: "UNAUTHENTICATED", code: "THIRD_PARTY_AUTH_ERROR"), status: .pending, attempts: 0, enabled: true),
+        Case(
+            device: "android", key: fcmToken, answer: .fcm(401, status: "UNAUTHENTICATED", code: "THIRD_PARTY_AUTH_ERROR"), status: .pending,
+            attempts: 0, enabled: true),
         Case(device: "web", key: "sub-0", answer: .init(status: 201), status: .delivered, attempts: 1, enabled: true),
         Case(device: "web", key: "sub-0", answer: .init(status: 202), status: .delivered, attempts: 1, enabled: true),
         Case(device: "web", key: "sub-0", answer: .init(status: 404), status: .failed, attempts: 1, enabled: false),
@@ -265,7 +280,8 @@ import Testing
             #expect(android["time_to_live"] as? Int == 57_535 && android["priority"] as? String == "high")
             // A batch gorush refuses is failed, not retried.
             let other = try seededDatabase()
-            _ = try other.addDevice(DeviceSettings(token: try .apns(validating: Self.apnsToken), timeZone: "UTC"), id: "ios", now: instant("2025-02-28T00:00:00Z"))
+            _ = try other.addDevice(
+                DeviceSettings(token: try .apns(validating: Self.apnsToken), timeZone: "UTC"), id: "ios", now: instant("2025-02-28T00:00:00Z"))
             _ = try Emitter(database: other, configuration: EmitConfiguration(grace: 7200, push: PushConfiguration(apnsTopic: "t"), batchSize: 10))
                 .run(now: Self.fire.addingTimeInterval(30))
             await h.script.answer("gorush", with: .init(status: 400, body: "Number of notifications(2) over limit(1)"))

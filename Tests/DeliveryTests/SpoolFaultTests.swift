@@ -56,7 +56,9 @@ struct SmallFilesystem {
     /// `count` devices due at 08:00 UTC on 1 March, emitted: as many pending rows.
     func pendingRows(_ count: Int) throws -> AppDatabase {
         let database = try seededDatabase()
-        for n in 0..<count { _ = try database.addDevice(DeviceSettings(token: try apnsToken(n + 1), timeZone: "UTC"), now: instant("2025-02-01T00:00:00Z")) }
+        for n in 0..<count {
+            _ = try database.addDevice(DeviceSettings(token: try apnsToken(n + 1), timeZone: "UTC"), now: instant("2025-02-01T00:00:00Z"))
+        }
         _ = try Emitter(database: database, configuration: configuration).run(now: instant("2025-03-01T08:05:00Z"))
         #expect(try database.outbox(status: .pending).count == count)
         return database

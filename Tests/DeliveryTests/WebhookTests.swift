@@ -1,12 +1,13 @@
 import ContentStore
 import Foundation
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 import Storage
 import Testing
 
 @testable import Delivery
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// A loopback HTTP/1.1 server answering from a script, one response per request, and keeping the request bodies.
 final class ScriptedHTTPServer: @unchecked Sendable {
@@ -67,7 +68,8 @@ final class ScriptedHTTPServer: @unchecked Sendable {
             received.append(contentsOf: buffer[0..<n])
             guard let headEnd = received.range(of: Data("\r\n\r\n".utf8)) else { continue }
             let head = String(decoding: received[..<headEnd.lowerBound], as: UTF8.self).lowercased()
-            let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+            let length =
+                head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
                 .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
             if received.count - headEnd.upperBound >= length {
                 let body = received[headEnd.upperBound..<(headEnd.upperBound + length)]

@@ -21,7 +21,8 @@ import Testing
 
     /// POSTs JSON, returns (status, body).
     func post(_ client: some TestClientProtocol, _ uri: String, _ json: [String: Any], token: String? = nil) async throws -> (Int, [String: Any]) {
-        try await client.execute(uri: uri, method: .post, headers: token.map(bearer) ?? [.contentType: "application/json"], body: try body(json)) { response in
+        try await client.execute(uri: uri, method: .post, headers: token.map(bearer) ?? [.contentType: "application/json"], body: try body(json)) {
+            response in
             (response.status.code, response.body.readableBytes > 0 ? try object(response.body) : [:])
         }
     }
@@ -144,14 +145,17 @@ import Testing
             let guestToken = token(guest)
             _ = try await post(client, "/v1/onboarding/events", ["type": "view"], token: guestToken)
             _ = try await post(client, "/v1/onboarding/events", ["type": "advance"], token: guestToken)
-            let (status, account) = try await post(client, "/v1/accounts", ["email": "yusuf@example.org", "password": "a long passphrase"], token: guestToken)
+            let (status, account) = try await post(
+                client, "/v1/accounts", ["email": "yusuf@example.org", "password": "a long passphrase"], token: guestToken)
             #expect(status == 201)
             #expect(user(account)["id"] as? String == user(guest)["id"] as? String)
             #expect(user(account)["mode"] as? String == "account")
             let state = try await get(client, "/v1/onboarding", token: token(account)).1
             #expect(state["current_screen"] as? String == "mission")
             // An account cannot upgrade again.
-            #expect(try await post(client, "/v1/accounts", ["email": "other@example.org", "password": "a long passphrase"], token: token(account)).0 == 409)
+            #expect(
+                try await post(client, "/v1/accounts", ["email": "other@example.org", "password": "a long passphrase"], token: token(account)).0
+                    == 409)
         }
     }
 
@@ -162,7 +166,10 @@ import Testing
             let initial = try await get(client, "/v1/onboarding", token: a).1
             #expect(initial["current_screen"] as? String == "hadith")
             #expect(initial["flow_version"] as? Int == 1)
-            for event in [["type": "view"], ["type": "skip"], ["type": "select_theme", "theme": "emerald"], ["type": "choose_account", "mode": "guest"], ["type": "complete"]] {
+            for event in [
+                ["type": "view"], ["type": "skip"], ["type": "select_theme", "theme": "emerald"], ["type": "choose_account", "mode": "guest"],
+                ["type": "complete"],
+            ] {
                 let (status, _) = try await post(client, "/v1/onboarding/events", event, token: a)
                 #expect(status == 200, "\(event)")
             }
@@ -183,7 +190,8 @@ import Testing
             #expect(try await post(client, "/v1/onboarding/events", ["type": "view"], token: nil).0 == 401)
             // Each says what was wrong, with the code the device routes use for a body that is not JSON.
             func refusal(_ body: String) async throws -> (Int, String?, String) {
-                try await client.execute(uri: "/v1/onboarding/events", method: .post, headers: bearer(b), body: ByteBuffer(string: body)) { response in
+                try await client.execute(uri: "/v1/onboarding/events", method: .post, headers: bearer(b), body: ByteBuffer(string: body)) {
+                    response in
                     let error = (try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])?["error"] as? [String: Any]
                     return (Int(response.status.code), error?["code"] as? String, error?["message"] as? String ?? "")
                 }
@@ -209,19 +217,27 @@ import Testing
     @Test func signingInAsAGuestMergesTheGuestIntoTheAccount() async throws {
         try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
             // An account with a bookmark and its own settings, and no onboarding progress.
-            let account = helper.token(try await helper.post(client, "/v1/accounts", ["email": "amina@example.org", "password": "a long passphrase"]).1)
+            let account = helper.token(
+                try await helper.post(client, "/v1/accounts", ["email": "amina@example.org", "password": "a long passphrase"]).1)
             _ = try await client.execute(uri: "/v1/bookmarks/2:255", method: .put, headers: helper.bearer(account)) { $0.status }
             _ = try await client.execute(
-                uri: "/v1/me/settings", method: .patch, headers: helper.bearer(account), body: try helper.body(["reminder_time": "05:30"])) { $0.status }
+                uri: "/v1/me/settings", method: .patch, headers: helper.bearer(account), body: try helper.body(["reminder_time": "05:30"])
+            ) { $0.status }
             // A guest on another phone, further along in onboarding, with its own bookmarks and settings.
             let guestReply = try await helper.post(client, "/v1/guests", [:]).1
             let guest = helper.token(guestReply)
-            for key in ["2:255", "96:1-5"] { _ = try await client.execute(uri: "/v1/bookmarks/\(key)", method: .put, headers: helper.bearer(guest)) { $0.status } }
+            for key in ["2:255", "96:1-5"] {
+                _ = try await client.execute(uri: "/v1/bookmarks/\(key)", method: .put, headers: helper.bearer(guest)) { $0.status }
+            }
             _ = try await client.execute(
-                uri: "/v1/me/settings", method: .patch, headers: helper.bearer(guest), body: try helper.body(["reminder_time": "07:00"])) { $0.status }
-            for event in [["type": "view"], ["type": "advance"], ["type": "view"]] { _ = try await helper.post(client, "/v1/onboarding/events", event, token: guest) }
+                uri: "/v1/me/settings", method: .patch, headers: helper.bearer(guest), body: try helper.body(["reminder_time": "07:00"])
+            ) { $0.status }
+            for event in [["type": "view"], ["type": "advance"], ["type": "view"]] {
+                _ = try await helper.post(client, "/v1/onboarding/events", event, token: guest)
+            }
 
-            let (status, signedIn) = try await helper.post(client, "/v1/sessions", ["email": "amina@example.org", "password": "a long passphrase"], token: guest)
+            let (status, signedIn) = try await helper.post(
+                client, "/v1/sessions", ["email": "amina@example.org", "password": "a long passphrase"], token: guest)
             #expect(status == 200)
             let merged = helper.token(signedIn)
             #expect(helper.user(signedIn)["mode"] as? String == "account")

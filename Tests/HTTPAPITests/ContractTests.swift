@@ -33,11 +33,12 @@ import Yams
     @Test func theDocumentAndTheRouterHaveTheSameRoutes() throws {
         #expect(spec["openapi"] as? String == "3.1.0")
         let router = buildRouter(try makeEnvironment(clock: { AccountRoutesTests.now }))
-        let routes = Set(router.routes.map { route in
-            // Hummingbird writes captures as ":name"; OpenAPI as "{name}".
-            let path = route.path.description.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }
-            return "\(route.method.rawValue) /" + path.joined(separator: "/")
-        })
+        let routes = Set(
+            router.routes.map { route in
+                // Hummingbird writes captures as ":name"; OpenAPI as "{name}".
+                let path = route.path.description.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }
+                return "\(route.method.rawValue) /" + path.joined(separator: "/")
+            })
         #expect(routes.subtracting(operations).isEmpty, "routes not in openapi.yaml: \(routes.subtracting(operations).sorted())")
         #expect(operations.subtracting(routes).isEmpty, "documented but not routed: \(operations.subtracting(routes).sorted())")
     }
@@ -62,8 +63,12 @@ import Yams
             ) async throws -> [String: Any] {
                 var headers: HTTPFields = [.contentType: "application/json"]
                 if let token { headers[.authorization] = "Bearer \(token)" }
-                let result = try await client.execute(uri: uri ?? template, method: method, headers: headers, body: try json.map { try helper.body($0) }) {
-                    Call(method: method, template: template, status: $0.status.code, contentType: $0.headers[.contentType], body: Data(buffer: $0.body))
+                let result = try await client.execute(
+                    uri: uri ?? template, method: method, headers: headers, body: try json.map { try helper.body($0) }
+                ) {
+                    Call(
+                        method: method, template: template, status: $0.status.code, contentType: $0.headers[.contentType], body: Data(buffer: $0.body)
+                    )
                 }
                 recorded.list.append(result)
                 return (try? JSONSerialization.jsonObject(with: result.body)) as? [String: Any] ?? [:]
@@ -97,13 +102,21 @@ import Yams
             _ = try await call(.put, "/v1/bookmarks/{key}", "/v1/bookmarks/2:255", token: guest)
             _ = try await call(.delete, "/v1/bookmarks/{key}", "/v1/bookmarks/2:255", token: guest)
             _ = try await call(.delete, "/v1/bookmarks/{key}", "/v1/bookmarks/2:255", token: guest)
-            let created = try await call(.post, "/v1/devices", nil, ["platform": "apns", "token": String(repeating: "ab", count: 32), "timezone": "UTC"], token: guest)
+            let created = try await call(
+                .post, "/v1/devices", nil, ["platform": "apns", "token": String(repeating: "ab", count: 32), "timezone": "UTC"], token: guest)
             let id = (created["device"] as? [String: Any])?["id"] as? String ?? ""
-            _ = try await call(.post, "/v1/devices", nil, ["platform": "apns", "token": String(repeating: "ab", count: 32), "timezone": "UTC"], token: guest)
+            _ = try await call(
+                .post, "/v1/devices", nil, ["platform": "apns", "token": String(repeating: "ab", count: 32), "timezone": "UTC"], token: guest)
             _ = try await call(.post, "/v1/devices", nil, ["platform": "apns", "token": "x", "timezone": "UTC"], token: guest)
             _ = try await call(
                 .post, "/v1/devices", nil,
-                ["platform": "webpush", "timezone": "UTC", "token": ["endpoint": "https://push.example.org/1", "p256dh": "BA" + String(repeating: "A", count: 85), "auth": "AAAAAAAAAAAAAAAAAAAAAA"]],
+                [
+                    "platform": "webpush", "timezone": "UTC",
+                    "token": [
+                        "endpoint": "https://push.example.org/1", "p256dh": "BA" + String(repeating: "A", count: 85),
+                        "auth": "AAAAAAAAAAAAAAAAAAAAAA",
+                    ],
+                ],
                 token: guest)
             _ = try await call(.get, "/v1/devices", token: guest)
             _ = try await call(.patch, "/v1/devices/{id}", "/v1/devices/\(id)", ["locale": "ar"], token: guest)
@@ -238,7 +251,9 @@ import Yams
             #expect(text.contains(#"http_requests_total{method="GET",route="/v1/today",status="200"} 2"#), "\(text.prefix(2000))")
             #expect(text.contains(#"http_requests_total{method="GET",route="/v1/today",status="400"} 1"#))
             // The route's pattern, not the raw path: a verse key never becomes a label of its own.
-            #expect(text.contains(#"http_requests_total{method="GET",route="/v1/verses/{key}",status="200"} 2"#) || text.contains(#"route="/v1/verses/:key",status="200"} 2"#))
+            #expect(
+                text.contains(#"http_requests_total{method="GET",route="/v1/verses/{key}",status="200"} 2"#)
+                    || text.contains(#"route="/v1/verses/:key",status="200"} 2"#))
             #expect(!text.contains("2:255"))
             #expect(text.contains("http_request_duration_seconds_bucket"))
         }

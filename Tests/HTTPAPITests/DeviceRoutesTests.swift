@@ -17,7 +17,8 @@ import Testing
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let (created, body) = try await data.send(
                 client, .post, "/v1/devices",
-                ["platform": "apns", "token": apns(1), "timezone": "Asia/Baghdad", "reminder_time": "06:30", "adjustment": 1, "enabled": true], token: a)
+                ["platform": "apns", "token": apns(1), "timezone": "Asia/Baghdad", "reminder_time": "06:30", "adjustment": 1, "enabled": true],
+                token: a)
             #expect(created == 201)
             let device = try #require(body["device"] as? [String: Any])
             let id = try #require(device["id"] as? String)
@@ -47,7 +48,9 @@ import Testing
         try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let b = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
-            let body = try await data.send(client, .post, "/v1/devices", ["platform": "fcm", "token": "fcm-token-of-a-0123456789", "timezone": "UTC"], token: a).1
+            let body = try await data.send(
+                client, .post, "/v1/devices", ["platform": "fcm", "token": "fcm-token-of-a-0123456789", "timezone": "UTC"], token: a
+            ).1
             let id = try #require((body["device"] as? [String: Any])?["id"] as? String)
             #expect((try await data.send(client, .get, "/v1/devices", token: b).1["devices"] as? [Any])?.isEmpty == true)
             let (status, error) = try await data.send(client, .patch, "/v1/devices/\(id)", ["timezone": "Asia/Tokyo"], token: b)
@@ -85,7 +88,9 @@ import Testing
                 #expect(got == status, "\(body)")
                 #expect((error["error"] as? [String: Any])?["code"] as? String == code, "\(body)")
             }
-            let malformed = try await client.execute(uri: "/v1/devices", method: .post, headers: helper.bearer(a), body: ByteBuffer(string: "[1,2")) { $0.status.code }
+            let malformed = try await client.execute(uri: "/v1/devices", method: .post, headers: helper.bearer(a), body: ByteBuffer(string: "[1,2")) {
+                $0.status.code
+            }
             #expect(malformed == 400)
             let huge = try await client.execute(
                 uri: "/v1/devices", method: .post, headers: helper.bearer(a), body: ByteBuffer(string: String(repeating: " ", count: 20_000) + "{}")

@@ -13,12 +13,17 @@ import Testing
     let helper = AccountRoutesTests()
     let data = UserDataRoutesTests()
 
-    func status(_ client: some TestClientProtocol, _ uri: String, method: HTTPRequest.Method = .get, headers: HTTPFields = [:], body: ByteBuffer? = nil)
+    func status(
+        _ client: some TestClientProtocol, _ uri: String, method: HTTPRequest.Method = .get, headers: HTTPFields = [:], body: ByteBuffer? = nil
+    )
         async throws -> (Int, String?, HTTPFields, ByteBuffer)
     {
         try await client.execute(uri: uri, method: method, headers: headers, body: body) { response in
-            let code = response.body.readableBytes > 0
-                ? ((try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any]).flatMap { ($0["error"] as? [String: Any])?["code"] as? String }
+            let code =
+                response.body.readableBytes > 0
+                ? ((try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any]).flatMap {
+                    ($0["error"] as? [String: Any])?["code"] as? String
+                }
                 : nil
             return (Int(response.status.code), code, response.headers, response.body)
         }
@@ -66,7 +71,8 @@ import Testing
             // A number JSON cannot hold in 64 bits.
             let raw = ByteBuffer(string: #"{"adjustment": 1e400}"#)
             #expect(try await status(client, "/v1/me/settings", method: .patch, headers: helper.bearer(a), body: raw).0 == 400)
-            let big = ByteBuffer(string: #"{"platform": "apns", "token": "\#(String(format: "%064x", 8))", "timezone": "UTC", "adjustment": 18446744073709551616}"#)
+            let big = ByteBuffer(
+                string: #"{"platform": "apns", "token": "\#(String(format: "%064x", 8))", "timezone": "UTC", "adjustment": 18446744073709551616}"#)
             #expect(try await status(client, "/v1/devices", method: .post, headers: helper.bearer(a), body: big).0 == 400)
         }
     }
@@ -183,7 +189,9 @@ import Testing
             #expect(guests.filter { $0 == 429 }.count == 20)
             let accounts = try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<30 {
-                    group.addTask { try await helper.post(client, "/v1/accounts", ["email": "user\(index)@example.org", "password": "a long passphrase"]).0 }
+                    group.addTask {
+                        try await helper.post(client, "/v1/accounts", ["email": "user\(index)@example.org", "password": "a long passphrase"]).0
+                    }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
@@ -229,7 +237,10 @@ import Testing
             let cases: [([String: Any], Int, String?)] = [
                 (["email": "a\u{0}b@example.org", "password": "a long passphrase"], 400, "bad_email"),
                 (["email": "a\u{85}b@example.org", "password": "a long passphrase"], 400, "bad_email"),
-                (["email": "ok1@example.org", "password": "a long passphrase", "display_name": String(repeating: "n", count: 101)], 400, "bad_display_name"),
+                (
+                    ["email": "ok1@example.org", "password": "a long passphrase", "display_name": String(repeating: "n", count: 101)], 400,
+                    "bad_display_name"
+                ),
                 (["email": "ok2@example.org", "password": "a long passphrase", "display_name": ""], 400, "bad_display_name"),
                 (["email": "ok3@example.org", "password": "a long passphrase", "display_name": "tab\there"], 400, "bad_display_name"),
                 // Eight scalars (four letters with combining accents) make a password of eight, as the document counts.
@@ -260,7 +271,8 @@ import Testing
             let b = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let token = String(format: "%064x", 60)
             #expect(try await data.send(client, .post, "/v1/devices", ["platform": "apns", "token": token, "timezone": "UTC"], token: a).0 == 201)
-            let mine = try await data.send(client, .post, "/v1/devices", ["platform": "apns", "token": String(format: "%064x", 61), "timezone": "UTC"], token: b)
+            let mine = try await data.send(
+                client, .post, "/v1/devices", ["platform": "apns", "token": String(format: "%064x", 61), "timezone": "UTC"], token: b)
             let id = try #require((mine.1["device"] as? [String: Any])?["id"] as? String)
             // Not 409: that would tell B the token is registered.
             #expect(try await data.send(client, .patch, "/v1/devices/\(id)", ["token": token], token: b).0 == 200)
@@ -305,7 +317,10 @@ import Testing
             let token = String(format: "%064x", 42)
             let first = try await data.send(
                 client, .post, "/v1/devices",
-                ["platform": "apns", "token": token, "timezone": "Asia/Baghdad", "locale": "ar", "display_theme": "midnight", "reminder_time": "05:00"],
+                [
+                    "platform": "apns", "token": token, "timezone": "Asia/Baghdad", "locale": "ar", "display_theme": "midnight",
+                    "reminder_time": "05:00",
+                ],
                 token: a)
             #expect(first.0 == 201)
             let firstID = (first.1["device"] as? [String: Any])?["id"] as? String
@@ -324,7 +339,9 @@ import Testing
             // Web Push: knowing the endpoint gives a new subscription of one's own, never a change to A's keys.
             let key = "B" + String(repeating: "A", count: 86)
             let subscription: [String: Any] = ["endpoint": "https://push.example.org/send/abc", "p256dh": key, "auth": "AAAAAAAAAAAAAAAAAAAAAA"]
-            #expect(try await data.send(client, .post, "/v1/devices", ["platform": "webpush", "token": subscription, "timezone": "UTC"], token: a).0 == 201)
+            #expect(
+                try await data.send(client, .post, "/v1/devices", ["platform": "webpush", "token": subscription, "timezone": "UTC"], token: a).0
+                    == 201)
             var other = subscription
             other["auth"] = "BBBBBBBBBBBBBBBBBBBBBB"
             #expect(try await data.send(client, .post, "/v1/devices", ["platform": "webpush", "token": other, "timezone": "UTC"], token: b).0 == 201)
@@ -349,7 +366,8 @@ import Testing
             #expect(device["timezone"] as? String == "Asia/Tokyo", "the request's own value wins")
             // A field the request names wins over the user's setting.
             let named = try await data.send(
-                client, .post, "/v1/devices", ["platform": "apns", "token": String(format: "%064x", 44), "timezone": "UTC", "enabled": true], token: a)
+                client, .post, "/v1/devices", ["platform": "apns", "token": String(format: "%064x", 44), "timezone": "UTC", "enabled": true], token: a
+            )
             #expect((named.1["device"] as? [String: Any])?["enabled"] as? Bool == true)
         }
     }

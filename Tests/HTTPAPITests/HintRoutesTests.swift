@@ -58,7 +58,8 @@ import Testing
         try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
             let created = try await helper.post(client, "/v1/accounts", ["email": "hints@example.org", "password": "correct horse battery"])
             let first = helper.token(created.1)
-            let second = helper.token(try await helper.post(client, "/v1/sessions", ["email": "hints@example.org", "password": "correct horse battery"]).1)
+            let second = helper.token(
+                try await helper.post(client, "/v1/sessions", ["email": "hints@example.org", "password": "correct horse battery"]).1)
             #expect(try await helper.post(client, "/v1/hints/tutorial", [:], token: first).0 == 200)
             let all = ["layers_swipe", "bookmark_verse", "reminder_time", "islamic_calendar", "share_verse"]
             #expect(try await hints(client, first) == all)

@@ -8,7 +8,7 @@ import Testing
 @testable import HTTPAPI
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// A real server on a loopback port, as `serve` runs it (`apiServer`), spoken to over a raw socket: what the parser
@@ -64,7 +64,10 @@ import Testing
                 ("1,000 headers", Array(manyHeaders.utf8), "431", "headers_too_large"),
                 ("a 1 MB header", Array(longHeader.utf8), "431", "headers_too_large"),
                 ("a 1 MB URL", Array(longURL.utf8), "431", "headers_too_large"),
-                ("invalid UTF-8 in the path", Array("GET /v1/verses/".utf8) + [0xFF, 0xFE] + Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8), "400", "bad_url"),
+                (
+                    "invalid UTF-8 in the path", Array("GET /v1/verses/".utf8) + [0xFF, 0xFE] + Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8), "400",
+                    "bad_url"
+                ),
             ]
             for (name, request, status, code) in cases {
                 let (response, closed) = try await Self.exchange(port: port, request)

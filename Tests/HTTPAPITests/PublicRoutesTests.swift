@@ -1,13 +1,13 @@
+import Accounts
 import AppSchema
 import ContentStore
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Onboarding
 import Storage
 import Testing
-import Accounts
-import Onboarding
 import VerseOfTheDay
 
 @testable import HTTPAPI
@@ -24,7 +24,9 @@ func makeApp(clock: @escaping @Sendable () -> Date, hashing: HashingGate = Hashi
 }
 
 /// The environment as `serve` builds it, on an in-memory database, with cheap password hashing.
-func makeEnvironment(clock: @escaping @Sendable () -> Date, hashing: HashingGate = HashingGate(), vapidPublicKey: String? = nil) throws -> APIEnvironment {
+func makeEnvironment(
+    clock: @escaping @Sendable () -> Date, hashing: HashingGate = HashingGate(), vapidPublicKey: String? = nil
+) throws -> APIEnvironment {
     let database = try AppDatabase.inMemory()
     try database.seed(bundledContent)
     let machine = try OnboardingMachine(flow: OnboardingFlow.load(from: dataDirectory), database: database)
@@ -150,7 +152,10 @@ func makeEnvironment(clock: @escaping @Sendable () -> Date, hashing: HashingGate
                 let hadith = try #require(screens[0]["content"] as? [String: Any])
                 #expect(hadith["arabic"] as? String == "إني تارك فيكم الثقلين: كتاب الله وعترتي أهل بيتي، ما إن تمسكتم بهما لن تضلوا بعدي أبداً")
                 #expect(screens[0]["auto_advance_after_seconds"] as? Double == 4)
-                #expect((screens[2]["layers"] as? [[String: Any]])?.map { $0["id"] as? String } == ["foundation", "classical_shia", "contemporary", "ahlul_bayt", "comparative"])
+                #expect(
+                    (screens[2]["layers"] as? [[String: Any]])?.map { $0["id"] as? String } == [
+                        "foundation", "classical_shia", "contemporary", "ahlul_bayt", "comparative",
+                    ])
                 #expect(((screens[3]["today"] as? [String: Any])?["hijri"] as? [String: Any])?["month_name"] as? String == "Ramadan")
                 #expect((screens[4]["themes"] as? [Any])?.count == 4)
                 #expect(screens[4]["skippable"] as? Bool == false)

@@ -9,7 +9,9 @@ import Testing
 @Suite struct UserDataRoutesTests {
     let helper = AccountRoutesTests()
 
-    func send(_ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, _ json: [String: Any]? = nil, token: String) async throws -> (Int, [String: Any]) {
+    func send(
+        _ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, _ json: [String: Any]? = nil, token: String
+    ) async throws -> (Int, [String: Any]) {
         try await client.execute(
             uri: uri, method: method, headers: helper.bearer(token), body: try json.map { try helper.body($0) }
         ) { response in
@@ -42,7 +44,8 @@ import Testing
             let defaults = try await helper.get(client, "/v1/me", token: a).1["settings"] as? [String: Any]
             #expect(defaults?["reminder_time"] as? String == "08:00")
             #expect(defaults?["notifications"] as? Bool == false)
-            let (status, patched) = try await send(client, .patch, "/v1/me/settings", ["reminder_time": "06:45", "timezone": "Asia/Baghdad", "locale": "ar"], token: a)
+            let (status, patched) = try await send(
+                client, .patch, "/v1/me/settings", ["reminder_time": "06:45", "timezone": "Asia/Baghdad", "locale": "ar"], token: a)
             #expect(status == 200)
             let settings = patched["settings"] as? [String: Any]
             #expect(settings?["reminder_time"] as? String == "06:45")

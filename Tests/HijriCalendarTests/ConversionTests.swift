@@ -70,12 +70,16 @@ import Testing
         #expect(try IslamicCalendar.ummAlQura.hijriDate(for: eve) == HijriDate(year: 1446, month: 8, day: 29))
         #expect(try IslamicCalendar.ummAlQura.hijriDate(for: eve, adjustment: Adjustment(1)) == HijriDate(year: 1446, month: 9, day: 1))
         #expect(try IslamicCalendar.ummAlQura.hijriDate(for: eve, adjustment: Adjustment(2)) == HijriDate(year: 1446, month: 9, day: 2))
-        #expect(try IslamicCalendar.ummAlQura.hijriDate(for: civil("2025-03-01"), adjustment: Adjustment(-1)) == HijriDate(year: 1446, month: 8, day: 29))
-        #expect(try IslamicCalendar.ummAlQura.hijriDate(for: civil("2025-03-01"), adjustment: Adjustment(-2)) == HijriDate(year: 1446, month: 8, day: 28))
+        #expect(
+            try IslamicCalendar.ummAlQura.hijriDate(for: civil("2025-03-01"), adjustment: Adjustment(-1)) == HijriDate(year: 1446, month: 8, day: 29))
+        #expect(
+            try IslamicCalendar.ummAlQura.hijriDate(for: civil("2025-03-01"), adjustment: Adjustment(-2)) == HijriDate(year: 1446, month: 8, day: 28))
         // Hijri -> Gregorian moves the other way.
         let ramadan1 = HijriDate(year: 1446, month: 9, day: 1)
         #expect(try IslamicCalendar.ummAlQura.civilDate(for: ramadan1, adjustment: Adjustment(1)) == civil("2025-02-28"))
-        #expect(try IslamicCalendar.tabular.civilDate(for: ramadan1, adjustment: Adjustment(-2)) == IslamicCalendar.tabular.civilDate(for: ramadan1).adding(days: 2))
+        #expect(
+            try IslamicCalendar.tabular.civilDate(for: ramadan1, adjustment: Adjustment(-2))
+                == IslamicCalendar.tabular.civilDate(for: ramadan1).adding(days: 2))
         // Year ends too: 29 Dhu al-Hijjah 1445 + 2 days.
         let lastDay = try IslamicCalendar.ummAlQura.civilDate(for: HijriDate(year: 1445, month: 12, day: 29))
         #expect(try IslamicCalendar.ummAlQura.hijriDate(for: lastDay, adjustment: Adjustment(2)).year == 1446)
@@ -120,7 +124,9 @@ import Testing
     }
 
     @Test func dayNumbersRoundTripAcrossTheWholeYearRange() throws {
-        for day in stride(from: try CivilDate(year: 1, month: 1, day: 1).dayNumber, through: try CivilDate(year: 9999, month: 12, day: 31).dayNumber, by: 97) {
+        for day in stride(
+            from: try CivilDate(year: 1, month: 1, day: 1).dayNumber, through: try CivilDate(year: 9999, month: 12, day: 31).dayNumber, by: 97)
+        {
             let date = CivilDate(dayNumber: day)
             #expect(date.dayNumber == day)
             #expect(try CivilDate(year: date.year, month: date.month, day: date.day) == date)

@@ -13,13 +13,14 @@ enum Hostile {
 
     static func integers(count: Int, seed: UInt64) -> [Int] {
         var generator = SplitMix64(seed: seed)
-        return edges + (0..<count).map { index in
-            switch index % 3 {
-            case 0: Int(truncatingIfNeeded: generator.next())
-            case 1: Int.random(in: -20_000...20_000, using: &generator)
-            default: Int.random(in: -3_000_000...3_000_000, using: &generator)
+        return edges
+            + (0..<count).map { index in
+                switch index % 3 {
+                case 0: Int(truncatingIfNeeded: generator.next())
+                case 1: Int.random(in: -20_000...20_000, using: &generator)
+                default: Int.random(in: -3_000_000...3_000_000, using: &generator)
+                }
             }
-        }
     }
 
     static let alphabet = Array("0123456789-:+ eE.,/xX٠١٢٣abcTZW\"\\%\u{0}\u{FEFF}é")
@@ -29,11 +30,13 @@ enum Hostile {
         let fixed = [
             "", "-", "--", "1-1-1", "0000-00-00", "9999-12-31", "10000-01-01", "2025-02-29", "2024-02-29", "2025-13-01", "99999999999999999999-01-01",
             "9223372036854775807-01-01", "-2025-01-01", "+2025-01-01", "2025-1-01", "２０２５-０１-０１", "1446-09-30", "1446-9-1", "0-0-0",
-            "1e3-01-01", "2:255", "2:255-300", "114:6", "115:1", "0:1", "1:0", "2:2-1", "08:00", "24:00", "23:60", "7:5", String(repeating: "9", count: 400),
+            "1e3-01-01", "2:255", "2:255-300", "114:6", "115:1", "0:1", "1:0", "2:2-1", "08:00", "24:00", "23:60", "7:5",
+            String(repeating: "9", count: 400),
         ]
-        return fixed + (0..<count).map { _ in
-            String((0..<Int.random(in: 0...24, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
-        }
+        return fixed
+            + (0..<count).map { _ in
+                String((0..<Int.random(in: 0...24, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+            }
     }
 }
 
@@ -122,7 +125,9 @@ enum Hostile {
         #expect(throws: CalendarError.self) { try IslamicCalendar.tabular.monthLength(year: last + 1, month: 1) }
         #expect(throws: CalendarError.self) { try IslamicCalendar.tabular.monthLength(year: .max, month: 12) }
         #expect(throws: CalendarError.self) { try IslamicCalendar.ummAlQura.monthLength(year: .max, month: 12) }
-        #expect(throws: CalendarError.self) { try IslamicCalendar.ummAlQura.civilDate(for: HijriDate(year: 768_614_336_404_565_951, month: 1, day: 1)) }
+        #expect(throws: CalendarError.self) {
+            try IslamicCalendar.ummAlQura.civilDate(for: HijriDate(year: 768_614_336_404_565_951, month: 1, day: 1))
+        }
     }
 
     @Test func anAdjustedDateOutsideTheRangeIsNamedWithItsAdjustment() throws {

@@ -56,7 +56,8 @@ import Testing
             let content = try Self.content(occasion: occasion)
             let zone = TimeZone(identifier: "Asia/Baghdad")!
             let fireAt = Scheduler.fireInstant(date: content.localDate, time: .default, zone: zone)
-            let message = PayloadBuilder.build(device: try Self.device(platform, locale: locale), content: content, fireAt: fireAt, configuration: Self.configuration)
+            let message = PayloadBuilder.build(
+                device: try Self.device(platform, locale: locale), content: content, fireAt: fireAt, configuration: Self.configuration)
             let name = "\(platform.rawValue)-\(locale.rawValue)\(occasion ? "-occasion" : "").txt"
             let file = Self.golden.appendingPathComponent(name)
             let text = try Self.rendered(message)
@@ -92,12 +93,16 @@ import Testing
         // Expires at the end of that local day in Baghdad (UTC+3): 2025-03-01T21:00:00Z.
         #expect(message.headers["apns-expiration"] == "1740862800")
         // Web Push Topic: at most 32 URL-safe base64 characters.
-        let web = PayloadBuilder.build(device: try Self.device(.webpush, locale: .en), content: content, fireAt: Date(timeIntervalSince1970: 1_740_805_200), configuration: Self.configuration)
+        let web = PayloadBuilder.build(
+            device: try Self.device(.webpush, locale: .en), content: content, fireAt: Date(timeIntervalSince1970: 1_740_805_200),
+            configuration: Self.configuration)
         let topic = try #require(web.headers["Topic"])
         #expect(topic.count <= 32 && topic.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
         #expect(web.headers["TTL"] == "57600")  // 05:00Z to 21:00Z
         // FCM data values are strings only.
-        let fcm = PayloadBuilder.build(device: try Self.device(.fcm, locale: .ar), content: content, fireAt: Date(timeIntervalSince1970: 1_740_805_200), configuration: Self.configuration)
+        let fcm = PayloadBuilder.build(
+            device: try Self.device(.fcm, locale: .ar), content: content, fireAt: Date(timeIntervalSince1970: 1_740_805_200),
+            configuration: Self.configuration)
         let fcmJSON = try #require(try JSONSerialization.jsonObject(with: Data(fcm.payload.utf8)) as? [String: Any])
         let data = try #require((fcmJSON["message"] as? [String: Any])?["data"] as? [String: Any])
         #expect(data.values.allSatisfy { $0 is String })
@@ -125,7 +130,9 @@ import Testing
         for limit in [4096, 2000, 1500] {
             var configuration = Self.configuration
             configuration.maximumPayloadBytes = limit
-            let message = PayloadBuilder.build(device: try Self.device(platform, locale: locale), content: content, fireAt: Date(timeIntervalSince1970: 1_740_805_200), configuration: configuration)
+            let message = PayloadBuilder.build(
+                device: try Self.device(platform, locale: locale), content: content, fireAt: Date(timeIntervalSince1970: 1_740_805_200),
+                configuration: configuration)
             let counted = configuration.limit(for: platform)
             #expect(message.countedBytes <= counted, "\(platform) \(locale) \(limit): \(message.countedBytes) bytes")
             let body = try Self.body(of: message)
@@ -135,7 +142,8 @@ import Testing
             // A prefix of the original, whole graphemes, ending where a word ends.
             #expect(original.hasPrefix(kept))
             let rest = original.dropFirst(kept.count)
-            #expect(rest.first == " " || (rest.first?.isPunctuation == true && rest.dropFirst().first == " "), "cut inside a word: \(rest.prefix(10))")
+            #expect(
+                rest.first == " " || (rest.first?.isPunctuation == true && rest.dropFirst().first == " "), "cut inside a word: \(rest.prefix(10))")
             #expect(Array(original.unicodeScalars.prefix(kept.unicodeScalars.count)) == Array(kept.unicodeScalars))
             // Nothing is shortened more than needed: the payload is within a word or two of the limit.
             #expect(message.countedBytes > counted - 2 * 160, "\(platform) \(locale) \(limit): only \(message.countedBytes) bytes")
@@ -148,7 +156,8 @@ import Testing
         let device = try Self.device(.webpush, locale: .en)
         let fireAt = Date(timeIntervalSince1970: 1_740_805_200)
         func message(_ translation: String) throws -> PushMessage {
-            PayloadBuilder.build(device: device, content: try Self.content(translation: translation), fireAt: fireAt, configuration: Self.configuration)
+            PayloadBuilder.build(
+                device: device, content: try Self.content(translation: translation), fireAt: fireAt, configuration: Self.configuration)
         }
         let base = try message("").byteCount
         let words = String(repeating: "abcdefghi ", count: 500)
@@ -172,7 +181,8 @@ import Testing
         let device = try Self.device(.fcm, locale: .en)
         let fireAt = Date(timeIntervalSince1970: 1_740_805_200)
         let translation = String(repeating: "abcdefghi ", count: 340)
-        let message = PayloadBuilder.build(device: device, content: try Self.content(translation: translation), fireAt: fireAt, configuration: Self.configuration)
+        let message = PayloadBuilder.build(
+            device: device, content: try Self.content(translation: translation), fireAt: fireAt, configuration: Self.configuration)
         #expect(message.byteCount > 4096)
         #expect(message.countedBytes <= 4096)
         #expect(try Self.body(of: message) == translation)
@@ -191,9 +201,11 @@ import Testing
         #expect(NotificationText.shortName("27 Rajab: al-Mab'ath") == "Al-Mab'ath")
         #expect(NotificationText(occasion, locale: .ar).title == "عيد الغدير")
         // Every occasion's title, and an ordinary day's, within 33 characters.
-        let names = try JSONSerialization.jsonObject(
-            with: Data(contentsOf: Self.golden.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("data/calendar/occasions.json"))) as? [String: Any]
+        let names =
+            try JSONSerialization.jsonObject(
+                with: Data(
+                    contentsOf: Self.golden.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                        .appendingPathComponent("data/calendar/occasions.json"))) as? [String: Any]
         let occasions = names?["occasions"] as? [[String: Any]] ?? []
         #expect(occasions.count > 10)
         for item in occasions {
@@ -212,7 +224,8 @@ import Testing
     @Test func aNightIsAnnouncedAsTonight() throws {
         let content = DailyContent(
             localDate: try CivilDate(parsing: "2025-03-22"), hijri: HijriDate(year: 1446, month: 9, day: 22), verseKey: "97:1-5",
-            surahName: "Al-Qadr", surahNameArabic: "القدر", arabic: "إِنَّا أَنزَلْنَاهُ فِي لَيْلَةِ الْقَدْرِ", translation: "Lo! We revealed it on the Night of Power.",
+            surahName: "Al-Qadr", surahNameArabic: "القدر", arabic: "إِنَّا أَنزَلْنَاهُ فِي لَيْلَةِ الْقَدْرِ",
+            translation: "Lo! We revealed it on the Night of Power.",
             themeID: "night-of-power", themeName: "The Night of Power",
             occasion: .init(id: "qadr-23", name: "23 Ramadan: the Third Night of Qadr", nameArabic: "ليلة القدر الثالثة", tonight: true),
             otherOccasions: [.init(id: "some-day", name: "22 Ramadan: Some Day", nameArabic: "يوم", tonight: false)])
@@ -228,7 +241,9 @@ import Testing
             #expect(message.payload.contains("Tonight: the Third Night of Qadr"), "\(platform)")
         }
         // A day occasion carries neither.
-        let day = PayloadBuilder.build(device: try Self.device(.fcm, locale: .en), content: try Self.content(occasion: true), fireAt: Self.created, configuration: Self.configuration)
+        let day = PayloadBuilder.build(
+            device: try Self.device(.fcm, locale: .en), content: try Self.content(occasion: true), fireAt: Self.created,
+            configuration: Self.configuration)
         #expect(!day.payload.contains("occasion_tonight") && !day.payload.contains("other_occasions"))
     }
 

@@ -103,15 +103,22 @@ import Testing
         let last = try date("2025-03-01")
         let losAngeles = zone("America/Los_Angeles")
         #expect(Scheduler.due(lastFired: last, time: try time("08:00"), zone: losAngeles, now: instant("2025-03-01T17:00:00Z"), grace: 7200).isEmpty)
-        #expect(Scheduler.next(lastFired: last, time: try time("08:00"), zone: losAngeles, now: instant("2025-03-01T17:00:00Z")).localDate.description == "2025-03-02")
+        #expect(
+            Scheduler.next(lastFired: last, time: try time("08:00"), zone: losAngeles, now: instant("2025-03-01T17:00:00Z")).localDate.description
+                == "2025-03-02")
         // Moving the time later on a day already fired does not fire again.
-        #expect(Scheduler.due(lastFired: last, time: try time("10:00"), zone: zone("Asia/Tokyo"), now: instant("2025-03-01T02:00:00Z"), grace: 7200).isEmpty)
+        #expect(
+            Scheduler.due(lastFired: last, time: try time("10:00"), zone: zone("Asia/Tokyo"), now: instant("2025-03-01T02:00:00Z"), grace: 7200)
+                .isEmpty)
         // Walking a week across New York's spring-forward in 15-minute steps gives exactly one send per date.
         var fired: CivilDate? = nil
         var sends: [String] = []
         var now = instant("2025-03-06T00:00:00Z")
         while now < instant("2025-03-13T00:00:00Z") {
-            for fire in Scheduler.due(lastFired: fired, time: try time("02:30"), zone: zone("America/New_York"), now: now, grace: 7200, eligibleFrom: instant("2025-03-06T00:00:00Z")) {
+            for fire in Scheduler.due(
+                lastFired: fired, time: try time("02:30"), zone: zone("America/New_York"), now: now, grace: 7200,
+                eligibleFrom: instant("2025-03-06T00:00:00Z"))
+            {
                 if fire.action == .send { sends.append(fire.localDate.description) }
                 fired = fire.localDate
             }

@@ -58,7 +58,8 @@ import Testing
             try HintCatalog(version: 1, hints: [HintCatalog.Hint(id: "Bad Id", title: "", body: "", after: nil, invalidatedBy: nil)])
         }
         #expect(throws: OnboardingError.self) {
-            try HintCatalog(version: 1, hints: [HintCatalog.Hint(id: "b", title: "", body: "", after: .init(event: "x", count: 0), invalidatedBy: nil)])
+            try HintCatalog(
+                version: 1, hints: [HintCatalog.Hint(id: "b", title: "", body: "", after: .init(event: "x", count: 0), invalidatedBy: nil)])
         }
         #expect(HintRules.isEventName("verse_opened"))
         #expect(!HintRules.isEventName("Verse opened") && !HintRules.isEventName("") && !HintRules.isEventName(String(repeating: "a", count: 65)))

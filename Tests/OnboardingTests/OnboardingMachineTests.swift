@@ -99,7 +99,8 @@ import Testing
     }
 
     @Test func screenOnlyActionsAreRefusedElsewhere() throws {
-        #expect(try refused(.previewLayer("foundation"), after: [.view]) == .invalidTransition("preview_layer is allowed only on layers, not on hadith"))
+        #expect(
+            try refused(.previewLayer("foundation"), after: [.view]) == .invalidTransition("preview_layer is allowed only on layers, not on hadith"))
         #expect(try refused(.notificationPermission(.primed), after: [.view, .advance]) != nil)
         #expect(try refused(.selectTheme("dawn"), after: [.view]) != nil)
         #expect(try refused(.chooseAccount(.signIn), after: [.view, .advance, .advance]) != nil)
@@ -117,11 +118,19 @@ import Testing
 
     @Test func notificationPrimingGoesPrimedThenAnswered() throws {
         let onDailyVerse: [OnboardingEvent] = [.advance, .advance, .advance]
-        #expect(try refused(.notificationPermission(.granted), after: onDailyVerse) == .invalidTransition("notification permission cannot go from not asked to granted"))
+        #expect(
+            try refused(.notificationPermission(.granted), after: onDailyVerse)
+                == .invalidTransition("notification permission cannot go from not asked to granted"))
         #expect(try refused(.notificationPermission(.primed), after: onDailyVerse + [.notificationPermission(.primed)]) != nil)
-        #expect(try refused(.notificationPermission(.denied), after: onDailyVerse + [.notificationPermission(.primed), .notificationPermission(.granted)]) != nil)
+        #expect(
+            try refused(
+                .notificationPermission(.denied), after: onDailyVerse + [.notificationPermission(.primed), .notificationPermission(.granted)]) != nil)
         // Deferred may be asked again.
-        let (state, _) = try run(onDailyVerse + [.notificationPermission(.primed), .notificationPermission(.deferred), .notificationPermission(.primed), .notificationPermission(.denied)])
+        let (state, _) = try run(
+            onDailyVerse + [
+                .notificationPermission(.primed), .notificationPermission(.deferred), .notificationPermission(.primed),
+                .notificationPermission(.denied),
+            ])
         #expect(state.notificationPermission == .denied)
     }
 

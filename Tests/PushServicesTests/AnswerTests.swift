@@ -48,7 +48,8 @@ struct AnswerTests {
         #expect(fcm(404, status: "NOT_FOUND", code: "UNREGISTERED") == .unregistered(reason: "FCM 404 UNREGISTERED"))
         #expect(fcm(403, status: "PERMISSION_DENIED", code: "SENDER_ID_MISMATCH") == .unregistered(reason: "FCM 403 SENDER_ID_MISMATCH"))
         #expect(fcm(400, status: "INVALID_ARGUMENT", code: "INVALID_ARGUMENT") == .failed(reason: "FCM 400 INVALID_ARGUMENT"))
-        #expect(fcm(429, status: "RESOURCE_EXHAUSTED", code: "QUOTA_EXCEEDED", retryAfter: "60") == .retry(reason: "FCM 429 QUOTA_EXCEEDED", after: 60))
+        #expect(
+            fcm(429, status: "RESOURCE_EXHAUSTED", code: "QUOTA_EXCEEDED", retryAfter: "60") == .retry(reason: "FCM 429 QUOTA_EXCEEDED", after: 60))
         #expect(fcm(503, status: "UNAVAILABLE", code: "UNAVAILABLE") == .retry(reason: "FCM 503 UNAVAILABLE", after: nil))
         #expect(fcm(500, status: "INTERNAL", code: "INTERNAL") == .retry(reason: "FCM 500 INTERNAL", after: nil))
         #expect(fcm(401, status: "UNAUTHENTICATED", code: "THIRD_PARTY_AUTH_ERROR") == .configuration(reason: "FCM 401 THIRD_PARTY_AUTH_ERROR"))

@@ -56,7 +56,9 @@ struct WebPushEncryptionTests {
     @Test func badSubscriptionKeysAreRefusedNotTrapped() throws {
         let receiver = P256.KeyAgreement.PrivateKey().publicKey.x963Representation
         let auth = Data(count: 16)
-        #expect(throws: WebPushEncryption.Failure.badAuthSecret) { try WebPushEncryption.encrypt(Data("x".utf8), p256dh: receiver, auth: Data(count: 15)) }
+        #expect(throws: WebPushEncryption.Failure.badAuthSecret) {
+            try WebPushEncryption.encrypt(Data("x".utf8), p256dh: receiver, auth: Data(count: 15))
+        }
         var offCurve = receiver
         offCurve[40] ^= 0xFF
         for key in [Data(), receiver.prefix(33), Data(repeating: 4, count: 65), offCurve, Data([0x02]) + receiver.dropFirst()] {
@@ -70,7 +72,8 @@ struct TokenTests {
     @Test func es256TokensVerifyAndCarryTheirClaims() throws {
         let key = P256.Signing.PrivateKey()
         let token = try JWT.es256(
-            header: JWTFields(strings: ["kid": "ABC123DEFG"]), claims: JWTFields(strings: ["iss": "DEF123GHIJ"], numbers: ["iat": 1_700_000_000]), key: key)
+            header: JWTFields(strings: ["kid": "ABC123DEFG"]), claims: JWTFields(strings: ["iss": "DEF123GHIJ"], numbers: ["iat": 1_700_000_000]),
+            key: key)
         let parts = try JWT.verifyES256(token, key: key.publicKey)
         #expect(parts.header["alg"] as? String == "ES256")
         #expect(parts.header["kid"] as? String == "ABC123DEFG")
@@ -118,7 +121,8 @@ struct TokenTests {
         #expect(parts.claims["aud"] as? String == "https://push.example.net")
         #expect(parts.claims["sub"] as? String == "mailto:push@example.org")
         #expect(parts.claims["exp"] as? Int == 1_800_000_000 + 12 * 3600)
-        let long = try JWT.parse(String(try key.authorization(audience: "https://a.example", now: now, lifetime: 7 * 86_400).dropFirst(8).prefix { $0 != "," }))
+        let long = try JWT.parse(
+            String(try key.authorization(audience: "https://a.example", now: now, lifetime: 7 * 86_400).dropFirst(8).prefix { $0 != "," }))
         #expect(long.claims["exp"] as? Int == 1_800_000_000 + 86_400)
         #expect(try #require(Base64URL.decode(key.publicKeyBase64URL)).count == 65)
     }
@@ -150,7 +154,10 @@ struct TokenTests {
         let generated = VAPIDKey.generate()
         let parsed = try VAPIDKey.privateKey(fromFile: generated.privateKeyPEM)
         #expect(Base64URL.encode(parsed.publicKey.x963Representation) == generated.publicKey)
-        for bad in ["", "hello", Base64URL.encode(Data(count: 31)), "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----", Base64URL.encode(Data(count: 32))] {
+        for bad in [
+            "", "hello", Base64URL.encode(Data(count: 31)), "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----",
+            Base64URL.encode(Data(count: 32)),
+        ] {
             #expect(throws: VAPIDKey.Failure.self) { try VAPIDKey.privateKey(fromFile: bad) }
         }
     }

@@ -66,7 +66,9 @@ import Testing
         try await withStandIn { h in
             let sender = apns(h)
             let token = String(repeating: "ab", count: 32)
-            #expect(await sender.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now) == .delivered(id: "apns-abababab"))
+            #expect(
+                await sender.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now)
+                    == .delivered(id: "apns-abababab"))
             let cases: [(StandInScript.Answer, PushOutcome)] = [
                 (.apns(410, "Unregistered"), .unregistered(reason: "APNs 410 Unregistered")),
                 (.apns(400, "BadDeviceToken"), .unregistered(reason: "APNs 400 BadDeviceToken")),
@@ -104,7 +106,9 @@ import Testing
             #expect(await h.script.providerTokens.count == 1)
             // A second process of the installation shares the stored token.
             let other = apns(h, store: store)
-            #expect(await other.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now) == .delivered(id: "apns-cdcdcdcd"))
+            #expect(
+                await other.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now)
+                    == .delivered(id: "apns-cdcdcdcd"))
             #expect(await h.script.providerTokens.count == 1)
             // Apple calls it expired 10 minutes in: too soon for a new one, so the row waits the remaining 10 minutes.
             h.clock.advance(600)
@@ -114,7 +118,9 @@ import Testing
                     == .retry(reason: "APNs 403 ExpiredProviderToken (a new token is allowed in 600 s)", after: 600))
             // 20 minutes in: a new token, and the same request once more.
             h.clock.advance(600)
-            #expect(await sender.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now) == .delivered(id: "apns-cdcdcdcd"))
+            #expect(
+                await sender.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now)
+                    == .delivered(id: "apns-cdcdcdcd"))
             #expect(await h.script.providerTokens.count == 2)
             // 50 minutes after that one, a new one without being asked.
             h.clock.advance(50 * 60)
@@ -130,7 +136,10 @@ import Testing
             client: client, keyID: "K", teamID: "T", key: P256.Signing.PrivateKey(), environment: .sandbox, baseURL: "https://127.0.0.1:9",
             store: MemoryCredentialStore())
         let outcome = await sender.send(deviceToken: "00", headers: [], payload: Self.payload, now: Self.start)
-        guard case .retry(let reason, nil) = outcome else { Issue.record("expected a retry, got \(outcome)"); return }
+        guard case .retry(let reason, nil) = outcome else {
+            Issue.record("expected a retry, got \(outcome)")
+            return
+        }
         #expect(reason.hasPrefix("APNs: "))
         try await client.shutdown()
     }
@@ -148,12 +157,16 @@ import Testing
         try await withStandIn { h in
             let sender = try fcm(h)
             let token = "fcm-token:APA91bStandIn_0001"
-            #expect(await sender.send(message: Self.fcmMessage(token), now: h.clock.now) == .delivered(id: "projects/stand-in-project/messages/0:n_0001"))
+            #expect(
+                await sender.send(message: Self.fcmMessage(token), now: h.clock.now) == .delivered(id: "projects/stand-in-project/messages/0:n_0001"))
             let cases: [(StandInScript.Answer, PushOutcome)] = [
                 (.fcm(404, status: "NOT_FOUND", code: "UNREGISTERED"), .unregistered(reason: "FCM 404 UNREGISTERED")),
                 (.fcm(403, status: "PERMISSION_DENIED", code: "SENDER_ID_MISMATCH"), .unregistered(reason: "FCM 403 SENDER_ID_MISMATCH")),
                 (.fcm(400, status: "INVALID_ARGUMENT", code: "INVALID_ARGUMENT"), .failed(reason: "FCM 400 INVALID_ARGUMENT")),
-                (.fcm(429, status: "RESOURCE_EXHAUSTED", code: "QUOTA_EXCEEDED", retryAfter: "30"), .retry(reason: "FCM 429 QUOTA_EXCEEDED", after: 30)),
+                (
+                    .fcm(429, status: "RESOURCE_EXHAUSTED", code: "QUOTA_EXCEEDED", retryAfter: "30"),
+                    .retry(reason: "FCM 429 QUOTA_EXCEEDED", after: 30)
+                ),
                 (.fcm(503, status: "UNAVAILABLE", code: "UNAVAILABLE"), .retry(reason: "FCM 503 UNAVAILABLE", after: nil)),
                 (.fcm(500, status: "INTERNAL", code: "INTERNAL"), .retry(reason: "FCM 500 INTERNAL", after: nil)),
                 (.fcm(401, status: "UNAUTHENTICATED", code: "THIRD_PARTY_AUTH_ERROR"), .configuration(reason: "FCM 401 THIRD_PARTY_AUTH_ERROR")),
@@ -166,7 +179,8 @@ import Testing
             #expect(await h.script.tokenExchanges == 1)
             // … until it is refused: a new one, once, and the message goes.
             await h.script.revokeAccessTokens()
-            #expect(await sender.send(message: Self.fcmMessage(token), now: h.clock.now) == .delivered(id: "projects/stand-in-project/messages/0:n_0001"))
+            #expect(
+                await sender.send(message: Self.fcmMessage(token), now: h.clock.now) == .delivered(id: "projects/stand-in-project/messages/0:n_0001"))
             #expect(await h.script.tokenExchanges == 2)
             // Five minutes before it lapses, a new one.
             h.clock.advance(3599 - 299)
@@ -175,14 +189,17 @@ import Testing
             // The token endpoint refusing the assertion is a configuration error.
             await h.script.revokeAccessTokens()
             await h.script.answer("token", with: .init(status: 400, body: #"{"error":"invalid_grant"}"#))
-            #expect(await sender.send(message: Self.fcmMessage(token), now: h.clock.now) == .configuration(reason: "FCM token endpoint 400 invalid_grant"))
+            #expect(
+                await sender.send(message: Self.fcmMessage(token), now: h.clock.now) == .configuration(reason: "FCM token endpoint 400 invalid_grant")
+            )
             #expect(await h.script.problems.isEmpty)
         }
     }
 
     func webPush(_ h: Harness, key: P256.Signing.PrivateKey? = nil) throws -> WebPushSender {
         WebPushSender(
-            client: h.client, vapid: try VAPIDKey(privateKey: key ?? h.standIn.vapidKey, subject: "mailto:ops@example.org"), allowedHosts: ["127.0.0.1"])
+            client: h.client, vapid: try VAPIDKey(privateKey: key ?? h.standIn.vapidKey, subject: "mailto:ops@example.org"),
+            allowedHosts: ["127.0.0.1"])
     }
 
     @Test func webPushEncryptsSignsAndAnswersEachAsRFC8030Says() async throws {
@@ -192,7 +209,8 @@ import Testing
             let plaintext = Data(#"{"title":"1 Ramadan 1446","body":"بِسْمِ اللَّهِ"}"#.utf8)
             func send() async -> PushOutcome {
                 await sender.send(
-                    endpoint: sub.endpoint, p256dh: sub.p256dh, auth: sub.auth, ttl: 3600, urgency: "normal", topic: "dv20250301", plaintext: plaintext,
+                    endpoint: sub.endpoint, p256dh: sub.p256dh, auth: sub.auth, ttl: 3600, urgency: "normal", topic: "dv20250301",
+                    plaintext: plaintext,
                     now: h.clock.now)
             }
             #expect(await send() == .delivered(id: "https://127.0.0.1/message/sub-0"))
@@ -212,12 +230,16 @@ import Testing
             // A subscription gone from the service.
             let gone = (endpoint: "https://127.0.0.1:\(h.port)/push/unknown", p256dh: sub.p256dh, auth: sub.auth)
             #expect(
-                await sender.send(endpoint: gone.endpoint, p256dh: gone.p256dh, auth: gone.auth, ttl: 60, urgency: "high", topic: "t", plaintext: plaintext, now: h.clock.now)
+                await sender.send(
+                    endpoint: gone.endpoint, p256dh: gone.p256dh, auth: gone.auth, ttl: 60, urgency: "high", topic: "t", plaintext: plaintext,
+                    now: h.clock.now)
                     == .unregistered(reason: "Web Push 410"))
             // An endpoint on a host that is not a push service is never posted to.
             let before = await h.script.received.count
             #expect(
-                await sender.send(endpoint: "https://169.254.169.254/latest", p256dh: sub.p256dh, auth: sub.auth, ttl: 60, urgency: "high", topic: "t", plaintext: plaintext, now: h.clock.now)
+                await sender.send(
+                    endpoint: "https://169.254.169.254/latest", p256dh: sub.p256dh, auth: sub.auth, ttl: 60, urgency: "high", topic: "t",
+                    plaintext: plaintext, now: h.clock.now)
                     == .failed(reason: "Web Push endpoint is not on an allowed push service (web_push_hosts)"))
             #expect(await h.script.received.count == before)
         }
@@ -238,7 +260,8 @@ import Testing
             for (n, text) in texts.enumerated() {
                 let sub = h.standIn.subscription(n, port: h.port)
                 let outcome = await sender.send(
-                    endpoint: sub.endpoint, p256dh: sub.p256dh, auth: sub.auth, ttl: 60, urgency: "normal", topic: "t", plaintext: Data(text.utf8), now: h.clock.now)
+                    endpoint: sub.endpoint, p256dh: sub.p256dh, auth: sub.auth, ttl: 60, urgency: "normal", topic: "t", plaintext: Data(text.utf8),
+                    now: h.clock.now)
                 #expect(outcome == .delivered(id: "https://127.0.0.1/message/sub-\(n)"))
             }
             let received = await h.script.received
@@ -246,7 +269,8 @@ import Testing
             for (n, item) in received.enumerated() {
                 let secrets = h.standIn.subscriptionSecrets(n)
                 let line: [String: String] = [
-                    "body": Base64URL.encode(item.body), "receiver_private": Base64URL.encode(secrets.privateKey), "auth": Base64URL.encode(secrets.auth),
+                    "body": Base64URL.encode(item.body), "receiver_private": Base64URL.encode(secrets.privateKey),
+                    "auth": Base64URL.encode(secrets.auth),
                     "authorization": item.headers["authorization"] ?? "",
                 ]
                 input += String(decoding: try JSONSerialization.data(withJSONObject: line), as: UTF8.self) + "\n"
@@ -291,7 +315,9 @@ import Testing
             for n in 0..<WebPushSender.forbiddenInARow {
                 let sub = h.standIn.subscription(n, port: h.port)
                 outcomes.append(
-                    await sender.send(endpoint: sub.endpoint, p256dh: sub.p256dh, auth: sub.auth, ttl: 60, urgency: "normal", topic: "t", plaintext: Data("x".utf8), now: h.clock.now))
+                    await sender.send(
+                        endpoint: sub.endpoint, p256dh: sub.p256dh, auth: sub.auth, ttl: 60, urgency: "normal", topic: "t", plaintext: Data("x".utf8),
+                        now: h.clock.now))
             }
             #expect(outcomes.dropLast().allSatisfy { $0 == .failed(reason: "Web Push 403") })
             #expect(outcomes.last == .configuration(reason: "Web Push 403 on every request: check the VAPID key and subject"))
@@ -303,7 +329,9 @@ import Testing
         func json(_ object: [String: String]) -> Data { try! JSONSerialization.data(withJSONObject: object) }
         let good = ["type": "service_account", "project_id": "p-1", "client_email": "a@b.iam.gserviceaccount.com", "private_key": key]
         #expect(try ServiceAccount.parse(json(good)).tokenURI == "https://oauth2.googleapis.com/token")
-        for (missing, message) in [("project_id", "missing project_id"), ("client_email", "missing client_email"), ("private_key", "missing private_key")] {
+        for (missing, message) in [
+            ("project_id", "missing project_id"), ("client_email", "missing client_email"), ("private_key", "missing private_key"),
+        ] {
             var object = good
             object[missing] = nil
             #expect(throws: PushConfigurationError("\(message) in the service-account file")) { try ServiceAccount.parse(json(object)) }

@@ -19,7 +19,8 @@ import Testing
             #expect(try insert.execute(db, .integer(1), .null, .real(2.5), .text("")) == 1)
             #expect(try insert.execute(db, .integer(2), .optional("سلام ✨" as String?), .real(-1), .text("b")) == 1)
             var rows: [[String]] = []
-            try DirectStatement(db, sql: "SELECT n, label, amount, note, typeof(note) FROM t WHERE n >= ? ORDER BY n").forEachRow(db, .integer(1)) { row in
+            try DirectStatement(db, sql: "SELECT n, label, amount, note, typeof(note) FROM t WHERE n >= ? ORDER BY n").forEachRow(db, .integer(1)) {
+                row in
                 rows.append([
                     String(row.integer(0)), row.optionalText(1) ?? "NULL", String(row.real(2)), "[\(row.text(3))]", row.text(4),
                 ])

@@ -43,7 +43,8 @@ extension DatabasePool: Writes {}
 
     @Test func aPoolsLogIsCheckpointedOnItsOwnThreadAndRestarts() throws {
         try withFolder { folder in
-            let database = try AppDatabase.open(path: folder.appendingPathComponent("db.sqlite").path, schema: Self.schema, pool: true, checkpointLimits: Self.small)
+            let database = try AppDatabase.open(
+                path: folder.appendingPathComponent("db.sqlite").path, schema: Self.schema, pool: true, checkpointLimits: Self.small)
             let checkpointer = try #require(database.checkpointer)
             try write(pages: 1_500, into: database)
             database.waitForCheckpoints()

@@ -85,14 +85,18 @@ import Testing
             let state = try #require(try String.fetchOne(db, sql: "SELECT state FROM onboarding WHERE user_id = ?", arguments: [account.userID]))
             #expect(state.contains("\"currentScreen\":\"layers\""))
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM analytics_event") == 6)
-            #expect(try Row.fetchOne(db, sql: "SELECT hint_id, shown_at IS NOT NULL, dismissed_at IS NOT NULL FROM hint_state")?.description
-                == #"[hint_id:"layers_swipe" shown_at IS NOT NULL:1 dismissed_at IS NOT NULL:1]"#)
+            #expect(
+                try Row.fetchOne(db, sql: "SELECT hint_id, shown_at IS NOT NULL, dismissed_at IS NOT NULL FROM hint_state")?.description
+                    == #"[hint_id:"layers_swipe" shown_at IS NOT NULL:1 dismissed_at IS NOT NULL:1]"#)
             #expect(try Int.fetchOne(db, sql: "SELECT count FROM app_event_count WHERE name = 'verse_opened'") == 2)
             #expect(try Int.fetchOne(db, sql: "SELECT sum(tutorial) FROM session WHERE user_id = ?", arguments: [account.userID]) == 1)
         }
 
         // Content: the imported note survives the seeding; the published month start is kept.
-        #expect(try database.verse(.init(surah: 1, start: 1, end: 1), translation: "en.pickthall").layers.contains { $0.entry?.body.contains("team note") == true })
+        #expect(
+            try database.verse(.init(surah: 1, start: 1, end: 1), translation: "en.pickthall").layers.contains {
+                $0.entry?.body.contains("team note") == true
+            })
         #expect(try database.publishedMonthStarts().map { "\($0.year)-\($0.month) \($0.firstDay)" } == ["1446-10 2025-03-31"])
     }
 }

@@ -86,7 +86,9 @@ import Testing
     static func occasion(
         _ id: String, month: Int, day: Int, observed: Observance = .day, rank: Int = 2, verses: String = "97:1-5"
     ) throws -> Occasion {
-        Occasion(id: id, name: "\(day) M: the \(id)", month: month, day: day, observed: observed, rank: rank, verses: try VerseRange(parsing: verses), theme: theme)
+        Occasion(
+            id: id, name: "\(day) M: the \(id)", month: month, day: day, observed: observed, rank: rank, verses: try VerseRange(parsing: verses),
+            theme: theme)
     }
 
     static func data(_ occasions: [Occasion]) throws -> VerseCalendarData {
@@ -143,7 +145,10 @@ import Testing
             let data: VerseCalendarData
             var reads: [[MonthDay]] = []
             init(_ data: VerseCalendarData) { self.data = data }
-            func occasions(on days: [MonthDay]) -> [Occasion] { reads.append(days); return data.occasions(on: days) }
+            func occasions(on days: [MonthDay]) -> [Occasion] {
+                reads.append(days)
+                return data.occasions(on: days)
+            }
             func monthTheme(month: Int) -> Theme { data.monthTheme(month: month) }
             func poolSize(month: Int) -> Int { data.poolSize(month: month) }
             func poolEntry(month: Int, index: Int) -> VerseRange { data.poolEntry(month: month, index: index) }
@@ -179,19 +184,27 @@ import Testing
             """
         let decoded = try JSONDecoder().decode(Occasion.self, from: Data(json.utf8))
         #expect(decoded.day == Occasion.lastDay && decoded.observed == .day && decoded.rank == 3 && decoded.dayDescription == "the last day of Safar")
-        let night = try JSONDecoder().decode(Occasion.self, from: Data(json.replacingOccurrences(of: "\"last\"", with: "23").replacingOccurrences(of: "\"rank\": 3", with: "\"observed\": \"night\"").utf8))
+        let night = try JSONDecoder().decode(
+            Occasion.self,
+            from: Data(
+                json.replacingOccurrences(of: "\"last\"", with: "23").replacingOccurrences(of: "\"rank\": 3", with: "\"observed\": \"night\"").utf8))
         #expect(night.day == 23 && night.observed == .night && night.rank == 2)
         let roundTrip = try JSONDecoder().decode(Occasion.self, from: JSONEncoder().encode(decoded))
         #expect(roundTrip == decoded)
         for (bad, words) in [("\"day\": \"last\"", "\"day\": \"first\""), ("\"rank\": 3", "\"rank\": 3, \"observed\": \"evening\"")] {
-            let error = #expect(throws: SelectionError.self) { try JSONDecoder().decode(Occasion.self, from: Data(json.replacingOccurrences(of: bad, with: words).utf8)) }
+            let error = #expect(throws: SelectionError.self) {
+                try JSONDecoder().decode(Occasion.self, from: Data(json.replacingOccurrences(of: bad, with: words).utf8))
+            }
             #expect(error?.description.contains("occasion end") == true)
         }
     }
 
     @Test func refusesOccasionsTheRuleCannotOrder() throws {
         let cases: [([Occasion], String)] = [
-            ([try Self.occasion("a", month: 1, day: 1), try Self.occasion("b", month: 1, day: 1)], "two occasions of rank 2 on the day of 1 Muharram"),
+            (
+                [try Self.occasion("a", month: 1, day: 1), try Self.occasion("b", month: 1, day: 1)],
+                "two occasions of rank 2 on the day of 1 Muharram"
+            ),
             ([try Self.occasion("a", month: 1, day: 1, rank: 4)], "rank 4"),
             ([try Self.occasion("a", month: 1, day: 1, rank: 0)], "rank 0"),
             ([try Self.occasion("a", month: 1, day: 31)], "day 31"),
