@@ -151,18 +151,22 @@ let package = Package(
             name: "StorageTests",
             dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .testTarget(
-            name: "ContentStoreTests", dependencies: ["ContentStore", "Storage", "AppSchema", "VerseOfTheDay", "HijriCalendar", "VerseCalendar"]),
+            name: "ContentStoreTests",
+            dependencies: ["DailyVerseTestSupport", "ContentStore", "Storage", "AppSchema", "VerseOfTheDay", "HijriCalendar", "VerseCalendar"]),
         // The golden files are read from the source tree (by #filePath), not bundled.
         .testTarget(
             name: "NotificationsTests", dependencies: ["Notifications", "HijriCalendar", "VerseCalendar", "PushServices"], exclude: ["Golden"]),
         .testTarget(
             name: "DeliveryTests",
             dependencies: [
+                "DailyVerseTestSupport",
                 "Delivery", "Notifications", "Storage", "AppSchema", "ContentStore", "HijriCalendar", "PushServices", "PushStandIns", "VerseCalendar",
                 "VerseOfTheDay", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
-        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "Delivery", "Storage", "AppSchema", "ContentStore", "Notifications"]),
+        .testTarget(
+            name: "DaemonTests",
+            dependencies: ["DailyVerseTestSupport", "Daemon", "Delivery", "Storage", "AppSchema", "ContentStore", "Notifications"]),
         .testTarget(name: "OnboardingTests", dependencies: ["Onboarding"]),
         .testTarget(
             name: "PushServicesTests",
@@ -171,20 +175,34 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio"),
             ]),
         .testTarget(
-            name: "AccountsTests", dependencies: ["Accounts", "Storage", "AppSchema", "ContentStore", .product(name: "GRDB", package: "GRDB.swift")]),
+            name: "AccountsTests",
+            dependencies: [
+                "DailyVerseTestSupport", "Accounts", "Storage", "AppSchema", "ContentStore", .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
+                "DailyVerseTestSupport",
                 "HTTPAPI", "Storage", "AppSchema", "ContentStore", "VerseOfTheDay", "Accounts", "Onboarding", "Engagement",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        // What several test targets share: the data folder, a seeded database, fixed instants, a latch, JSON requests.
+        .target(
+            name: "DailyVerseTestSupport",
+            dependencies: [
+                "AppSchema", "ContentStore", "Storage", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Tests/DailyVerseTestSupport"),
         // A database written by an earlier release (a gzipped fixture) opens with this build with nothing lost.
         .testTarget(
             name: "UpgradeTests",
             dependencies: [
+                "DailyVerseTestSupport",
                 "Storage", "AppSchema", "ContentStore", "Accounts", "Delivery", "Engagement", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             exclude: ["Fixtures"]),

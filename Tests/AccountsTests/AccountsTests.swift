@@ -1,5 +1,6 @@
 import AppSchema
 import ContentStore
+import DailyVerseTestSupport
 import Foundation
 import GRDB
 import Storage

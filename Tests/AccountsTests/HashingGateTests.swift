@@ -1,3 +1,4 @@
+import DailyVerseTestSupport
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 
     @Test func atMostLimitRunAndTheRestWaitOrAreRefused() async throws {
         let gate = HashingGate(limit: 1, waiting: 1)
-        let first = HashingLatch()
+        let first = Latch()
         let running = Task {
             try await gate.run {
                 first.hold()
@@ -29,24 +30,4 @@ import Testing
         await #expect(throws: AccountError.self) { try await gate.run { throw AccountError.weakPassword("x") } }
         #expect(try await gate.run { 4 } == 4)
     }
-}
-
-/// Work that holds its place until the test lets it go: no sleeping, no timing. The work blocks a Dispatch thread;
-/// the test awaits without blocking one of the (few) threads that async code runs on.
-final class HashingLatch: @unchecked Sendable {
-    private let lock = NSLock()
-    private var started = false
-    private let release = DispatchSemaphore(value: 0)
-
-    /// Called by the work: marks it started, then waits for `letGo`.
-    func hold() {
-        lock.withLock { started = true }
-        release.wait()
-    }
-
-    func waitUntilStarted() async {
-        while !lock.withLock({ started }) { await Task.yield() }
-    }
-
-    func letGo() { release.signal() }
 }

@@ -1,4 +1,5 @@
 import AppSchema
+import DailyVerseTestSupport
 import Foundation
 import GRDB
 import Storage

@@ -1,5 +1,6 @@
 import AppSchema
 import ContentStore
+import DailyVerseTestSupport
 import Delivery
 import Foundation
 import Logging
@@ -61,10 +62,8 @@ import Testing
 @Suite struct ServiceTests {
     @Test func theSchedulerRunsAPassAndStopsOnGracefulShutdown() async throws {
         let database = try AppDatabase.inMemory()
-        let dataDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("data")
-        try database.seed(try BundledContent(directory: dataDirectory))
-        let now = ISO8601DateFormatter().date(from: "2025-03-01T08:05:00Z")!
+        try database.seed(bundledContent)
+        let now = instant("2025-03-01T08:05:00Z")
         _ = try database.addDevice(
             DeviceSettings(token: try .apns(validating: String(repeating: "a", count: 64)), timeZone: "UTC"),
             now: now.addingTimeInterval(-86_400 * 30))
@@ -87,10 +86,8 @@ import Testing
 
     @Test func emittingAheadTheSchedulerWakesAMinuteBeforeTheFirstFireThenAtEachRowsTime() throws {
         let database = try AppDatabase.inMemory()
-        let dataDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("data")
-        try database.seed(try BundledContent(directory: dataDirectory))
-        let at = { @Sendable (text: String) in ISO8601DateFormatter().date(from: text)! }
+        try database.seed(bundledContent)
+        let at = instant
         for (n, time) in ["08:10", "08:12"].enumerated() {
             _ = try database.addDevice(
                 DeviceSettings(
@@ -155,15 +152,13 @@ struct FailingService: Service {
 }
 
 @Suite struct CancellationTests {
-    static let dataDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("data")
 
     /// When one service fails, the group cancels the others: each must return (no busy loop on a cancelled sleep),
     /// and the group's run throws the failure. The watchdog runs its loop here (WATCHDOG_USEC set).
     @Test func whenAServiceFailsEveryOtherServiceReturns() async throws {
         let database = try AppDatabase.inMemory()
-        try database.seed(try BundledContent(directory: Self.dataDirectory))
-        let now = ISO8601DateFormatter().date(from: "2025-03-01T08:05:00Z")!
+        try database.seed(bundledContent)
+        let now = instant("2025-03-01T08:05:00Z")
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         let group = DaemonBuilder.serviceGroup(
             database: database, emitter: Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t"))),
@@ -179,8 +174,8 @@ struct FailingService: Service {
     /// The scheduler returns on cancellation too (not only on graceful shutdown), with the pass it was in finished.
     @Test func theSchedulerReturnsWhenItsTaskIsCancelled() async throws {
         let database = try AppDatabase.inMemory()
-        try database.seed(try BundledContent(directory: Self.dataDirectory))
-        let now = ISO8601DateFormatter().date(from: "2025-03-01T08:05:00Z")!
+        try database.seed(bundledContent)
+        let now = instant("2025-03-01T08:05:00Z")
         let readiness = Readiness(notifier: SystemdNotifier(environment: [:]), waitsForAPI: false)
         let scheduler = SchedulerService(
             database: database, emitter: Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t"))),
@@ -305,12 +300,12 @@ func limitPages(_ database: AppDatabase) throws {
     /// does): the pass says so, naming the file and the cause, and still delivers the rows committed before.
     @Test func aPassWhoseEmissionFailsStillDeliversWhatWasCommitted() async throws {
         let database = try AppDatabase.inMemory()
-        try database.seed(try BundledContent(directory: CancellationTests.dataDirectory))
-        let created = ISO8601DateFormatter().date(from: "2025-02-01T00:00:00Z")!
+        try database.seed(bundledContent)
+        let created = instant("2025-02-01T00:00:00Z")
         _ = try database.addDevice(DeviceSettings(token: try .apns(validating: String(format: "%064x", 1)), timeZone: "UTC"), now: created)
         let configuration = EmitConfiguration(push: PushConfiguration(apnsTopic: "t"))
         let emitter = Emitter(database: database, configuration: configuration)
-        #expect(try emitter.run(now: ISO8601DateFormatter().date(from: "2025-03-01T08:05:00Z")!).queued == 1)
+        #expect(try emitter.run(now: instant("2025-03-01T08:05:00Z")).queued == 1)
         // Many more devices due at 08:30, then no page may be added.
         for n in 2...400 {
             _ = try database.addDevice(
@@ -325,7 +320,7 @@ func limitPages(_ database: AppDatabase) throws {
             database: database, emitter: emitter, deliverer: Deliverer(database: database, sink: try JSONLinesSpool(directory: folder)),
             clock: { Date() }, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, notifier: SystemdNotifier(environment: [:]),
             heartbeat: Heartbeat())
-        let result = try await scheduler.pass(now: ISO8601DateFormatter().date(from: "2025-03-01T08:35:00Z")!, stop: StopFlag())
+        let result = try await scheduler.pass(now: instant("2025-03-01T08:35:00Z"), stop: StopFlag())
         let error = try #require(result.emitError)
         #expect(error.contains("database ':memory:'") || error.contains("database '"), "\(error)")
         #expect(error.contains("full"), "\(error)")

@@ -1,5 +1,6 @@
 import AppSchema
 import ContentStore
+import DailyVerseTestSupport
 import Foundation
 import GRDB
 import HijriCalendar
@@ -8,22 +9,6 @@ import Storage
 import Testing
 
 @testable import Delivery
-
-let dataDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("data")
-let bundledContent: BundledContent = try! BundledContent(directory: dataDirectory)
-
-func seededDatabase() throws -> AppDatabase {
-    let database = try AppDatabase.inMemory()
-    try database.seed(bundledContent)
-    return database
-}
-
-func instant(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
-
-func apnsToken(_ n: Int) throws -> PushToken { try .apns(validating: String(format: "%064x", n)) }
-
-let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsTopic: "org.example.quran"), batchSize: 3)
 
 @Suite struct EmissionTests {
     @Test func onePayloadPerDeviceAndDateHoweverOftenItRuns() async throws {

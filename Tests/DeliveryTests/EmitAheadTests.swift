@@ -1,4 +1,5 @@
 import ContentStore
+import DailyVerseTestSupport
 import Foundation
 import GRDB
 import HijriCalendar
@@ -14,15 +15,6 @@ import Testing
     let ahead = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsTopic: "org.example.quran"), batchSize: 3, ahead: 900)
 
     /// A sink that records when it was handed each row.
-    final class RecordingSink: Sink, @unchecked Sendable {
-        let name = "recording"
-        var handed: [(key: String, fireAt: Date)] = []
-        func deliver(_ records: [OutboxRecord]) throws -> [Int64: DeliveryOutcome] {
-            handed += records.map { ($0.idempotencyKey, $0.fireAt) }
-            return Dictionary(uniqueKeysWithValues: records.map { ($0.id, .delivered()) })
-        }
-    }
-
     func utcDevice(_ database: AppDatabase, _ n: Int, at time: String) throws -> Device {
         try database.addDevice(
             DeviceSettings(token: try apnsToken(n), timeZone: "UTC", reminderTime: try ReminderTime(parsing: time)),

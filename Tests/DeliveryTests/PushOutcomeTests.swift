@@ -1,4 +1,5 @@
 import ContentStore
+import DailyVerseTestSupport
 import Foundation
 import GRDB
 import HijriCalendar

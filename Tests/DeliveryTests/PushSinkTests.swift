@@ -1,5 +1,6 @@
 import ContentStore
 import Crypto
+import DailyVerseTestSupport
 import Foundation
 import GRDB
 import HijriCalendar

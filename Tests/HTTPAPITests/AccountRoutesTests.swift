@@ -1,4 +1,5 @@
 import Accounts
+import DailyVerseTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -7,37 +8,9 @@ import Testing
 
 @testable import HTTPAPI
 
-@Suite struct AccountRoutesTests {
-    init() {}
-    static let now = ISO8601DateFormatter().date(from: "2025-03-01T08:00:00Z")!
-
-    func object(_ buffer: ByteBuffer) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any])
-    }
-
-    func body(_ object: [String: Any]) throws -> ByteBuffer { ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: object)) }
-
-    func bearer(_ token: String) -> HTTPFields { [.authorization: "Bearer \(token)", .contentType: "application/json"] }
-
-    /// POSTs JSON, returns (status, body).
-    func post(_ client: some TestClientProtocol, _ uri: String, _ json: [String: Any], token: String? = nil) async throws -> (Int, [String: Any]) {
-        try await client.execute(uri: uri, method: .post, headers: token.map(bearer) ?? [.contentType: "application/json"], body: try body(json)) {
-            response in
-            (response.status.code, response.body.readableBytes > 0 ? try object(response.body) : [:])
-        }
-    }
-
-    func get(_ client: some TestClientProtocol, _ uri: String, token: String?) async throws -> (Int, [String: Any]) {
-        try await client.execute(uri: uri, method: .get, headers: token.map(bearer) ?? [:]) { response in
-            (response.status.code, response.body.readableBytes > 0 ? try object(response.body) : [:])
-        }
-    }
-
-    func token(_ json: [String: Any]) -> String { json["token"] as? String ?? "" }
-    func user(_ json: [String: Any]) -> [String: Any] { json["user"] as? [String: Any] ?? [:] }
-
+@Suite struct AccountRoutesTests: JSONRequests {
     @Test func guestsAccountsAndSessions() async throws {
-        try await makeApp(now: Self.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let (status, guest) = try await post(client, "/v1/guests", [:])
             #expect(status == 201)
             #expect(user(guest)["mode"] as? String == "guest")
@@ -70,12 +43,8 @@ import Testing
         }
     }
 
-    final class Clock: @unchecked Sendable {
-        var now = AccountRoutesTests.now
-    }
-
     @Test func newAccountsAreLimitedPerClient() async throws {
-        let clock = Clock()
+        let clock = SettableClock()
         try await makeApp(clock: { clock.now }).test(.router) { client in
             for n in 0..<5 {
                 #expect(try await post(client, "/v1/accounts", ["email": "n\(n)@example.org", "password": "a long passphrase"]).0 == 201)
@@ -93,11 +62,11 @@ import Testing
 
     @Test func passwordHashingIsBoundedAndRefusesWhenTooManyWait() async throws {
         let gate = HashingGate(limit: 1, waiting: 0)
-        let latch = HashingGateLatch()
+        let latch = Latch()
         // Another sign-up holds the only place.
         let holder = Task { try await gate.run { latch.hold() } }
         await latch.waitUntilStarted()
-        try await makeApp(clock: { AccountRoutesTests.now }, hashing: gate).test(.router) { client in
+        try await makeApp(clock: { fixedNow }, hashing: gate).test(.router) { client in
             let refused = try await client.execute(
                 uri: "/v1/sessions", method: .post, headers: [.contentType: "application/json"],
                 body: try body(["email": "nobody@example.org", "password": "a long passphrase"])
@@ -112,7 +81,7 @@ import Testing
     }
 
     @Test func repeatedFailedSignInsAreThrottledThenForgiven() async throws {
-        let clock = Clock()
+        let clock = SettableClock()
         try await makeApp(clock: { clock.now }).test(.router) { client in
             _ = try await post(client, "/v1/accounts", ["email": "amina@example.org", "password": "a long passphrase"])
             for _ in 0..<5 {
@@ -131,7 +100,7 @@ import Testing
     }
 
     @Test func guestCreationIsLimitedPerClient() async throws {
-        try await makeApp(now: Self.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             for _ in 0..<10 { #expect(try await post(client, "/v1/guests", [:]).0 == 201) }
             let (status, error) = try await post(client, "/v1/guests", [:])
             #expect(status == 429)
@@ -140,7 +109,7 @@ import Testing
     }
 
     @Test func aGuestUpgradesInPlaceAndKeepsItsOnboarding() async throws {
-        try await makeApp(now: Self.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let (_, guest) = try await post(client, "/v1/guests", [:])
             let guestToken = token(guest)
             _ = try await post(client, "/v1/onboarding/events", ["type": "view"], token: guestToken)
@@ -160,7 +129,7 @@ import Testing
     }
 
     @Test func onboardingOverHTTP() async throws {
-        try await makeApp(now: Self.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let a = token(try await post(client, "/v1/guests", [:]).1)
             let b = token(try await post(client, "/v1/guests", [:]).1)
             let initial = try await get(client, "/v1/onboarding", token: a).1
@@ -212,10 +181,10 @@ import Testing
 }
 
 @Suite struct MergeTests {
-    let helper = AccountRoutesTests()
+    let helper = JSONAPI()
 
     @Test func signingInAsAGuestMergesTheGuestIntoTheAccount() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             // An account with a bookmark and its own settings, and no onboarding progress.
             let account = helper.token(
                 try await helper.post(client, "/v1/accounts", ["email": "amina@example.org", "password": "a long passphrase"]).1)
@@ -250,22 +219,4 @@ import Testing
             #expect(try await helper.get(client, "/v1/me", token: guest).0 == 401)
         }
     }
-}
-
-/// Work that holds the gate's place until the test lets it go, without blocking the threads async code runs on.
-final class HashingGateLatch: @unchecked Sendable {
-    private let lock = NSLock()
-    private var started = false
-    private let release = DispatchSemaphore(value: 0)
-
-    func hold() {
-        lock.withLock { started = true }
-        release.wait()
-    }
-
-    func waitUntilStarted() async {
-        while !lock.withLock({ started }) { await Task.yield() }
-    }
-
-    func letGo() { release.signal() }
 }

@@ -1,3 +1,4 @@
+import DailyVerseTestSupport
 import Foundation
 import HTTPTypes
 import HijriCalendar
@@ -11,7 +12,7 @@ import Yams
 /// `data/openapi.yaml` against the running router: the same routes, every operation exercised, every status
 /// documented and every JSON body valid against its schema.
 @Suite struct ContractTests {
-    let helper = AccountRoutesTests()
+    let helper = JSONAPI()
     let spec: [String: Any]
 
     init() throws {
@@ -32,7 +33,7 @@ import Yams
 
     @Test func theDocumentAndTheRouterHaveTheSameRoutes() throws {
         #expect(spec["openapi"] as? String == "3.1.0")
-        let router = buildRouter(try makeEnvironment(clock: { AccountRoutesTests.now }))
+        let router = buildRouter(try makeEnvironment(clock: { fixedNow }))
         let routes = Set(
             router.routes.map { route in
                 // Hummingbird writes captures as ":name"; OpenAPI as "{name}".
@@ -57,7 +58,7 @@ import Yams
     @Test func everyOperationAnswersAsDocumented() async throws {
         let recorded = Calls()
         let helper = self.helper
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             func call(
                 _ method: HTTPRequest.Method, _ template: String, _ uri: String? = nil, _ json: [String: Any]? = nil, token: String? = nil
             ) async throws -> [String: Any] {
@@ -240,7 +241,7 @@ import Yams
 
 @Suite struct MetricsRouteTests {
     @Test func requestsAreCountedPerRoutePatternAndStatus() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             for uri in ["/v1/today?tz=UTC", "/v1/today?tz=Asia/Tokyo", "/v1/verses/2:255", "/v1/verses/1:1", "/v1/today?tz=Mars/Olympus"] {
                 _ = try await client.execute(uri: uri, method: .get) { $0.status }
             }
@@ -262,7 +263,7 @@ import Yams
 
 @Suite struct TodayCacheTests {
     @Test func todayIsWorkedOutOncePerZoneAndDayAndRefreshedAfterAMinute() async throws {
-        let clock = AccountRoutesTests.Clock()  // 2025-03-01T08:00Z
+        let clock = SettableClock()  // 2025-03-01T08:00Z
         let environment = try makeEnvironment(clock: { clock.now })
         try await Application(router: buildRouter(environment)).test(.router) { client in
             func today() async throws -> (String?, String?, String) {

@@ -1,3 +1,4 @@
+import DailyVerseTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -7,13 +8,13 @@ import Testing
 @testable import HTTPAPI
 
 @Suite struct DeviceRoutesTests {
-    let helper = AccountRoutesTests()
+    let helper = JSONAPI()
     let data = UserDataRoutesTests()
 
     func apns(_ n: Int) -> String { String(format: "%064x", n) }
 
     @Test func devicesAreRegisteredListedChangedAndRemovedByTheirOwner() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let (created, body) = try await data.send(
                 client, .post, "/v1/devices",
@@ -45,7 +46,7 @@ import Testing
     }
 
     @Test func noUserReadsOrChangesAnothersDevice() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let b = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let body = try await data.send(
@@ -65,7 +66,7 @@ import Testing
     }
 
     @Test func badDevicesAreRefusedWithACode() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let cases: [([String: Any], Int, String)] = [
                 (["platform": "apns", "token": "xyz", "timezone": "UTC"], 400, "bad_token"),
@@ -106,7 +107,7 @@ import Testing
     }
 
     @Test func settingsAndOnboardingReachTheDevices() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             _ = try await data.send(client, .post, "/v1/devices", ["platform": "apns", "token": apns(4), "timezone": "UTC"], token: a)
             #expect(try await data.send(client, .patch, "/v1/me/settings", ["reminder_time": "05:10", "timezone": "Asia/Tokyo"], token: a).0 == 200)

@@ -1,4 +1,5 @@
 import Accounts
+import DailyVerseTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -10,7 +11,7 @@ import Testing
 /// What an attacker tries first: integers past every range, encoded paths, bodies and methods no route expects,
 /// requests at once, another user's push token.
 @Suite struct HardeningRoutesTests {
-    let helper = AccountRoutesTests()
+    let helper = JSONAPI()
     let data = UserDataRoutesTests()
 
     func status(
@@ -32,7 +33,7 @@ import Testing
     // MARK: - Integers from outside
 
     @Test func everyIntegerInAPathOrQueryIsRangeChecked() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let huge = ["768614336404565951", "\(Int.max)", "\(Int.min)", "99999999999999999999999", "-1", "0", "10000", "1e3", "0x10", "%2D1"]
             for year in huge {
                 let (code, error, _, _) = try await status(client, "/v1/calendar/\(year)")
@@ -61,7 +62,7 @@ import Testing
     }
 
     @Test func devicesAndSettingsRefuseIntegersPastTheirRange() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             for value in [Int.max, Int.min, 3, -3] {
                 let device: [String: Any] = ["platform": "apns", "token": String(format: "%064x", 7), "timezone": "UTC", "adjustment": value]
@@ -80,7 +81,7 @@ import Testing
     // MARK: - Paths, methods, bodies
 
     @Test func pathParametersArePercentDecoded() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let (code, _, _, body) = try await status(client, "/v1/verses/2%3A255")
             #expect(code == 200)
             #expect(String(buffer: body).contains(#""key":"2:255""#))
@@ -95,7 +96,7 @@ import Testing
     }
 
     @Test func aPassageFromAya1HasItsBasmalaAsAHeading() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let (_, _, _, body) = try await status(client, "/v1/verses/96:1-5")
             let verse = try #require((try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["verse"] as? [String: Any])
             let basmala = try #require(verse["basmala"] as? String)
@@ -112,7 +113,7 @@ import Testing
     }
 
     @Test func everyRouteRefusesABodyOverTheLimit() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let twoMiB = ByteBuffer(repeating: UInt8(ascii: " "), count: 2 << 20)
             // Routes that read no body at all, and one that does.
             for (method, uri) in [(HTTPRequest.Method.post, "/v1/guests"), (.post, "/v1/hints/reset"), (.get, "/health"), (.post, "/v1/sessions")] {
@@ -129,7 +130,7 @@ import Testing
     }
 
     @Test func undeclaredMethodsGet405WithAllowAndHeadWorksWhereGetDoes() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let (code, error, headers, _) = try await status(client, "/v1/themes", method: .delete)
             #expect(code == 405)
             #expect(error == "method_not_allowed")
@@ -149,7 +150,7 @@ import Testing
     }
 
     @Test func ifNoneMatchComparesWeakly() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let tag = try #require(try await status(client, "/v1/verses/2:255").2[.eTag])
             for header in [tag, "W/\(tag)", "*", "\"other\", W/\(tag)", " \(tag) "] {
                 #expect(try await status(client, "/v1/verses/2:255", headers: [.ifNoneMatch: header]).0 == 304, "\(header)")
@@ -163,7 +164,7 @@ import Testing
     // MARK: - Throttles under concurrency
 
     @Test func noMoreSignInsAreVerifiedThanTheLimitWhenTheyArriveAtOnce() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             #expect(try await helper.post(client, "/v1/accounts", ["email": "amina@example.org", "password": "a long passphrase"]).0 == 201)
             let codes = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<30 {
@@ -180,7 +181,7 @@ import Testing
     }
 
     @Test func guestsAndAccountsAtOnceStayWithinTheirLimits() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let guests = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<30 { group.addTask { try await helper.post(client, "/v1/guests", [:]).0 } }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
@@ -202,7 +203,7 @@ import Testing
 
     @Test func aSuccessfulSignInGivesTheClientItsAttemptBack() {
         let throttle = Throttle(limit: 2, window: 60)
-        let now = AccountRoutesTests.now
+        let now = fixedNow
         #expect(throttle.admit(["email a", "client"], now: now) == nil)
         throttle.release("client", reservedAt: now)
         #expect(throttle.admit(["email b", "client"], now: now) == nil)
@@ -217,7 +218,7 @@ import Testing
     // MARK: - What the fuzzer found
 
     @Test func numbersAreNotBooleans() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             for value in [0, 1] as [Any] {
                 let device: [String: Any] = ["platform": "apns", "token": String(format: "%064x", 50), "timezone": "UTC", "enabled": value]
@@ -233,7 +234,7 @@ import Testing
     }
 
     @Test func accountFieldsAreCheckedAsTheDocumentSays() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let cases: [([String: Any], Int, String?)] = [
                 (["email": "a\u{0}b@example.org", "password": "a long passphrase"], 400, "bad_email"),
                 (["email": "a\u{85}b@example.org", "password": "a long passphrase"], 400, "bad_email"),
@@ -256,7 +257,7 @@ import Testing
     }
 
     @Test func theBearerSchemeIsCaseInsensitive() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             for scheme in ["Bearer", "bearer", "BEARER"] {
                 #expect(try await status(client, "/v1/me", headers: [.authorization: "\(scheme) \(a)"]).0 == 200, "\(scheme)")
@@ -266,7 +267,7 @@ import Testing
     }
 
     @Test func changingADevicesTokenToAnotherUsersIsAFreshRegistrationToo() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let b = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let token = String(format: "%064x", 60)
@@ -283,7 +284,7 @@ import Testing
     // MARK: - The funnel
 
     @Test func aScreenReachedWithoutAViewIsCountedInTheFunnel() async throws {
-        let environment = try makeEnvironment(clock: { AccountRoutesTests.now })
+        let environment = try makeEnvironment(clock: { fixedNow })
         try await Application(router: buildRouter(environment)).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             // Through every screen with advance alone (no view event), then complete.
@@ -299,7 +300,7 @@ import Testing
         }
         let flow = environment.onboarding.flow
         let funnel = try environment.accounts.onboardingFunnel(
-            flow: flow, from: AccountRoutesTests.now.addingTimeInterval(-60), to: AccountRoutesTests.now.addingTimeInterval(60))
+            flow: flow, from: fixedNow.addingTimeInterval(-60), to: fixedNow.addingTimeInterval(60))
         #expect(funnel.screens.map(\.screen) == flow.screens.map(\.id))
         #expect(funnel.screens.first?.reached == 2, "both started there, though a sent no view")
         #expect(funnel.screens.first?.completed == 1)
@@ -311,7 +312,7 @@ import Testing
     // MARK: - Device tokens
 
     @Test func anotherUsersTokenIsAFreshRegistration() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let b = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let token = String(format: "%064x", 42)
@@ -350,7 +351,7 @@ import Testing
     }
 
     @Test func aNewDeviceTakesTheUsersSettings() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let settings: [String: Any] = ["reminder_time": "06:45", "notifications": false, "locale": "ar", "adjustment": -1, "calendar": "tabular"]
             #expect(try await data.send(client, .patch, "/v1/me/settings", settings, token: a).0 == 200)

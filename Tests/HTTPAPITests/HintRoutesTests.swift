@@ -1,3 +1,4 @@
+import DailyVerseTestSupport
 import Engagement
 import Foundation
 import HTTPTypes
@@ -8,7 +9,7 @@ import Testing
 @testable import HTTPAPI
 
 @Suite struct HintRoutesTests {
-    let helper = AccountRoutesTests()
+    let helper = JSONAPI()
     let data = UserDataRoutesTests()
 
     func hints(_ client: some TestClientProtocol, _ token: String) async throws -> [String] {
@@ -21,7 +22,7 @@ import Testing
     }
 
     @Test func aHintShowsOnceAfterItsEventAndOneNewHintADay() async throws {
-        let clock = AccountRoutesTests.Clock()
+        let clock = SettableClock()
         try await makeApp(clock: { clock.now }).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             #expect(try await hints(client, a) == [])
@@ -46,7 +47,7 @@ import Testing
     }
 
     @Test func theActionItTeachesInvalidatesAHint() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             try await event(client, "verse_opened", a)
             try await event(client, "layer_viewed", a)
@@ -55,7 +56,7 @@ import Testing
     }
 
     @Test func tutorialModeBelongsToOneSessionAndResetForgets() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let created = try await helper.post(client, "/v1/accounts", ["email": "hints@example.org", "password": "correct horse battery"])
             let first = helper.token(created.1)
             let second = helper.token(
@@ -79,7 +80,7 @@ import Testing
     }
 
     @Test func eventsAreCheckedAndBounded() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let (status, body) = try await helper.post(client, "/v1/events", ["name": "verse_opened"], token: a)
             #expect(status == 200 && body["count"] as? Int == 1)
@@ -94,7 +95,7 @@ import Testing
     }
 
     @Test func aGuestsHintsFollowItIntoItsAccount() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             _ = try await helper.post(client, "/v1/accounts", ["email": "merge@example.org", "password": "correct horse battery"])
             let guest = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             try await event(client, "verse_opened", guest)

@@ -1,3 +1,4 @@
+import DailyVerseTestSupport
 import Foundation
 import Hummingbird
 import Logging
@@ -17,7 +18,7 @@ import Glibc
     /// Runs the API on 127.0.0.1 with an ephemeral port; `body` gets the port. The server is then shut down
     /// gracefully, as `serve` does on SIGTERM.
     func withServer(idleTimeout: TimeInterval = 30, _ body: @Sendable (Int) async throws -> Void) async throws {
-        let environment = try makeEnvironment(clock: { AccountRoutesTests.now })
+        let environment = try makeEnvironment(clock: { fixedNow })
         let port = PortBox()
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         let application = Application(

@@ -1,6 +1,7 @@
 import Accounts
 import AppSchema
 import ContentStore
+import DailyVerseTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -11,10 +12,6 @@ import Testing
 import VerseOfTheDay
 
 @testable import HTTPAPI
-
-let dataDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("data")
-let bundledContent: BundledContent = try! BundledContent(directory: dataDirectory)
 
 /// The API as production builds it, on an in-memory database, with cheap password hashing and a fixed clock.
 func makeApp(now: Date) throws -> some ApplicationProtocol { try makeApp(clock: { now }) }
@@ -38,7 +35,7 @@ func makeEnvironment(
 
 @Suite struct PublicRoutesTests {
     /// 2025-02-28T20:00Z: already 1 Ramadan in Tokyo, still 29 Sha'ban in Los Angeles.
-    static let now = ISO8601DateFormatter().date(from: "2025-02-28T20:00:00Z")!
+    static let now = instant("2025-02-28T20:00:00Z")
 
     func app() throws -> some ApplicationProtocol { try makeApp(now: Self.now) }
 

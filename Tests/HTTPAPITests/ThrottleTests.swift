@@ -1,3 +1,4 @@
+import DailyVerseTestSupport
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import DailyVerseTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -7,7 +8,7 @@ import Testing
 @testable import HTTPAPI
 
 @Suite struct UserDataRoutesTests {
-    let helper = AccountRoutesTests()
+    let helper = JSONAPI()
 
     func send(
         _ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, _ json: [String: Any]? = nil, token: String
@@ -20,7 +21,7 @@ import Testing
     }
 
     @Test func bookmarksBelongToTheirOwner() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let b = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             #expect(try await send(client, .put, "/v1/bookmarks/2:255", token: a).0 == 201)
@@ -39,7 +40,7 @@ import Testing
     }
 
     @Test func settingsArePatchedFieldByFieldAndChecked() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let defaults = try await helper.get(client, "/v1/me", token: a).1["settings"] as? [String: Any]
             #expect(defaults?["reminder_time"] as? String == "08:00")
@@ -67,7 +68,7 @@ import Testing
     }
 
     @Test func completingOnboardingCarriesThemeAndNotificationsIntoSettings() async throws {
-        try await makeApp(now: AccountRoutesTests.now).test(.router) { client in
+        try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             for event in [
                 ["type": "advance"], ["type": "advance"], ["type": "advance"], ["type": "notification_permission", "state": "primed"],

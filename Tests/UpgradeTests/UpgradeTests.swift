@@ -1,6 +1,7 @@
 import Accounts
 import AppSchema
 import ContentStore
+import DailyVerseTestSupport
 import Delivery
 import Foundation
 import GRDB
@@ -15,8 +16,6 @@ import Testing
 /// one sura to keep it small (the bundled text is seeded again from data/ whatever the file holds).
 @Suite struct UpgradeTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
-    static let dataDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("data")
 
     /// The fixture, unpacked into a folder of its own (removed by the caller).
     static func unpack(_ name: String) throws -> (folder: URL, path: String) {
@@ -47,7 +46,7 @@ import Testing
         let before = try DatabaseQueue(path: path).read(Self.schema)
 
         let database = try AppDatabase.open(path: path)
-        _ = try database.seedIfNeeded(from: Self.dataDirectory)
+        _ = try database.seedIfNeeded(from: dataDirectory)
         let now = Date(timeIntervalSince1970: 1_740_900_000)  // 2025-03-02T07:20:00Z
 
         // The schema a fresh database gets is the one the old release left: no migration was edited, none is missing.

@@ -1,0 +1,14 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// A clock a test moves by hand: the code under test reads `now` through a closure (`{ clock.now }`), from any thread.
+public final class SettableClock: Sendable {
+    private let value: NIOLockedValueBox<Date>
+
+    public init(_ start: Date = fixedNow) { value = NIOLockedValueBox(start) }
+
+    public var now: Date {
+        get { value.withLockedValue { $0 } }
+        set { value.withLockedValue { $0 = newValue } }
+    }
+}
