@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "DailyVerse",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "dailyverse", targets: ["dailyverse"]),
         .executable(name: "dailyverse-bench", targets: ["dailyverse-bench"]),

@@ -1,19 +1,22 @@
 import Foundation
+import Synchronization
 
 /// Sends systemd READY=1 once, when every part the daemon waits for is up: the scheduler's first pass, and the API
 /// listening when there is one. Until then systemd (and `systemctl start`) waits, so a daemon whose API cannot listen
 /// never reports itself ready.
-public final class Readiness: @unchecked Sendable {
+public final class Readiness: Sendable {
     let notifier: SystemdNotifier
-    private let lock = NSLock()
-    private var schedulerDone = false
-    private var apiListening: Bool
-    private var sent = false
+    private struct State {
+        var schedulerDone = false
+        var apiListening: Bool
+        var sent = false
+    }
+    private let state: Mutex<State>
 
     /// `waitsForAPI`: whether an API service will report `apiReady()`.
     public init(notifier: SystemdNotifier, waitsForAPI: Bool) {
         self.notifier = notifier
-        self.apiListening = !waitsForAPI
+        self.state = Mutex(State(apiListening: !waitsForAPI))
     }
 
     /// The scheduler finished its first pass.
@@ -23,13 +26,13 @@ public final class Readiness: @unchecked Sendable {
     public func apiReady() { update { $0.apiListening = true } }
 
     /// Whether READY=1 has been sent.
-    public var isReady: Bool { lock.withLock { sent } }
+    public var isReady: Bool { state.withLock { $0.sent } }
 
-    private func update(_ change: (Readiness) -> Void) {
-        let send: Bool = lock.withLock {
-            change(self)
-            guard !sent, schedulerDone, apiListening else { return false }
-            sent = true
+    private func update(_ change: (inout State) -> Void) {
+        let send: Bool = state.withLock { state in
+            change(&state)
+            guard !state.sent, state.schedulerDone, state.apiListening else { return false }
+            state.sent = true
             return true
         }
         if send { notifier.ready(status: "scheduling") }

@@ -6,23 +6,22 @@ import Metrics
 import Notifications
 import ServiceLifecycle
 import Storage
+import Synchronization
 
 /// A flag set once, read from any thread: how the blocking passes learn of a graceful shutdown.
-public final class StopFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
+public final class StopFlag: Sendable {
+    private let value = Mutex(false)
     public init() {}
-    public var isSet: Bool { lock.withLock { value } }
-    public func set() { lock.withLock { value = true } }
+    public var isSet: Bool { value.withLock { $0 } }
+    public func set() { value.withLock { $0 = true } }
 }
 
 /// The time of the last completed batch, for the watchdog.
-public final class Heartbeat: @unchecked Sendable {
-    private let lock = NSLock()
-    private var last = Date()
+public final class Heartbeat: Sendable {
+    private let last = Mutex(Date())
     public init() {}
-    public func beat() { lock.withLock { last = Date() } }
-    public var age: TimeInterval { lock.withLock { Date().timeIntervalSince(last) } }
+    public func beat() { last.withLock { $0 = Date() } }
+    public var age: TimeInterval { last.withLock { Date().timeIntervalSince($0) } }
 }
 
 /// The scheduler: a pass (emit what is due, deliver the outbox), then sleep until the next fire or retry.

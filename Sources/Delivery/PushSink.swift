@@ -4,6 +4,7 @@ import Metrics
 import NIOCore
 import PushServices
 import Storage
+import Synchronization
 
 /// Delivers outbox rows to APNs, FCM and Web Push directly, each platform to its own service. A platform without a
 /// sender is not taken: its rows stay pending (`platforms`), and `status` says it is not configured.
@@ -256,29 +257,31 @@ struct PushRequest {
 
 /// Which platforms are paused by a configuration error, until when and why; kept in the database for `status`.
 /// Asked for every row, so a lock rather than an actor: no hop on the common path, where nothing is paused.
-final class PauseBoard: @unchecked Sendable {
+final class PauseBoard: Sendable {
     let database: AppDatabase
-    private let lock = NSLock()
-    private var pauses: [String: (reason: String, until: Date)] = [:]
-    /// Platforms known not to be paused in the database (a pause left by an earlier process is removed by the
-    /// first row accepted).
-    private var cleared: Set<String> = []
+    private struct State {
+        var pauses: [String: (reason: String, until: Date)] = [:]
+        /// Platforms known not to be paused in the database (a pause left by an earlier process is removed by the
+        /// first row accepted).
+        var cleared: Set<String> = []
+    }
+    private let state = Mutex(State())
 
     init(database: AppDatabase) { self.database = database }
 
     func remaining(_ platform: String, now: Date) -> TimeInterval? {
-        lock.withLock {
-            guard let pause = pauses[platform], now < pause.until else { return nil }
+        state.withLock {
+            guard let pause = $0.pauses[platform], now < pause.until else { return nil }
             return pause.until.timeIntervalSince(now)
         }
     }
 
-    func reason(_ platform: String) -> String? { lock.withLock { pauses[platform]?.reason } }
+    func reason(_ platform: String) -> String? { state.withLock { $0.pauses[platform]?.reason } }
 
     func pause(_ platform: String, reason: String, now: Date, until: Date) async {
-        lock.withLock {
-            pauses[platform] = (reason, until)
-            cleared.remove(platform)
+        state.withLock {
+            $0.pauses[platform] = (reason, until)
+            $0.cleared.remove(platform)
         }
         try? await database.write { db in
             try db.execute(
@@ -290,9 +293,9 @@ final class PauseBoard: @unchecked Sendable {
     }
 
     func clear(_ platform: String) async {
-        let write = lock.withLock { () -> Bool in
-            pauses[platform] = nil
-            return cleared.insert(platform).inserted
+        let write = state.withLock { state -> Bool in
+            state.pauses[platform] = nil
+            return state.cleared.insert(platform).inserted
         }
         guard write else { return }
         try? await database.write { db in try db.execute(sql: "DELETE FROM push_pause WHERE platform = ?", arguments: [platform]) }

@@ -1,12 +1,13 @@
 import Foundation
 import HijriCalendar
 import NIOCore
+import Synchronization
 
 /// Encoded bodies of public reads, kept for a short while: today's verse is the same for everyone in a zone until
 /// that zone's midnight, so it is worked out, encoded and hashed once rather than for every request. An entry lives
 /// at most `lifetime` (a sighting published meanwhile is served within that long) and never past its `until`.
 /// Bounded: when full, it starts afresh.
-public final class ResponseCache: @unchecked Sendable {
+public final class ResponseCache: Sendable {
     public struct Entry: Sendable {
         public let body: ByteBuffer
         public let tag: String
@@ -17,9 +18,8 @@ public final class ResponseCache: @unchecked Sendable {
 
     public let lifetime: TimeInterval
     public let capacity: Int
-    private let lock = NSLock()
-    private var entries: [String: Entry] = [:]
-    private var zones: [String: TimeZone] = [:]
+    private let entries = Mutex<[String: Entry]>([:])
+    private let zones = Mutex<[String: TimeZone]>([:])
 
     public init(lifetime: TimeInterval = 60, capacity: Int = 10_000) {
         self.lifetime = lifetime
@@ -28,11 +28,11 @@ public final class ResponseCache: @unchecked Sendable {
 
     /// The entry for `key`, made by `make` (the body and the zone's next midnight) when missing or stale.
     func entry(_ key: String, now: Date, make: () throws -> (Data, Date)) throws -> Entry {
-        if let entry = lock.withLock({ entries[key] }), entry.expires > now { return entry }
+        if let entry = entries.withLock({ $0[key] }), entry.expires > now { return entry }
         let (body, midnight) = try make()
         let entry = Entry(
             body: ByteBuffer(bytes: body), tag: entityTag(body), midnight: midnight, expires: min(now.addingTimeInterval(lifetime), midnight))
-        lock.withLock {
+        entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[key] = entry
         }
@@ -41,9 +41,9 @@ public final class ResponseCache: @unchecked Sendable {
 
     /// An IANA zone by its exact name, looked up once.
     func zone(_ name: String) -> TimeZone? {
-        if let zone = lock.withLock({ zones[name] }) { return zone }
+        if let zone = zones.withLock({ $0[name] }) { return zone }
         guard let zone = TimeZone.iana(name) else { return nil }
-        lock.withLock { if zones.count < 2_000 { zones[name] = zone } }
+        zones.withLock { if $0.count < 2_000 { $0[name] = zone } }
         return zone
     }
 }

@@ -1,13 +1,14 @@
 import Foundation
+import Synchronization
 
 /// Counts events per key in a sliding window and says when a key has had enough. In memory, bounded, with the clock
 /// passed in: a restart forgets it, which only ever makes the service more lenient for a moment.
-public final class Throttle: @unchecked Sendable {
+public final class Throttle: Sendable {
     public let limit: Int
     public let window: TimeInterval
     private let maximumKeys: Int
-    private let lock = NSLock()
-    private var events: [String: [Date]] = [:]
+    /// Each key's attempts in the window, oldest first.
+    private let events = Mutex<[String: [Date]]>([:])
 
     public init(limit: Int, window: TimeInterval, maximumKeys: Int = 100_000) {
         self.limit = limit
@@ -23,30 +24,30 @@ public final class Throttle: @unchecked Sendable {
     /// their limit (each is then counted), else the longest wait, with nothing counted. However many requests arrive at
     /// once, no more than `limit` per key get past this in a window.
     public func admit(_ keys: [String], now: Date) -> Int? {
-        lock.withLock {
-            if let wait = keys.compactMap({ unlockedRetryAfter($0, now: now) }).max() { return wait }
-            for key in keys { unlockedRecord(key, now: now) }
+        events.withLock { events in
+            if let wait = keys.compactMap({ retryAfter($0, now: now, in: &events) }).max() { return wait }
+            for key in keys { record(key, now: now, in: &events) }
             return nil
         }
     }
 
     /// Gives back an attempt reserved at `now` for `key` (the attempt succeeded and should not count against it).
     public func release(_ key: String, reservedAt now: Date) {
-        lock.withLock {
+        events.withLock { events in
             guard var recent = events[key], let index = recent.lastIndex(of: now) else { return }
             recent.remove(at: index)
             events[key] = recent.isEmpty ? nil : recent
         }
     }
 
-    private func unlockedRetryAfter(_ key: String, now: Date) -> Int? {
+    private func retryAfter(_ key: String, now: Date, in events: inout [String: [Date]]) -> Int? {
         let recent = (events[key] ?? []).filter { now.timeIntervalSince($0) < window }
         events[key] = recent.isEmpty ? nil : recent
         guard recent.count >= limit, let oldest = recent.first else { return nil }
         return max(1, Int((window - now.timeIntervalSince(oldest)).rounded(.up)))
     }
 
-    private func unlockedRecord(_ key: String, now: Date) {
+    private func record(_ key: String, now: Date, in events: inout [String: [Date]]) {
         if events.count >= maximumKeys, events[key] == nil {
             // Forget the keys with nothing in the window; if all are busy, the oldest one.
             events = events.filter { $0.value.contains { now.timeIntervalSince($0) < window } }
@@ -57,7 +58,7 @@ public final class Throttle: @unchecked Sendable {
         events[key, default: []].append(now)
     }
 
-    public func reset(_ key: String) { lock.withLock { events[key] = nil } }
+    public func reset(_ key: String) { events.withLock { $0[key] = nil } }
 }
 
 /// The limits the API applies.
