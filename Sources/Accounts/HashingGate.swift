@@ -1,14 +1,17 @@
 import Foundation
+import Synchronization
 
 /// Password hashing, a few at a time, off the request threads. Each scrypt hash takes 128 MiB and a core for a good
 /// fraction of a second, so parallel sign-ups must not each get one: at most `limit` run at once, at most `waiting`
 /// more wait their turn, and anything beyond is refused at once (the API answers 503 with Retry-After).
-public final class HashingGate: @unchecked Sendable {
+public final class HashingGate: Sendable {
     public let limit: Int
     public let waiting: Int
-    private let lock = NSLock()
-    private var running = 0
-    private var queue: [CheckedContinuation<Void, Never>] = []
+    private struct State {
+        var running = 0
+        var queue: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
 
     public init(limit: Int = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4)), waiting: Int = 32) {
         self.limit = max(1, limit)
@@ -27,29 +30,29 @@ public final class HashingGate: @unchecked Sendable {
     }
 
     /// Hashes running and waiting now.
-    public var load: (running: Int, waiting: Int) { lock.withLock { (running, queue.count) } }
+    public var load: (running: Int, waiting: Int) { state.withLock { ($0.running, $0.queue.count) } }
 
     private func acquire() async throws {
         enum Decision { case go, wait, refuse }
-        let decision: Decision = lock.withLock {
-            if running < limit {
-                running += 1
+        let decision: Decision = state.withLock { state in
+            if state.running < limit {
+                state.running += 1
                 return .go
             }
-            return queue.count < waiting ? .wait : .refuse
+            return state.queue.count < waiting ? .wait : .refuse
         }
         switch decision {
         case .go: return
         case .refuse: throw Busy()
         case .wait:
             await withCheckedContinuation { continuation in
-                let startNow: Bool = lock.withLock {
+                let startNow: Bool = state.withLock { state in
                     // A place may have come free between the decision and now.
-                    if running < limit {
-                        running += 1
+                    if state.running < limit {
+                        state.running += 1
                         return true
                     }
-                    queue.append(continuation)
+                    state.queue.append(continuation)
                     return false
                 }
                 if startNow { continuation.resume() }
@@ -58,13 +61,13 @@ public final class HashingGate: @unchecked Sendable {
     }
 
     private func release() {
-        let next: CheckedContinuation<Void, Never>? = lock.withLock {
+        let next: CheckedContinuation<Void, Never>? = state.withLock { state in
             // The place passes straight to the first waiter, if any.
-            guard !queue.isEmpty else {
-                running -= 1
+            guard !state.queue.isEmpty else {
+                state.running -= 1
                 return nil
             }
-            return queue.removeFirst()
+            return state.queue.removeFirst()
         }
         next?.resume()
     }

@@ -5,16 +5,16 @@ import HummingbirdCore
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
+import Synchronization
 
 /// The routes' paths and methods, for 405's `Allow` header. Filled once, when the router is built, before any request.
-final class RouteTable: @unchecked Sendable {
-    private let lock = NSLock()
-    private var routes: [(segments: [String], method: String)] = []
+final class RouteTable: Sendable {
+    private let routes = Mutex<[(segments: [String], method: String)]>([])
 
     /// `paths`: Hummingbird's route paths (`/v1/devices/:id`) with their methods.
     func fill(_ paths: [(path: String, method: String)]) {
         let parsed = paths.map { (segments: $0.path.split(separator: "/").map(String.init), method: $0.method) }
-        lock.withLock { routes = parsed }
+        routes.withLock { $0 = parsed }
     }
 
     /// `{id}` (as Hummingbird describes a capture) or `:id` (as routes are written).
@@ -23,7 +23,7 @@ final class RouteTable: @unchecked Sendable {
     /// The methods some route answers at `path` (HEAD wherever GET is), sorted; empty when no route has this path.
     func methods(at path: String) -> [String] {
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
-        var methods: Set<String> = lock.withLock {
+        var methods: Set<String> = routes.withLock { routes in
             Set(
                 routes.filter { route in
                     route.segments.count == segments.count
