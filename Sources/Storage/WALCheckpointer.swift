@@ -6,7 +6,8 @@ import GRDBSQLite
 /// Copies the write-ahead log back into the database file on a thread of its own, so that the writer does not.
 ///
 /// By default SQLite checkpoints in the connection that commits, each time the log has passed 1,000 pages: at a
-/// million devices a day, a fifth of the scheduler's writer time went to copying pages back. Here the writer's
+/// million devices a day, much of the scheduler's writer time went to copying pages back (the README's benchmarks
+/// say how much). Here the writer's
 /// WAL hook only asks, at a larger log (see `Limits`), and a serial queue with a connection of its own runs passive
 /// checkpoints, which wait for no reader and no writer. Should the log still grow past `Limits.inlinePages` (the
 /// thread cannot keep up, or a long read holds the log), the writer checkpoints at commit itself, as SQLite's default
@@ -19,8 +20,8 @@ final class WALCheckpointer: @unchecked Sendable {
         ///
         /// Not SQLite's 1,000 pages (4 MiB): every scheduler pass writes most pages of the outbox's unique index
         /// again, and a checkpoint copies each page in the log once however many commits wrote it, so a log that
-        /// spans a dozen passes copies those pages once instead of once a pass. At a million devices a day this cut
-        /// what the emission writes from 2.05× to 1.80–1.84× the plain inserts' bytes.
+        /// spans a dozen passes copies those pages once instead of once a pass (the README's `emit` benchmark has the
+        /// bytes written either way).
         var requestPages: Int32 = 65_536
         /// The log size, in pages, at which the writer stops waiting and checkpoints itself: 512 MiB.
         var inlinePages: Int32 = 131_072
