@@ -24,7 +24,7 @@ struct CalendarCommand: ParsableCommand {
                 ?? database.islamicCalendar(kind).hijriDate(
                     for: CivilDate(instant: global.clock(), timeZone: TimeZone(identifier: "UTC")!), adjustment: adjustment
                 ).year
-            let report = try DailyVerseService(database: database).year(year, calendar: kind, adjustment: adjustment)
+            let report = try DailyVerseReports(database: database).year(year, calendar: kind, adjustment: adjustment)
             if global.json { return try printJSON(report) }
             print("Hijri year \(year) AH · \(report.calendar)\(adjustment.days == 0 ? "" : String(format: " %+d", adjustment.days))\n")
             for month in report.months {

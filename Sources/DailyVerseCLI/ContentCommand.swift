@@ -36,7 +36,7 @@ struct ContentCoverageCommand: ParsableCommand {
             let year =
                 try hijriYear
                 ?? database.islamicCalendar(kind).hijriDate(for: CivilDate(instant: global.clock(), timeZone: TimeZone(identifier: "UTC")!)).year
-            let report = try DailyVerseService(database: database).coverage(year: year, calendar: kind)
+            let report = try DailyVerseReports(database: database).coverage(year: year, calendar: kind)
             if global.json { return try printJSON(report) }
             print("\(year) AH (\(report.calendar)): \(report.days) days, \(report.selections) selections\n")
             print("layer            days shown   selections lacking it")

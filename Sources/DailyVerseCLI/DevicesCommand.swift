@@ -37,7 +37,8 @@ struct DeviceOptions: ParsableArguments {
         } else if token != nil || endpoint != nil {
             throw CLIError("give --platform with a new token")
         }
-        try settings.check(timeZone: tz, time: time, locale: locale, calendar: calendar, adjust: adjust, displayTheme: displayTheme, enabled: enabled)
+        try settings.setChecked(
+            timeZone: tz, time: time, locale: locale, calendar: calendar, adjust: adjust, displayTheme: displayTheme, enabled: enabled)
         return settings
     }
 }

@@ -105,7 +105,7 @@ struct ServeCommand: AsyncParsableCommand {
         if address != "none" {
             let (host, port) = try Self.hostAndPort(address)
             let environment = try APIEnvironment(
-                service: DailyVerseService(database: database), clock: clock, onboarding: try global.onboardingMachine(database),
+                reports: DailyVerseReports(database: database), clock: clock, onboarding: try global.onboardingMachine(database),
                 copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(), throttles: try global.throttles(),
                 openAPI: try OpenAPIDocument.load(from: global.dataDirectory()), vapidPublicKey: try push.vapidPublicKey(global))
             // The scheduler's counters go to the same registry as the API's.

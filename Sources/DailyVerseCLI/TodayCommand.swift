@@ -43,7 +43,7 @@ struct TodayCommand: ParsableCommand {
                 day = CivilDate(instant: instant, timeZone: zone)
             }
             let database = try global.openDatabase()
-            let report = try DailyVerseService(database: database).today(
+            let report = try DailyVerseReports(database: database).today(
                 TodayRequest(date: day, timeZone: zone.identifier, calendar: kind, adjustment: adjustment, translation: translation))
             if global.json { return try printJSON(report) }
             var out = "\(report.date) · \(report.hijriDate.formatted) AH (\(report.hijri.calendar)"

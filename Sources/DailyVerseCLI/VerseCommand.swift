@@ -15,7 +15,7 @@ struct VerseCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let range = try VerseRange(parsing: key)
-            let report = try DailyVerseService(database: global.openDatabase()).verse(range, translation: translation)
+            let report = try DailyVerseReports(database: global.openDatabase()).verse(range, translation: translation)
             if global.json { return try printJSON(report) }
             print(verseText(report.content, verse: report.verse))
             print(wrap(report.attribution, indent: ""))

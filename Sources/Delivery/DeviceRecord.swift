@@ -4,7 +4,7 @@ import Notifications
 
 extension DeviceSettings {
     /// Sets the fields given, each checked; an error names the value. Shared by the flags and the import lines.
-    public mutating func check(
+    public mutating func setChecked(
         timeZone: String?, time: String?, locale: String?, calendar: String?, adjust: Int?, displayTheme: String?, enabled: Bool?
     ) throws {
         if let timeZone {
@@ -182,7 +182,7 @@ public struct DeviceRecord: Encodable, Sendable {
             guard let flag = JSONFlag.bool(value) else { throw DeviceInputError("'enabled' must be true or false") }
             enabled = flag
         }
-        try settings.check(
+        try settings.setChecked(
             timeZone: zone, time: string("reminder_time"), locale: string("locale"), calendar: string("calendar"), adjust: adjust,
             displayTheme: string("display_theme"), enabled: enabled)
         return settings

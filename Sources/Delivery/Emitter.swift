@@ -170,7 +170,7 @@ public struct Emitter: Sendable {
 
         init(emitter: Emitter, now: Date, through: Date) {
             (self.emitter, self.now, self.through) = (emitter, now, through)
-            contents = ContentCache(service: DailyVerseService(database: emitter.database))
+            contents = ContentCache(reports: DailyVerseReports(database: emitter.database))
         }
 
         mutating func plan(_ entries: [Entry]) throws -> [Plan] {
@@ -339,7 +339,7 @@ extension Emitter {
         let device = state.device
         let zone = try Device.validateTimeZone(device.timeZone)
         let date = CivilDate(instant: now, timeZone: zone)
-        var contents = ContentCache(service: DailyVerseService(database: database))
+        var contents = ContentCache(reports: DailyVerseReports(database: database))
         let content = try contents.content(for: date, device: device)
         let message = PayloadTemplate(content: content, locale: device.locale, configuration: configuration.push).message(
             for: device, fireAt: now, zone: zone)
@@ -357,15 +357,15 @@ struct ContentCache {
             tonight: observed.tonight)
     }
 
-    let service: DailyVerseService
+    let reports: DailyVerseReports
     private var entries: [ContentKey: DailyContent] = [:]
 
-    init(service: DailyVerseService) { self.service = service }
+    init(reports: DailyVerseReports) { self.reports = reports }
 
     mutating func content(for date: CivilDate, device: Device) throws -> DailyContent {
         let key = ContentKey(date, device)
         if let content = entries[key] { return content }
-        let report = try service.today(
+        let report = try reports.today(
             TodayRequest(date: date, timeZone: device.timeZone, calendar: device.calendar, adjustment: device.adjustment))
         let content = DailyContent(
             localDate: date, hijri: report.hijriDate, verseKey: report.verse.key, surahName: report.verse.surahName,

@@ -29,7 +29,7 @@ struct SignedIn: Encodable {
 }
 
 func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) {
-    let accounts = environment.accounts
+    let accounts = environment.database
 
     router.post("/v1/guests") { _, context -> Response in
         let now = environment.clock()

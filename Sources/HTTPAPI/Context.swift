@@ -52,7 +52,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
         guard let header = request.headers[.authorization] else { return try await next(request, context) }
         // The scheme name is case-insensitive (RFC 9110 §11.1): "bearer" is "Bearer".
         guard header.count > 7, header.prefix(7).lowercased() == "bearer ", case let token = String(header.dropFirst(7)),
-            let user = try environment.accounts.authenticate(token: token, now: environment.clock())
+            let user = try environment.database.authenticate(token: token, now: environment.clock())
         else { throw APIError(.unauthorized, code: "unauthorized", "invalid or expired token") }
         var context = context
         context.identity = user

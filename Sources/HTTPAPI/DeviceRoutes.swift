@@ -10,7 +10,7 @@ import Storage
 /// The daemon's devices, each owned by the user who registered it. Another user's device is "not found", never
 /// "forbidden": ids reveal nothing.
 func addDeviceRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) {
-    let database = environment.accounts
+    let database = environment.database
 
     router.get("/v1/devices") { _, context -> Response in
         let user = try context.requireIdentity()

@@ -102,9 +102,9 @@ func addFlowRoute(_ router: Router<APIContext>, _ environment: APIEnvironment) {
         guard let zone = TimeZone.iana(zoneName) else {
             throw APIError.badRequest("bad_zone", "unknown time zone '\(zoneName)': expected an IANA name such as Asia/Baghdad")
         }
-        let database = environment.service.database
-        let today = try run {
-            try environment.service.today(TodayRequest(date: CivilDate(instant: environment.clock(), timeZone: zone), timeZone: zone.identifier))
+        let database = environment.reports.database
+        let today = try mappingDomainErrors {
+            try environment.reports.today(TodayRequest(date: CivilDate(instant: environment.clock(), timeZone: zone), timeZone: zone.identifier))
         }
         let screens = try environment.onboarding.flow.screens.map { screen in
             FlowReport.Screen(

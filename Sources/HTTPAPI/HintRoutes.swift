@@ -6,7 +6,7 @@ import Onboarding
 
 /// Contextual hints and the app events their rules count.
 func addHintRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) {
-    let database = environment.accounts
+    let database = environment.database
     let catalog = environment.hints
 
     router.get("/v1/hints") { _, context -> Response in

@@ -13,7 +13,7 @@ import VerseOfTheDay
 
 /// What the routes need, passed in so tests build the same router as production.
 public struct APIEnvironment: Sendable {
-    public let service: DailyVerseService
+    public let reports: DailyVerseReports
     public let clock: @Sendable () -> Date
     public let passwordHasher: PasswordHasher
     public let onboarding: OnboardingMachine
@@ -35,10 +35,10 @@ public struct APIEnvironment: Sendable {
     /// Verified against when an email is unknown, so that both refusals take the same time.
     let decoyHash: String
 
-    public var accounts: AppDatabase { service.database }
+    public var database: AppDatabase { reports.database }
 
     public init(
-        service: DailyVerseService, clock: @escaping @Sendable () -> Date, passwordHasher: PasswordHasher = PasswordHasher(),
+        reports: DailyVerseReports, clock: @escaping @Sendable () -> Date, passwordHasher: PasswordHasher = PasswordHasher(),
         onboarding: OnboardingMachine, copy: OnboardingCopy, hints: HintCatalog, throttles: Throttles = Throttles(),
         hashing: HashingGate = HashingGate(), metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), openAPI: String? = nil,
         vapidPublicKey: String? = nil
@@ -49,7 +49,7 @@ public struct APIEnvironment: Sendable {
         self.hints = hints
         self.hashing = hashing
         self.throttles = throttles
-        self.service = service
+        self.reports = reports
         self.clock = clock
         self.passwordHasher = passwordHasher
         self.onboarding = onboarding
@@ -92,8 +92,8 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
         let translation = query["translation"].map(String.init) ?? BundledContent.pickthall.id
         let key = "today \(zone.identifier) \(date) \(calendar.rawValue) \(adjustment.days) \(translation)"
         let entry = try environment.responses.entry(key, now: now) {
-            let report = try run {
-                try environment.service.today(
+            let report = try mappingDomainErrors {
+                try environment.reports.today(
                     TodayRequest(date: date, timeZone: zone.identifier, calendar: calendar, adjustment: adjustment, translation: translation))
             }
             return (try JSONText.encoder.encode(report), Calendar.gregorianUTC.nextMidnight(after: now, in: zone))
@@ -108,7 +108,7 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
         let range: VerseRange
         do { range = try VerseRange(parsing: key) } catch { throw APIError.badRequest("bad_verse", "\(error)") }
         let translation = request.uri.queryParameters["translation"].map(String.init) ?? BundledContent.pickthall.id
-        return try conditional(request, try run { try environment.service.verse(range, translation: translation) }, maxAge: 86_400)
+        return try conditional(request, try mappingDomainErrors { try environment.reports.verse(range, translation: translation) }, maxAge: 86_400)
     }
 
     router.get("/v1/calendar/:year") { request, context -> Response in
@@ -118,12 +118,13 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
             throw APIError.badRequest("bad_year", "invalid Hijri year '\(text.prefix(40))': expected a whole number from 1 to 9999, such as 1446")
         }
         let (calendar, adjustment) = try calendarChoice(request)
-        return try conditional(request, try run { try environment.service.year(year, calendar: calendar, adjustment: adjustment) }, maxAge: 3600)
+        return try conditional(
+            request, try mappingDomainErrors { try environment.reports.year(year, calendar: calendar, adjustment: adjustment) }, maxAge: 3600)
     }
 
     router.get("/v1/themes") { request, _ -> Response in
-        let database = environment.service.database
-        let themes = try run {
+        let database = environment.reports.database
+        let themes = try mappingDomainErrors {
             ThemesReport(
                 display: try database.displayThemes(), months: try database.verseCalendar().months.map { .init(month: $0.month, theme: $0.theme) })
         }
@@ -163,8 +164,8 @@ struct ThemesReport: Encodable {
     }
 }
 
-/// Domain errors become 4xx with a code; nothing else leaks.
-func run<T>(_ body: () throws -> T) throws -> T {
+/// Runs `body`, its domain errors becoming 4xx with a code; nothing else leaks.
+func mappingDomainErrors<T>(_ body: () throws -> T) throws -> T {
     do { return try body() } catch let error as StoreError {
         switch error {
         case .verseNotFound: throw APIError.notFound("verse_not_found", error.description)

@@ -52,7 +52,7 @@ struct SettingsPatch: Decodable {
         }
         var settings = DeviceSettings()
         try deviceInput {
-            try settings.check(
+            try settings.setChecked(
                 timeZone: timezone, time: reminderTime, locale: locale, calendar: calendar, adjust: adjustment, displayTheme: displayTheme,
                 enabled: notifications)
         }
@@ -89,7 +89,7 @@ extension UserSettings {
 }
 
 func addUserDataRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) {
-    let database = environment.accounts
+    let database = environment.database
 
     router.patch("/v1/me/settings") { request, context -> Response in
         let user = try context.requireIdentity()
@@ -134,6 +134,6 @@ func verseKey(_ context: APIContext, _ environment: APIEnvironment) throws -> St
     let text = try context.pathParameter("key")
     let range: VerseRange
     do { range = try VerseRange(parsing: text) } catch { throw APIError.badRequest("bad_verse", "\(error)") }
-    try run { try environment.accounts.validate(range) }
+    try mappingDomainErrors { try environment.database.validate(range) }
     return range.key
 }

@@ -36,7 +36,7 @@ public struct CoverageReport: Encodable, Sendable {
     enum CodingKeys: String, CodingKey { case hijriYear = "hijri_year", calendar, days, selections, layers, incomplete, entries }
 }
 
-extension DailyVerseService {
+extension DailyVerseReports {
     /// The coverage of every day of Hijri `year` in `calendar`, as the days' selections would show it.
     public func coverage(year: Int, calendar kind: CalendarKind) throws -> CoverageReport {
         let calendar = try database.islamicCalendar(kind)

@@ -24,7 +24,7 @@ public struct TodayRequest: Sendable {
 }
 
 /// Calendar, selection and store together: the day's verse, any verse, a year's calendar.
-public struct DailyVerseService: Sendable {
+public struct DailyVerseReports: Sendable {
     public let database: AppDatabase
 
     public init(database: AppDatabase) { self.database = database }

@@ -33,7 +33,7 @@ struct HTTPBench: ParsableCommand {
         let database = try AppDatabase.open(path: folder.appendingPathComponent("http.sqlite").path, pool: true)
         try database.seedIfNeeded(from: directory)
         let environment = try APIEnvironment(
-            service: DailyVerseService(database: database), clock: { Date() },
+            reports: DailyVerseReports(database: database), clock: { Date() },
             onboarding: try OnboardingMachine(flow: OnboardingFlow.load(from: directory), database: database),
             copy: try OnboardingCopy.load(from: directory), hints: try HintCatalog.load(from: directory))
         let port = Port()

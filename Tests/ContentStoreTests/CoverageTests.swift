@@ -9,7 +9,7 @@ import VerseOfTheDay
 @Suite struct CoverageTests {
     @Test func everyDayOfTheYearIsCountedOnceAndEachLayerAddsUp() throws {
         let database = try seededDatabase()
-        let report = try DailyVerseService(database: database).coverage(year: 1446, calendar: .ummAlQura)
+        let report = try DailyVerseReports(database: database).coverage(year: 1446, calendar: .ummAlQura)
         let calendar = try database.islamicCalendar(.ummAlQura)
         #expect(report.days == (try (1...12).reduce(0) { $0 + (try calendar.monthLength(year: 1446, month: $1)) }))
         #expect(report.layers.map(\.id) == Layer.ids)
@@ -20,14 +20,14 @@ import VerseOfTheDay
             #expect(lacking.count == layer.missing)
         }
         // Every occasion of the year is one of its selections.
-        let occasions = try DailyVerseService(database: database).year(1446, calendar: .ummAlQura, adjustment: .zero).occasions
+        let occasions = try DailyVerseReports(database: database).year(1446, calendar: .ummAlQura, adjustment: .zero).occasions
         #expect(report.selections >= Set(occasions.map(\.id)).count)
         #expect(report.entries.values.reduce(0, +) > 0)
     }
 
     @Test func anEntryForASelectionShowsOnItsDays() throws {
         let database = try seededDatabase()
-        let service = DailyVerseService(database: database)
+        let service = DailyVerseReports(database: database)
         let before = try service.coverage(year: 1446, calendar: .ummAlQura)
         let target = try #require(before.incomplete.first { $0.occasion == nil && $0.missing.contains("comparative") })
         let line =

@@ -31,7 +31,7 @@ import VerseOfTheDay
             ("2025-03-29", "1446-09-29", "night-of-eid-al-fitr", "10:58"),
         ] as [(String, String, String?, String)])
     func fixtures(date: String, hijri: String, occasion: String?, verse: String) throws {
-        let service = DailyVerseService(database: try seededDatabase())
+        let service = DailyVerseReports(database: try seededDatabase())
         let report = try service.today(TodayRequest(date: try CivilDate(parsing: date), timeZone: "UTC"))
         #expect(report.hijriDate == (try HijriDate(parsing: hijri)))
         #expect(report.occasion?.id == occasion)
@@ -43,7 +43,7 @@ import VerseOfTheDay
     /// The nights of Qadr begin at sunset of the civil day before their Hijri day: over a whole Ramadan, with each
     /// adjustment, the eve shows the night as tonight and the day after the vigil does not.
     @Test func theNightsOfQadrAreShownOnTheirEve() throws {
-        let service = DailyVerseService(database: try seededDatabase())
+        let service = DailyVerseReports(database: try seededDatabase())
         // 1 Ramadan 1446 is 2025-03-01 (Umm al-Qura); an adjustment of +1 moves every Hijri day a civil day earlier.
         for adjust in -1...1 {
             var tonight: [String: String] = [:]
@@ -72,7 +72,7 @@ import VerseOfTheDay
             ("2025-06-05", "arafah", ["martyrdom-of-muslim-ibn-aqil", "night-of-eid-al-adha"]),
         ] as [(String, String, [String])])
     func aDaysOccasionsLeadByRankAndTheOthersAreNamed(date: String, lead: String, others: [String]) throws {
-        let report = try DailyVerseService(database: try seededDatabase())
+        let report = try DailyVerseReports(database: try seededDatabase())
             .today(TodayRequest(date: try CivilDate(parsing: date), timeZone: "UTC"))
         #expect(report.occasion?.id == lead)
         #expect(report.otherOccasions.map(\.id) == others)
@@ -80,19 +80,19 @@ import VerseOfTheDay
     }
 
     @Test func passagesAreShownWithoutTheBasmalaAndWithAyaNumbers() throws {
-        let report = try DailyVerseService(database: try seededDatabase()).verse(VerseRange(parsing: "96:1-5"))
+        let report = try DailyVerseReports(database: try seededDatabase()).verse(VerseRange(parsing: "96:1-5"))
         #expect(report.verse.arabic.hasPrefix("اقْرَأْ"))
         #expect(report.verse.arabic.contains("\u{FD3F}١\u{FD3E}"))
         #expect(report.verse.arabic.hasSuffix("\u{FD3F}٥\u{FD3E}"))
         #expect(report.verse.translation.text.hasPrefix("Read: In the name of thy Lord Who createth, (1)"))
         #expect(report.verse.ayah == 1 && report.verse.ayahEnd == 5)
         // 1:1 is the basmala itself and stays.
-        let fatiha = try DailyVerseService(database: try seededDatabase()).verse(VerseRange(surah: 1, start: 1))
+        let fatiha = try DailyVerseReports(database: try seededDatabase()).verse(VerseRange(surah: 1, start: 1))
         #expect(fatiha.verse.arabic.hasPrefix("بِسْمِ"))
     }
 
     @Test func sameInputsSameVerseAndCalendarsDiffer() throws {
-        let service = DailyVerseService(database: try seededDatabase())
+        let service = DailyVerseReports(database: try seededDatabase())
         let date = try CivilDate(parsing: "2025-03-01")
         let a = try service.today(TodayRequest(date: date, timeZone: "Asia/Tokyo"))
         let b = try service.today(TodayRequest(date: date, timeZone: "America/Los_Angeles"))
@@ -108,7 +108,7 @@ import VerseOfTheDay
         let database = try seededDatabase()
         let now = Date(timeIntervalSince1970: 1_740_000_000)
         try database.publishMonthStart(PublishedMonthStart(year: 1446, month: 9, firstDay: try CivilDate(parsing: "2025-03-02")), at: now)
-        let service = DailyVerseService(database: database)
+        let service = DailyVerseReports(database: database)
         let report = try service.today(TodayRequest(date: try CivilDate(parsing: "2025-03-01"), timeZone: "UTC", calendar: .sighted))
         #expect(report.hijriDate == HijriDate(year: 1446, month: 8, day: 30))
         // An inconsistent second start is refused and nothing changes.
@@ -121,7 +121,7 @@ import VerseOfTheDay
     }
 
     @Test func yearCalendarListsMonthsAndOccasions() throws {
-        let report = try DailyVerseService(database: try seededDatabase()).year(1446, calendar: .ummAlQura, adjustment: .zero)
+        let report = try DailyVerseReports(database: try seededDatabase()).year(1446, calendar: .ummAlQura, adjustment: .zero)
         #expect(report.months.count == 12)
         #expect(report.months[8].start == "2025-03-01")
         #expect(report.months[8].length == 29)

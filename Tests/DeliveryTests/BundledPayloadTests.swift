@@ -35,8 +35,8 @@ import VerseOfTheDay
             let parts = line.split(separator: "|", maxSplits: 2)
             if parts.count == 3 { translation["\(parts[0])|\(parts[1])"] = String(parts[2]) }
         }
-        let service = DailyVerseService(database: database)
-        var contents = ContentCache(service: service)
+        let reports = DailyVerseReports(database: database)
+        var contents = ContentCache(reports: reports)
         var tight = configuration.push
         tight.maximumPayloadBytes = 1500
         var shortened = 0
@@ -45,7 +45,7 @@ import VerseOfTheDay
         // 1 Muharram 1446 to the last day of Dhu al-Hijjah 1446 (Umm al-Qura), and one day either side.
         var date = try CivilDate(parsing: "2024-07-06")
         while date <= (try CivilDate(parsing: "2025-06-26")) {
-            let report = try service.today(TodayRequest(date: date, timeZone: "Asia/Baghdad"))
+            let report = try reports.today(TodayRequest(date: date, timeZone: "Asia/Baghdad"))
             // The API never shortens: the day's text holds every aya of the selection, as the Tanzil file has it.
             let range = try VerseRange(parsing: report.verse.key)
             for ayah in range.start...range.end {

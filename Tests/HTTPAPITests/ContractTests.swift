@@ -279,7 +279,7 @@ import Yams
             #expect(first.1 == "public, max-age=46800")
             #expect(second.1 == "public, max-age=46770")
             // A sighting published for Ramadan 1446 a day later moves the Hijri date; within a minute the new day shows.
-            try environment.accounts.publishMonthStart(
+            try environment.database.publishMonthStart(
                 PublishedMonthStart(year: 1446, month: 9, firstDay: try CivilDate(parsing: "2025-03-02")), at: clock.now)
             #expect(try await today().0 == first.0)
             clock.now = clock.now.addingTimeInterval(31)

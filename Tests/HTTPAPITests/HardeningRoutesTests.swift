@@ -299,7 +299,7 @@ import Testing
             #expect(try await helper.post(client, "/v1/onboarding/events", ["type": "view"], token: b).0 == 200)
         }
         let flow = environment.onboarding.flow
-        let funnel = try environment.accounts.onboardingFunnel(
+        let funnel = try environment.database.onboardingFunnel(
             flow: flow, from: fixedNow.addingTimeInterval(-60), to: fixedNow.addingTimeInterval(60))
         #expect(funnel.screens.map(\.screen) == flow.screens.map(\.id))
         #expect(funnel.screens.first?.reached == 2, "both started there, though a sent no view")

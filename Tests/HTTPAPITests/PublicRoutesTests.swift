@@ -28,7 +28,7 @@ func makeEnvironment(
     try database.seed(bundledContent)
     let machine = try OnboardingMachine(flow: OnboardingFlow.load(from: dataDirectory), database: database)
     return try APIEnvironment(
-        service: DailyVerseService(database: database), clock: clock, passwordHasher: PasswordHasher(.scrypt(logN: 8, r: 8, p: 1)),
+        reports: DailyVerseReports(database: database), clock: clock, passwordHasher: PasswordHasher(.scrypt(logN: 8, r: 8, p: 1)),
         onboarding: machine, copy: try OnboardingCopy.load(from: dataDirectory), hints: try HintCatalog.load(from: dataDirectory), hashing: hashing,
         openAPI: try OpenAPIDocument.load(from: dataDirectory), vapidPublicKey: vapidPublicKey)
 }
