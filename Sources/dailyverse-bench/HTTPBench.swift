@@ -30,7 +30,7 @@ struct HTTPBench: ParsableCommand {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dailyverse-http-\(getpid())")
         defer { try? FileManager.default.removeItem(at: folder) }
         let directory = try DataDirectory.locate(explicit: data)
-        let database = try AppDatabase.open(path: folder.appendingPathComponent("http.sqlite").path, pool: true)
+        let database = try AppDatabase.open(path: folder.appendingPathComponent("http.sqlite").path, pool: true, createFolder: true)
         try database.seedIfNeeded(from: directory)
         let environment = try APIEnvironment(
             reports: DailyVerseReports(database: database), clock: { Date() },
