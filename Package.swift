@@ -40,19 +40,22 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
+        // The one protocol of errors a person can act on (a bad flag, file, setting or request), which every edge maps
+        // once: the CLI prints them, the API answers them with a 4xx.
+        .target(name: "Diagnostics"),
         // Pure: Gregorian <-> Hijri (Umm al-Qura table, tabular arithmetic, sighted overrides, adjustments).
-        .target(name: "HijriCalendar"),
+        .target(name: "HijriCalendar", dependencies: ["Diagnostics"]),
         // Pure: month themes, occasions and the deterministic selection rule.
-        .target(name: "VerseCalendar", dependencies: ["HijriCalendar"]),
+        .target(name: "VerseCalendar", dependencies: ["Diagnostics", "HijriCalendar"]),
         // The database, whatever its tables: the connection (a pool or a queue), the migrator run on opening, the log
         // checkpointed on a thread of its own, and SQLite's C API for the hot loops (DirectStatement).
         .target(
             name: "Storage",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")]),
+            dependencies: ["Diagnostics", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         // The content in SQLite: its tables' migrations, seeding from data/, the importers, the queries, content check.
         .target(
             name: "ContentStore",
-            dependencies: ["Storage", "HijriCalendar", "VerseCalendar", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Diagnostics", "Storage", "HijriCalendar", "VerseCalendar", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Each user's onboarding progress, the events and their funnel, contextual hints, and signing a guest into an
         // account: their tables' migrations and queries.
@@ -64,11 +67,12 @@ let package = Package(
             name: "AppSchema",
             dependencies: ["Storage", "ContentStore", "Delivery", "Accounts", "Engagement", .product(name: "GRDB", package: "GRDB.swift")]),
         // Pure: devices, when they fire (DST rules, grace), and the APNs, FCM and Web Push payloads.
-        .target(name: "Notifications", dependencies: ["HijriCalendar", "VerseCalendar", "PushServices"]),
+        .target(name: "Notifications", dependencies: ["Diagnostics", "HijriCalendar", "VerseCalendar", "PushServices"]),
         // Password hashing (scrypt or PBKDF2) and bearer tokens stored as hashes.
         .target(
             name: "Accounts",
             dependencies: [
+                "Diagnostics",
                 "Storage", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]),
@@ -84,12 +88,13 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
             ]),
         // Pure: the story onboarding's flow (from data/) and its state machine.
-        .target(name: "Onboarding"),
+        .target(name: "Onboarding", dependencies: ["Diagnostics"]),
         // What talking to APNs, FCM and Web Push needs and can be tested without a socket: provider tokens (ES256,
         // RS256), RFC 8291 encryption, VAPID, and the tables mapping each service's answers to outcomes.
         .target(
             name: "PushServices",
             dependencies: [
+                "Diagnostics",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -109,6 +114,7 @@ let package = Package(
         .target(
             name: "Delivery",
             dependencies: [
+                "Diagnostics",
                 "Storage", "Notifications", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "PushServices",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "Metrics", package: "swift-metrics"),
@@ -117,6 +123,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
+                "Diagnostics",
                 "Storage", "Delivery", "Accounts", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Metrics", package: "swift-metrics"),
             ]),
@@ -126,6 +133,7 @@ let package = Package(
         .target(
             name: "DailyVerseCLI",
             dependencies: [
+                "Diagnostics",
                 "HijriCalendar", "VerseCalendar", "Storage", "AppSchema", "ContentStore", "VerseOfTheDay", "Notifications", "Delivery", "Daemon",
                 "HTTPAPI", "Onboarding", "Engagement", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,5 +1,6 @@
 import Crypto
 import CryptoExtras
+import Diagnostics
 import Foundation
 
 /// Password hashing with a per-user salt, in a self-describing form so that the cost can be raised later:
@@ -117,7 +118,7 @@ public func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
     return difference == 0
 }
 
-public enum AccountError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum AccountError: UserFacingError, Equatable, Sendable {
     case weakPassword(String)
     case invalidEmail(String)
 

@@ -1,7 +1,8 @@
+import Diagnostics
 import VerseCalendar
 
 /// Store failures, each a single line that names the value at fault.
-public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum StoreError: UserFacingError, Equatable, Sendable {
     case cannotOpen(path: String, reason: String)
     case dataDirectoryNotFound(tried: [String])
     case missingDataFile(String)

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 
 /// The configuration file: a small subset of TOML — `key = value` lines, `[section]` headers, `#` comments;
@@ -136,7 +137,7 @@ public struct ConfigFile: Sendable, Equatable {
     }
 }
 
-public enum ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum ConfigError: UserFacingError, Equatable, Sendable {
     case unreadable(String)
     case invalid(file: String, line: Int, reason: String)
     case wrongType(key: String, expected: String)

@@ -1,9 +1,10 @@
+import Diagnostics
 import Foundation
 
 /// One scheduler per database: an exclusive `flock` on a file beside it, held for the life of the process and
 /// released by the kernel when the process ends, however it ends (so a killed scheduler never leaves it behind).
 /// The file holds the holder's process id, for the message another scheduler prints.
-public final class SchedulerLock: @unchecked Sendable {
+public final class SchedulerLock: Sendable {
     private let descriptor: Int32
 
     private init(descriptor: Int32) { self.descriptor = descriptor }
@@ -34,7 +35,7 @@ public final class SchedulerLock: @unchecked Sendable {
     }
 }
 
-public enum SchedulerLockError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum SchedulerLockError: UserFacingError, Equatable, Sendable {
     case held(database: String, holder: String?)
     case cannotCreate(database: String, path: String, reason: String)
 

@@ -2,11 +2,13 @@ import AppSchema
 import ArgumentParser
 import ContentStore
 import Daemon
+import Diagnostics
 import Foundation
 import HTTPAPI
 import HijriCalendar
 import Onboarding
 import Storage
+import Synchronization
 
 /// Options every command shares.
 public struct GlobalOptions: ParsableArguments {
@@ -79,11 +81,10 @@ public struct GlobalOptions: ParsableArguments {
     /// "'key' in FILE is overridden by NAME in the environment", for `serve` to say at start.
     static let overrides = Overrides()
 
-    final class Overrides: @unchecked Sendable {
-        private let lock = NSLock()
-        private var seen: [String] = []
-        func note(_ line: String) { lock.withLock { if !seen.contains(line) { seen.append(line) } } }
-        var all: [String] { lock.withLock { seen } }
+    final class Overrides: Sendable {
+        private let seen = Mutex<[String]>([])
+        func note(_ line: String) { seen.withLock { if !$0.contains(line) { $0.append(line) } } }
+        var all: [String] { seen.withLock { $0 } }
     }
 
     /// Configuration files read so far, by path, with the error if reading failed.
@@ -238,7 +239,7 @@ func parseTimeZone(_ name: String?) throws -> TimeZone {
 }
 
 /// An error of the command line itself, with its message.
-struct CLIError: Error, CustomStringConvertible {
+struct CLIError: UserFacingError {
     let description: String
     init(_ description: String) { self.description = description }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import ContentStore
 import Daemon
 import Delivery
+import Diagnostics
 import Foundation
 import GRDB
 import HijriCalendar
@@ -27,10 +28,7 @@ func reported(_ error: any Error) -> any Error {
     if error is ExitCode { return error }
     let message: String
     switch error {
-    case let error as CustomStringConvertible
-    where error is CalendarError || error is SelectionError || error is StoreError || error is StorageError || error is CLIError
-        || error is DeviceError
-        || error is SinkError || error is DeviceImportError || error is ConfigError:
+    case let error as UserFacingError:
         message = error.description
     case let error as DatabaseError:
         message = "database error: \(error.message ?? "\(error.resultCode)")"

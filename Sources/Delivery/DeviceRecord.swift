@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import HijriCalendar
 import Notifications
@@ -198,7 +199,7 @@ public struct DeviceRecord: Encodable, Sendable {
 }
 
 /// A device object that is not what the keys ask for.
-public struct DeviceInputError: Error, CustomStringConvertible, Equatable, Sendable {
+public struct DeviceInputError: UserFacingError, Equatable, Sendable {
     public let description: String
     public init(_ description: String) { self.description = description }
 }

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import GRDB
 import HijriCalendar
@@ -396,7 +397,7 @@ extension AppDatabase {
 }
 
 /// A bad line in a devices import: the line number and what is wrong with it.
-public struct DeviceImportError: Error, CustomStringConvertible, Equatable {
+public struct DeviceImportError: UserFacingError, Equatable {
     public let line: Int
     public let reason: String
     public var description: String { "line \(line): \(reason)" }

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import GRDB
 import Notifications
@@ -200,7 +201,7 @@ public final class JSONLinesSpool: Sink, @unchecked Sendable {
     }
 }
 
-public struct SinkError: Error, CustomStringConvertible, Equatable {
+public struct SinkError: UserFacingError, Equatable {
     public let description: String
     /// A failure of this machine (a full disk, an I/O error), not of the records: retried until it clears, never
     /// counted against a row's attempts.

@@ -1,5 +1,7 @@
+import Diagnostics
+
 /// Everything that can go wrong in a conversion, each case naming the value at fault.
-public enum CalendarError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum CalendarError: UserFacingError, Equatable, Sendable {
     case invalidGregorianDate(String)
     case invalidHijriDate(String)
     case unknownCalendar(String)

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import HijriCalendar
 import PushServices
@@ -98,7 +99,7 @@ public struct Device: Hashable, Sendable {
     }
 }
 
-public enum DeviceError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum DeviceError: UserFacingError, Equatable, Sendable {
     case invalidToken(platform: Platform, value: String)
     case invalidTime(String)
     case invalidTimeZone(String)

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 
 /// Where a user is in the onboarding, as the server keeps it.
@@ -77,7 +78,7 @@ public struct AnalyticsEvent: Hashable, Sendable {
     }
 }
 
-public enum OnboardingError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum OnboardingError: UserFacingError, Equatable, Sendable {
     /// The flow does not allow this event now; nothing changed.
     case invalidTransition(String)
     case invalidFlow(String)

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Diagnostics
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -71,7 +72,7 @@ public final class PushClient: Sendable {
 }
 
 /// A push setting that cannot be used: which, its value (never a key's content), and why.
-public struct PushConfigurationError: Error, CustomStringConvertible, Equatable {
+public struct PushConfigurationError: UserFacingError, Equatable {
     public let description: String
     public init(_ setting: String, _ value: String, _ reason: String) {
         description = "invalid \(setting) '\(value)': \(reason)"

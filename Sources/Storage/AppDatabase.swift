@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import GRDB
 
@@ -185,7 +186,7 @@ public final class AppDatabase: Sendable {
 }
 
 /// A database that cannot be opened, as one line naming the file and the cause.
-public enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum StorageError: UserFacingError, Equatable, Sendable {
     case cannotOpen(path: String, reason: String)
 
     public var description: String {

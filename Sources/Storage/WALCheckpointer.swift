@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import GRDB
 import GRDBSQLite
+import Synchronization
 
 /// Copies the write-ahead log back into the database file on a thread of its own, so that the writer does not.
 ///
@@ -14,7 +15,7 @@ import GRDBSQLite
 /// would.
 ///
 /// A checkpoint copies committed pages only: who runs it changes nothing about durability or what readers see.
-final class WALCheckpointer: @unchecked Sendable {
+final class WALCheckpointer: Sendable {
     struct Limits {
         /// The log size, in pages, at which a commit asks for a checkpoint: 256 MiB of 4 KiB pages.
         ///
@@ -29,10 +30,13 @@ final class WALCheckpointer: @unchecked Sendable {
 
     private let connection: DatabaseQueue
     private let queue = DispatchQueue(label: "dailyverse.wal-checkpoint", qos: .utility)
-    private let lock = NSLock()
-    private var scheduled = false
-    private var completed = 0
-    private var inline = 0
+    private struct Counts {
+        /// A checkpoint is waiting on the queue: further requests are that one.
+        var scheduled = false
+        var completed = 0
+        var inline = 0
+    }
+    private let counts = Mutex(Counts())
 
     /// Opens the checkpointing connection and installs the hook on `pool`'s writer connection.
     init(path: String, pool: DatabasePool, limits: Limits) throws {
@@ -46,16 +50,18 @@ final class WALCheckpointer: @unchecked Sendable {
 
     /// Asks for a checkpoint; requests made while one is waiting to run are one request.
     func request() {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !scheduled else { return }
-        scheduled = true
+        let schedule = counts.withLock { counts in
+            guard !counts.scheduled else { return false }
+            counts.scheduled = true
+            return true
+        }
+        guard schedule else { return }
         queue.async { [self] in
-            lock.withLock { scheduled = false }
+            counts.withLock { $0.scheduled = false }
             // Passive: copies what no reader still needs and returns. Busy (another checkpoint running) or an I/O
             // error leaves the log as it is; the next commit asks again and the writer's inline limit bounds it.
             if (try? connection.writeWithoutTransaction({ try $0.checkpoint(.passive) })) != nil {
-                lock.withLock { completed += 1 }
+                counts.withLock { $0.completed += 1 }
             }
         }
     }
@@ -64,12 +70,12 @@ final class WALCheckpointer: @unchecked Sendable {
     func waitUntilIdle() { queue.sync {} }
 
     /// Checkpoints completed on the thread so far.
-    var completedCount: Int { lock.withLock { completed } }
+    var completedCount: Int { counts.withLock { $0.completed } }
 
     /// Checkpoints the writer ran itself so far, past the inline limit.
-    var inlineCount: Int { lock.withLock { inline } }
+    var inlineCount: Int { counts.withLock { $0.inline } }
 
-    fileprivate func countInline() { lock.withLock { inline += 1 } }
+    fileprivate func countInline() { counts.withLock { $0.inline += 1 } }
 }
 
 /// What the hook's context points at. It holds the checkpointer weakly and is itself never released (one small

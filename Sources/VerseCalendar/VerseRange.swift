@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// A single verse (`2:183`) or a passage within one sura (`96:1-5`).
 public struct VerseRange: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let surah: Int
@@ -54,7 +56,7 @@ extension VerseRange: Codable {
     }
 }
 
-public enum SelectionError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum SelectionError: UserFacingError, Equatable, Sendable {
     case invalidVerseKey(String)
     case invalidCalendarData(String)
 
