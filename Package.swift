@@ -179,6 +179,7 @@ let package = Package(
         .testTarget(
             name: "PushServicesTests",
             dependencies: [
+                "DailyVerseTestSupport",
                 "PushServices", "PushStandIns", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio"),
             ]),

@@ -8,6 +8,7 @@ import Logging
 import NIOCore
 import PushServices
 import ServiceLifecycle
+import Synchronization
 
 /// What a stand-in answers for one key (a device token, an FCM token, a subscription id), and what it received.
 public actor StandInScript {
@@ -320,25 +321,27 @@ extension PushStandIn {
 }
 
 /// The port a server came up on, for whoever waits for it.
-final class PortWaiter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var port: Int?
-    private var waiters: [CheckedContinuation<Int, Never>] = []
+final class PortWaiter: Sendable {
+    private struct State {
+        var port: Int?
+        var waiters: [CheckedContinuation<Int, Never>] = []
+    }
+    private let state = Mutex(State())
 
     func set(_ value: Int) {
-        let waiting = lock.withLock { () -> [CheckedContinuation<Int, Never>] in
-            port = value
-            defer { waiters = [] }
-            return waiters
+        let waiting = state.withLock { state -> [CheckedContinuation<Int, Never>] in
+            state.port = value
+            defer { state.waiters = [] }
+            return state.waiters
         }
         for waiter in waiting { waiter.resume(returning: value) }
     }
 
     func wait() async throws -> Int {
         await withCheckedContinuation { continuation in
-            let ready = lock.withLock { () -> Int? in
-                if let port { return port }
-                waiters.append(continuation)
+            let ready = state.withLock { state -> Int? in
+                if let port = state.port { return port }
+                state.waiters.append(continuation)
                 return nil
             }
             if let ready { continuation.resume(returning: ready) }

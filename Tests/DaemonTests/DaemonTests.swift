@@ -7,6 +7,7 @@ import Logging
 import Notifications
 import ServiceLifecycle
 import Storage
+import Synchronization
 import Testing
 
 @testable import Daemon
@@ -229,11 +230,10 @@ struct FailingService: Service {
 }
 
 /// Keeps what is logged, to check levels and causes.
-final class CapturedLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [(Logger.Level, String)] = []
-    func append(_ level: Logger.Level, _ text: String) { lock.withLock { lines.append((level, text)) } }
-    var all: [(Logger.Level, String)] { lock.withLock { lines } }
+final class CapturedLog: Sendable {
+    private let lines = Mutex<[(Logger.Level, String)]>([])
+    func append(_ level: Logger.Level, _ text: String) { lines.withLock { $0.append((level, text)) } }
+    var all: [(Logger.Level, String)] { lines.withLock { $0 } }
 
     struct Handler: LogHandler {
         let log: CapturedLog

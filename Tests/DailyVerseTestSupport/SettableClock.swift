@@ -11,4 +11,7 @@ public final class SettableClock: Sendable {
         get { value.withLockedValue { $0 } }
         set { value.withLockedValue { $0 = newValue } }
     }
+
+    /// Moves the clock on by `seconds`.
+    public func advance(by seconds: TimeInterval) { value.withLockedValue { $0 = $0.addingTimeInterval(seconds) } }
 }

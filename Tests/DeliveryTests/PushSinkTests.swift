@@ -19,19 +19,11 @@ import Testing
     /// The fire of 08:00 UTC on 1 March 2025, and a minute after it.
     static let fire = instant("2025-03-01T08:00:00Z")
 
-    final class Clock: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: Date
-        init(_ start: Date) { value = start }
-        var now: Date { lock.withLock { value } }
-        func set(_ date: Date) { lock.withLock { value = date } }
-    }
-
     struct Harness: Sendable {
         let standIn: PushStandIn
         let port: Int
         let client: PushClient
-        let clock: Clock
+        let clock: SettableClock
         let database: AppDatabase
         var script: StandInScript { standIn.script }
 
@@ -62,7 +54,7 @@ import Testing
 
     /// Three devices (one per platform) in UTC at 08:00, emitted for 1 March.
     func withHarness(_ body: @Sendable (Harness) async throws -> Void) async throws {
-        let clock = Clock(Self.fire.addingTimeInterval(60))
+        let clock = SettableClock(Self.fire.addingTimeInterval(60))
         let standIn = try PushStandIn(clock: { clock.now })
         try await standIn.runWithClient { port, client in
             let database = try seededDatabase()
@@ -127,9 +119,9 @@ import Testing
             #expect(try row(h, "web").status == .failed && row(h, "web").lastError == "Web Push 413")
             #expect(try h.database.deviceState(id: "web", now: h.clock.now)?.device.enabled == true)
             // Retry-After is honoured: not before 120 s, then delivered.
-            h.clock.set(h.clock.now.addingTimeInterval(119))
+            h.clock.advance(by: 119)
             #expect(try await deliverer.run(now: h.clock.now) == DeliverySummary())
-            h.clock.set(h.clock.now.addingTimeInterval(1))
+            h.clock.advance(by: 1)
             #expect(try await deliverer.run(now: h.clock.now).delivered == 1)
         }
     }
@@ -212,11 +204,11 @@ import Testing
             #expect(pause?["reason"] as String? == "APNs 403 InvalidProviderToken")
             // Paused: nothing is sent to APNs until the pause ends, however often the deliverer runs.
             let asked = await h.script.received.filter { $0.service == "apns" }.count
-            h.clock.set(h.clock.now.addingTimeInterval(299))
+            h.clock.advance(by: 299)
             _ = try await deliverer.run(now: h.clock.now)
             #expect(await h.script.received.filter { $0.service == "apns" }.count == asked)
             // The key mended (a new process with the right one): the row goes and the pause is gone from the database.
-            h.clock.set(h.clock.now.addingTimeInterval(1))
+            h.clock.advance(by: 1)
             #expect(try await h.deliverer(try h.sink()).run(now: h.clock.now).delivered == 1)
             #expect(try await h.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM push_pause") } == 0)
         }
@@ -238,7 +230,7 @@ import Testing
 
     @Test func aRowWhoseLocalDayHasEndedIsMissedNotSent() async throws {
         try await withHarness { h in
-            h.clock.set(instant("2025-03-02T00:00:00Z"))
+            h.clock.now = instant("2025-03-02T00:00:00Z")
             var deliverer = h.deliverer(try h.sink())
             deliverer.grace = nil
             let summary = try await deliverer.run(now: h.clock.now)
@@ -266,7 +258,7 @@ import Testing
             await h.script.answer("gorush", with: .init(status: 503))
             let deliverer = h.deliverer(sink)
             #expect(try await deliverer.run(now: h.clock.now).retrying == 2)
-            h.clock.set(h.clock.now.addingTimeInterval(5))
+            h.clock.advance(by: 5)
             #expect(try await deliverer.run(now: h.clock.now).delivered == 2)
             #expect(try row(h, "web").status == .pending && row(h, "web").attempts == 0)
             let batch = try #require(await h.script.received.last { $0.service == "gorush" })

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 @testable import HTTPAPI
@@ -140,15 +141,14 @@ import Glibc
 }
 
 /// The bound port, handed from `onServerRunning` to the test.
-final class PortBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var port: Int?
-    func set(_ value: Int) { lock.withLock { port = value } }
+final class PortBox: Sendable {
+    private let port = Mutex<Int?>(nil)
+    func set(_ value: Int) { port.withLock { $0 = value } }
     func wait() async throws -> Int {
         // Generous: other suites' blocking work can hold the cooperative pool for a while on two cores.
         let deadline = Date().addingTimeInterval(300)
         while Date() < deadline {
-            if let port = lock.withLock({ port }) { return port }
+            if let port = port.withLock({ $0 }) { return port }
             try await Task.sleep(nanoseconds: 5_000_000)
         }
         throw CancellationError()

@@ -1,5 +1,6 @@
 import Crypto
 import CryptoExtras
+import DailyVerseTestSupport
 import Foundation
 import NIOCore
 import PushStandIns
@@ -12,23 +13,16 @@ import Testing
 @Suite(.serialized) struct SenderTests {
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
 
-    final class Clock: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = SenderTests.start
-        var now: Date { lock.withLock { value } }
-        func advance(_ seconds: TimeInterval) { lock.withLock { value = value.addingTimeInterval(seconds) } }
-    }
-
     struct Harness: Sendable {
         let standIn: PushStandIn
         let port: Int
         let client: PushClient
-        let clock: Clock
+        let clock: SettableClock
         var script: StandInScript { standIn.script }
     }
 
     func withStandIn(_ body: @Sendable (Harness) async throws -> Void) async throws {
-        let clock = Clock()
+        let clock = SettableClock(Self.start)
         let standIn = try PushStandIn(clock: { clock.now })
         try await standIn.runWithClient { port, client in try await body(Harness(standIn: standIn, port: port, client: client, clock: clock)) }
     }
@@ -111,19 +105,19 @@ import Testing
                     == .delivered(id: "apns-cdcdcdcd"))
             #expect(await h.script.providerTokens.count == 1)
             // Apple calls it expired 10 minutes in: too soon for a new one, so the row waits the remaining 10 minutes.
-            h.clock.advance(600)
+            h.clock.advance(by: 600)
             await h.script.expireProviderTokens(before: h.clock.now)
             #expect(
                 await sender.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now)
                     == .retry(reason: "APNs 403 ExpiredProviderToken (a new token is allowed in 600 s)", after: 600))
             // 20 minutes in: a new token, and the same request once more.
-            h.clock.advance(600)
+            h.clock.advance(by: 600)
             #expect(
                 await sender.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now)
                     == .delivered(id: "apns-cdcdcdcd"))
             #expect(await h.script.providerTokens.count == 2)
             // 50 minutes after that one, a new one without being asked.
-            h.clock.advance(50 * 60)
+            h.clock.advance(by: 50 * 60)
             _ = await sender.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now)
             #expect(await h.script.providerTokens.count == 3)
             #expect(await h.script.problems.isEmpty)
@@ -183,7 +177,7 @@ import Testing
                 await sender.send(message: Self.fcmMessage(token), now: h.clock.now) == .delivered(id: "projects/stand-in-project/messages/0:n_0001"))
             #expect(await h.script.tokenExchanges == 2)
             // Five minutes before it lapses, a new one.
-            h.clock.advance(3599 - 299)
+            h.clock.advance(by: 3599 - 299)
             _ = await sender.send(message: Self.fcmMessage(token), now: h.clock.now)
             #expect(await h.script.tokenExchanges == 3)
             // The token endpoint refusing the assertion is a configuration error.
