@@ -16,8 +16,8 @@ struct CalendarCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let kind = try calendarOptions.kind()
-            let adjustment = try calendarOptions.adjustment()
+            let kind = calendarOptions.calendar
+            let adjustment = calendarOptions.adjust
             let database = try global.openDatabase()
             let year =
                 try hijriYear

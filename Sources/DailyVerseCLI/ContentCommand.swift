@@ -31,7 +31,7 @@ struct ContentCoverageCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let kind = try calendarOptions.kind()
+            let kind = calendarOptions.calendar
             let database = try global.openDatabase()
             let year =
                 try hijriYear

@@ -16,29 +16,32 @@ struct DevicesCommand: ParsableCommand {
 
 /// The settings options `add` and `update` share.
 struct DeviceOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("apns, fcm or webpush.", valueName: "name")) var platform: String?
+    @Option(help: ArgumentHelp("apns, fcm or webpush.", valueName: "name")) var platform: Platform?
     @Option(help: ArgumentHelp("APNs device token (hex) or FCM registration token.", valueName: "token")) var token: String?
     @Option(help: ArgumentHelp("Web Push endpoint (https).", valueName: "url")) var endpoint: String?
     @Option(help: ArgumentHelp("Web Push p256dh key (base64url).", valueName: "key")) var p256dh: String?
     @Option(help: ArgumentHelp("Web Push auth secret (base64url).", valueName: "key")) var auth: String?
     @Option(help: ArgumentHelp("IANA time zone.", valueName: "zone")) var tz: String?
     @Option(help: ArgumentHelp("Local reminder time, HH:MM (default 08:00).", valueName: "time")) var time: String?
-    @Option(help: ArgumentHelp("en or ar: which text the notification carries.", valueName: "code")) var locale: String?
-    @Option(help: ArgumentHelp("umm-al-qura, tabular or sighted.", valueName: "name")) var calendar: String?
-    @Option(parsing: .unconditional, help: ArgumentHelp("Hijri date adjustment, -2…+2.", valueName: "days")) var adjust: Int?
+    @Option(help: ArgumentHelp("en or ar: which text the notification carries.", valueName: "code")) var locale: DeviceLocale?
+    @Option(help: ArgumentHelp("umm-al-qura, tabular or sighted.", valueName: "name")) var calendar: CalendarKind?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Hijri date adjustment, -2…+2.", valueName: "days")) var adjust: Adjustment?
     @Option(name: .customLong("display-theme"), help: ArgumentHelp("Display theme id.", valueName: "id")) var displayTheme: String?
     @Option(help: ArgumentHelp("true or false.", valueName: "bool")) var enabled: Bool?
+
+    /// A token needs its platform.
+    func validate() throws {
+        if platform == nil, token != nil || endpoint != nil { throw ValidationError("give --platform with a new token") }
+    }
 
     func settings() throws -> DeviceSettings {
         var settings = DeviceSettings()
         if let platform {
-            guard let kind = Platform(rawValue: platform) else { throw DeviceError.invalidPlatform(platform) }
-            settings.token = try DeviceRecord.token(platform: kind, token: token, endpoint: endpoint, p256dh: p256dh, auth: auth)
-        } else if token != nil || endpoint != nil {
-            throw CLIError("give --platform with a new token")
+            settings.token = try DeviceRecord.token(platform: platform, token: token, endpoint: endpoint, p256dh: p256dh, auth: auth)
         }
         try settings.setChecked(
-            timeZone: tz, time: time, locale: locale, calendar: calendar, adjust: adjust, displayTheme: displayTheme, enabled: enabled)
+            timeZone: tz, time: time, locale: locale?.rawValue, calendar: calendar?.rawValue, adjust: adjust?.days, displayTheme: displayTheme,
+            enabled: enabled)
         return settings
     }
 }
@@ -75,7 +78,7 @@ struct DevicesListCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let limit = try page.checkedLimit()
+            let limit = page.limit
             let database = try global.openDatabase()
             let now = try global.clock()
             let out = BufferedOutput()

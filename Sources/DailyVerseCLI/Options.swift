@@ -205,21 +205,16 @@ public struct GlobalOptions: ParsableArguments {
 /// Calendar choice, shared by the commands that convert dates.
 struct CalendarOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("umm-al-qura (default), tabular or sighted.", valueName: "name"))
-    var calendar: String = CalendarKind.ummAlQura.rawValue
+    var calendar: CalendarKind = .ummAlQura
 
     /// `.unconditional`: the value may start with a dash, so `--adjust -1` reads as users type it.
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Shift the Hijri date by -2…+2 days.", valueName: "days"))
-    var adjust: Int = 0
-
-    func kind() throws -> CalendarKind { try CalendarKind(parsing: calendar) }
-    func adjustment() throws -> Adjustment { try Adjustment(adjust) }
+    var adjust: Adjustment = .zero
 
     /// The chosen calendar and adjustment; only the sighted calendar needs the database (its published starts).
     func resolve(_ global: GlobalOptions) throws -> (IslamicCalendar, Adjustment) {
-        let kind = try kind()
-        let adjustment = try adjustment()
-        let calendar = kind == .sighted ? try global.openDatabase().islamicCalendar(.sighted) : try IslamicCalendar.make(kind)
-        return (calendar, adjustment)
+        let calendar = self.calendar == .sighted ? try global.openDatabase().islamicCalendar(.sighted) : try IslamicCalendar.make(self.calendar)
+        return (calendar, adjust)
     }
 }
 

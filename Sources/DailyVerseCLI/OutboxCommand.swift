@@ -72,25 +72,22 @@ struct OutboxListCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var page: PageOptions
     @Option(help: ArgumentHelp("Only this local date, YYYY-MM-DD.", valueName: "date")) var date: String?
-    @Option(help: ArgumentHelp("pending, delivered, failed or missed.", valueName: "status")) var status: String?
+    @Option(help: ArgumentHelp("pending, delivered, failed or missed.", valueName: "status")) var status: OutboxStatus?
     @Option(help: ArgumentHelp("Only rows with a larger id (the last id of the previous page).", valueName: "id")) var after: Int64?
+
+    func validate() throws {
+        if let after, after < 0 { throw ValidationError("invalid --after \(after): ids start at 1") }
+    }
 
     func run() throws {
         try reportingErrors {
             let day = try date.map { try CivilDate(parsing: $0) }
-            let filter = try status.map { name -> OutboxStatus in
-                guard let value = OutboxStatus(rawValue: name) else {
-                    throw CLIError("invalid status '\(name)': expected pending, delivered, failed or missed")
-                }
-                return value
-            }
-            let limit = try page.checkedLimit()
-            if let after, after < 0 { throw CLIError("invalid --after \(after): ids start at 1") }
+            let limit = page.limit
             let database = try global.openDatabase()
             let out = BufferedOutput()
             var count = 0
             if global.json { out.write("[") }
-            try database.forEachOutboxRow(date: day, status: filter, after: after, limit: limit) { record in
+            try database.forEachOutboxRow(date: day, status: status, after: after, limit: limit) { record in
                 if global.json {
                     out.write((count == 0 ? "" : ",\n") + record.jsonLine(includeStatus: true))
                 } else {

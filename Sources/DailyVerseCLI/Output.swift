@@ -80,10 +80,8 @@ struct PageOptions: ParsableArguments {
     @Option(help: ArgumentHelp("At most this many rows (1 to 100000000).", valueName: "n"))
     var limit: Int?
 
-    func checkedLimit() throws -> Int? {
-        guard let limit else { return nil }
-        guard (1...100_000_000).contains(limit) else { throw CLIError("invalid --limit \(limit): expected 1 to 100000000") }
-        return limit
+    func validate() throws {
+        if let limit, !(1...100_000_000).contains(limit) { throw ValidationError("invalid --limit \(limit): expected 1 to 100000000") }
     }
 }
 

@@ -32,8 +32,8 @@ struct TodayCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let zone = try parseTimeZone(tz)
-            let kind = try calendarOptions.kind()
-            let adjustment = try calendarOptions.adjustment()
+            let kind = calendarOptions.calendar
+            let adjustment = calendarOptions.adjust
             if date != nil && at != nil { throw CLIError("give --date or --at, not both") }
             let day: CivilDate
             if let date {

@@ -330,3 +330,25 @@ final class NotifySocket {
         #expect(listed == tops)
     }
 }
+
+/// Options with a closed set of values are read as their types by the parser: a bad one stops the command before it
+/// opens anything, on one line that names it and what the option takes.
+@Suite struct TypedOptionTests {
+    @Test(arguments: [
+        (["today", "--calendar", "lunar"], "'lunar'", "'umm-al-qura', 'tabular' or 'sighted'"),
+        (["hijri", "2025-03-01", "--adjust", "3"], "'3'", "'-2', '-1', '0', '1' or '2'"),
+        (["outbox", "list", "--status", "lost"], "'lost'", "'pending', 'delivered', 'failed' or 'missed'"),
+        (["devices", "add", "--platform", "pigeon", "--token", "x", "--tz", "UTC"], "'pigeon'", "'apns', 'fcm' or 'webpush'"),
+        (["devices", "add", "--token", "x", "--tz", "UTC"], "--platform", "give --platform with a new token"),
+        (["outbox", "list", "--limit", "0"], "--limit 0", "expected 1 to 100000000"),
+    ])
+    func refusedByTheParser(arguments: [String], value: String, expected: String) {
+        // A database path that cannot be opened: the parser must refuse before anything tries.
+        let result = CLI.run(arguments, database: "/proc/dailyverse/never.sqlite")
+        #expect(result.status == 1)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains(value) && result.stderr.contains(expected), "\(result.stderr)")
+        #expect(!result.stderr.contains("cannot open database"))
+    }
+}
