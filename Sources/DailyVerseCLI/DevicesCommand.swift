@@ -16,16 +16,16 @@ struct DevicesCommand: ParsableCommand {
 
 /// The settings options `add` and `update` share.
 struct DeviceOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("apns, fcm or webpush.", valueName: "name")) var platform: Platform?
+    @Option(help: ArgumentHelp("The push service.", valueName: "name")) var platform: Platform?
     @Option(help: ArgumentHelp("APNs device token (hex) or FCM registration token.", valueName: "token")) var token: String?
     @Option(help: ArgumentHelp("Web Push endpoint (https).", valueName: "url")) var endpoint: String?
     @Option(help: ArgumentHelp("Web Push p256dh key (base64url).", valueName: "key")) var p256dh: String?
     @Option(help: ArgumentHelp("Web Push auth secret (base64url).", valueName: "key")) var auth: String?
     @Option(help: ArgumentHelp("IANA time zone.", valueName: "zone")) var tz: String?
     @Option(help: ArgumentHelp("Local reminder time, HH:MM (default 08:00).", valueName: "time")) var time: String?
-    @Option(help: ArgumentHelp("en or ar: which text the notification carries.", valueName: "code")) var locale: DeviceLocale?
-    @Option(help: ArgumentHelp("umm-al-qura, tabular or sighted.", valueName: "name")) var calendar: CalendarKind?
-    @Option(parsing: .unconditional, help: ArgumentHelp("Hijri date adjustment, -2…+2.", valueName: "days")) var adjust: Adjustment?
+    @Option(help: ArgumentHelp("Which text the notification carries.", valueName: "code")) var locale: DeviceLocale?
+    @Option(help: ArgumentHelp("The Hijri calendar.", valueName: "name")) var calendar: CalendarKind?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Hijri date adjustment, in days.", valueName: "days")) var adjust: Adjustment?
     @Option(name: .customLong("display-theme"), help: ArgumentHelp("Display theme id.", valueName: "id")) var displayTheme: String?
     @Option(help: ArgumentHelp("true or false.", valueName: "bool")) var enabled: Bool?
 

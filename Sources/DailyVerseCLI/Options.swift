@@ -204,11 +204,11 @@ public struct GlobalOptions: ParsableArguments {
 
 /// Calendar choice, shared by the commands that convert dates.
 struct CalendarOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("umm-al-qura (default), tabular or sighted.", valueName: "name"))
+    @Option(name: .long, help: ArgumentHelp("The Hijri calendar (sighted: Umm al-Qura with the published month starts).", valueName: "name"))
     var calendar: CalendarKind = .ummAlQura
 
     /// `.unconditional`: the value may start with a dash, so `--adjust -1` reads as users type it.
-    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Shift the Hijri date by -2…+2 days.", valueName: "days"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Shift the Hijri date by this many days.", valueName: "days"))
     var adjust: Adjustment = .zero
 
     /// The chosen calendar and adjustment; only the sighted calendar needs the database (its published starts).

@@ -72,7 +72,7 @@ struct OutboxListCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var page: PageOptions
     @Option(help: ArgumentHelp("Only this local date, YYYY-MM-DD.", valueName: "date")) var date: String?
-    @Option(help: ArgumentHelp("pending, delivered, failed or missed.", valueName: "status")) var status: OutboxStatus?
+    @Option(help: ArgumentHelp("Only rows with this status.", valueName: "status")) var status: OutboxStatus?
     @Option(help: ArgumentHelp("Only rows with a larger id (the last id of the previous page).", valueName: "id")) var after: Int64?
 
     func validate() throws {
