@@ -88,12 +88,11 @@ public struct GlobalOptions: ParsableArguments {
     }
 
     /// Configuration files read so far, by path, with the error if reading failed.
-    private final class LoadedConfig: @unchecked Sendable {
-        private let lock = NSLock()
-        private var files: [String: Result<ConfigFile?, Error>] = [:]
+    private final class LoadedConfig: Sendable {
+        private let files = Mutex<[String: Result<ConfigFile?, any Error>]>([:])
 
         func value(for path: String, load: () throws -> ConfigFile?) throws -> ConfigFile? {
-            try lock.withLock {
+            try files.withLock { files in
                 if let result = files[path] { return try result.get() }
                 let result = Result { try load() }
                 files[path] = result

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Notifications
 import Storage
+import Synchronization
 
 /// What became of one record handed to a sink.
 public enum DeliveryOutcome: Equatable, Sendable {
@@ -65,15 +66,15 @@ public struct StdoutSink: Sink {
 ///
 /// An append is all or nothing: when a write or sync fails (a full disk), the file is cut back to where the append
 /// began, and the error says so as a `local` failure that the deliverer retries until it clears.
-public final class JSONLinesSpool: Sink, @unchecked Sendable {
+public final class JSONLinesSpool: Sink, Sendable {
     public let name: String
     public let directory: URL
     /// How many lines are read back from a file's end the first time this process writes to it.
     public let reconcileLines: Int
     /// How many appends' keys are remembered per file (a batch the outbox failed to record comes back next pass).
     static let rememberedAppends = 4
-    private let lock = NSLock()
-    private var recent: [String: [Set<String>]] = [:]  // file name -> keys of its last appends, oldest first
+    /// By file name, the keys of its last appends, oldest first. Held for a whole delivery: appends are one at a time.
+    private let recent = Mutex<[String: [Set<String>]]>([:])
     private let lockFile: Int32
 
     public init(directory: URL, reconcileLines: Int = 2000) throws {
@@ -98,30 +99,30 @@ public final class JSONLinesSpool: Sink, @unchecked Sendable {
     }
 
     public func deliver(_ records: [OutboxRecord]) throws -> [Int64: DeliveryOutcome] {
-        lock.lock()
-        defer { lock.unlock() }
-        var outcomes: [Int64: DeliveryOutcome] = [:]
-        let byFile = Dictionary(grouping: records) { "\($0.localDate).jsonl" }
-        for (file, group) in byFile.sorted(by: { $0.key < $1.key }) {
-            let url = directory.appendingPathComponent(file)
-            if recent[file] == nil { recent[file] = [try reconcile(url)] }
-            let remembered = recent[file] ?? []
-            var written = Set<String>()
-            var text = ""
-            for record in group {
-                let key = record.idempotencyKey
-                if !remembered.contains(where: { $0.contains(key) }) && written.insert(key).inserted { text += record.jsonLine() + "\n" }
-                outcomes[record.id] = .delivered()
+        try recent.withLock { recent in
+            var outcomes: [Int64: DeliveryOutcome] = [:]
+            let byFile = Dictionary(grouping: records) { "\($0.localDate).jsonl" }
+            for (file, group) in byFile.sorted(by: { $0.key < $1.key }) {
+                let url = directory.appendingPathComponent(file)
+                if recent[file] == nil { recent[file] = [try reconcile(url)] }
+                let remembered = recent[file] ?? []
+                var written = Set<String>()
+                var text = ""
+                for record in group {
+                    let key = record.idempotencyKey
+                    if !remembered.contains(where: { $0.contains(key) }) && written.insert(key).inserted { text += record.jsonLine() + "\n" }
+                    outcomes[record.id] = .delivered()
+                }
+                guard !text.isEmpty else { continue }
+                do { try append(text, to: url) } catch {
+                    // What is on disk is no longer what we remember: read it back before the next write.
+                    recent[file] = nil
+                    throw error
+                }
+                recent[file] = Array((remembered + [written]).suffix(Self.rememberedAppends))
             }
-            guard !text.isEmpty else { continue }
-            do { try append(text, to: url) } catch {
-                // What is on disk is no longer what we remember: read it back before the next write.
-                recent[file] = nil
-                throw error
-            }
-            recent[file] = Array((remembered + [written]).suffix(Self.rememberedAppends))
+            return outcomes
         }
-        return outcomes
     }
 
     /// The keys in the last `reconcileLines` lines of a spool file; a last line without its newline (a write cut
