@@ -40,8 +40,8 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
-        // The one protocol of errors a person can act on (a bad flag, file, setting or request), which every edge maps
-        // once: the CLI prints them, the API answers them with a 4xx.
+        // The one protocol of the errors a person can act on (a bad flag, file, setting or request): the CLI prints them as
+        // they are, the API answers them with a 4xx and a code.
         .target(name: "Diagnostics"),
         // Pure: Gregorian <-> Hijri (Umm al-Qura table, tabular arithmetic, sighted overrides, adjustments).
         .target(name: "HijriCalendar", dependencies: ["Diagnostics"]),
@@ -68,7 +68,8 @@ let package = Package(
             dependencies: ["Storage", "ContentStore", "Delivery", "Accounts", "Engagement", .product(name: "GRDB", package: "GRDB.swift")]),
         // Pure: devices, when they fire (DST rules, grace), and the APNs, FCM and Web Push payloads.
         .target(name: "Notifications", dependencies: ["Diagnostics", "HijriCalendar", "VerseCalendar", "PushServices"]),
-        // Password hashing (scrypt or PBKDF2) and bearer tokens stored as hashes.
+        // Password hashing (scrypt or PBKDF2), bearer tokens stored as hashes; users, sessions, settings and bookmarks:
+        // their tables' migrations and queries.
         .target(
             name: "Accounts",
             dependencies: [
@@ -82,7 +83,7 @@ let package = Package(
             dependencies: [
                 "Storage", "ContentStore", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "Accounts", "Onboarding", "Engagement", "Notifications",
                 "Delivery", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -140,6 +141,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "NIOCore", package: "swift-nio"),
+                // Output.swift names SQLite's errors (DatabaseError) in its one-line messages.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .executableTarget(name: "dailyverse", dependencies: ["DailyVerseCLI"]),
