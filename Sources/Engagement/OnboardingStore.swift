@@ -55,38 +55,6 @@ extension AppDatabase {
             sql: "INSERT INTO analytics_event (user_id, name, screen, properties, at) VALUES (?, ?, ?, ?, ?)",
             arguments: [userID, name, screen, String(decoding: try encoder.encode(properties), as: UTF8.self), at.timeIntervalSince1970])
     }
-}
-
-extension AppDatabase {
-    /// Signs a guest into an account: in one transaction the guest's bookmarks join the account's, its devices move to
-    /// the account, onboarding progress is kept from whichever is further along, the account's settings win where it
-    /// has them, hints and event counts are carried over, and the guest is retired (its sessions with it). Each domain
-    /// moves its own rows; this is the one place that knows them all.
-    public func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, now: Date) throws {
-        guard guestID != accountID else { return }
-        try write { db in
-            guard try Self.isGuest(db, userID: guestID) else { return }
-            try Self.mergeGuestBookmarks(db, from: guestID, into: accountID)
-            try Self.moveDevices(db, from: guestID, to: accountID, now: now)
-            try Self.mergeOnboarding(db, from: guestID, into: accountID, flow: flow, now: now)
-            try Self.mergeGuestSettings(db, from: guestID, into: accountID, now: now)
-            try Self.mergeHints(db, from: guestID, into: accountID)
-            try Self.recordEvent(db, userID: accountID, name: "guest_merged", screen: nil, properties: ["guest": guestID], at: now)
-            try Self.removeUser(db, id: guestID)
-        }
-    }
-
-    /// The guest's onboarding progress, kept if it is further along than the account's.
-    static func mergeOnboarding(_ db: Database, from guestID: String, into accountID: String, flow: OnboardingFlow, now: Date) throws {
-        let guestState = try onboardingState(db, userID: guestID, flow: flow)
-        let accountState = try onboardingState(db, userID: accountID, flow: flow)
-        guard progress(guestState, flow) > progress(accountState, flow) else { return }
-        try db.execute(
-            sql: """
-                INSERT INTO onboarding (user_id, state, updated_at) SELECT ?, state, ? FROM onboarding WHERE user_id = ?
-                ON CONFLICT (user_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at
-                """, arguments: [accountID, now.timeIntervalSince1970, guestID])
-    }
 
     /// How far along an onboarding is: completed beats everything, then the number of screens seen.
     static func progress(_ state: OnboardingState, _ flow: OnboardingFlow) -> Int {
