@@ -94,7 +94,8 @@ public struct ContentCheck: Sendable {
         var reached = Set<CommentaryEntry>()
         for selection in shown {
             for layer in Layer.ids {
-                guard let entry = Self.entry(for: selection.verses, layer: layer, occasion: selection.occasion, in: content.commentary) else {
+                guard let entry = CommentaryEntry.shown(for: selection.verses, layer: layer, occasion: selection.occasion, among: content.commentary)
+                else {
                     continue
                 }
                 reached.insert(entry)
@@ -138,17 +139,5 @@ public struct ContentCheck: Sendable {
             }
         }
         self.init(problems: problems, selections: shown.count, entries: content.commentary.count)
-    }
-
-    /// The entry a layer shows for `range` (the store's rule, `AppDatabase.layerTexts`): on an occasion its own
-    /// entries first; then the narrowest entry whose verses contain the range, the earliest start among equals.
-    static func entry(for range: VerseRange, layer: String, occasion: String?, in commentary: [CommentaryEntry]) -> CommentaryEntry? {
-        commentary.filter {
-            $0.layer == layer && $0.verses.surah == range.surah && $0.verses.start <= range.start && $0.verses.end >= range.end
-                && ($0.occasion == nil || $0.occasion == occasion)
-        }.min {
-            ($0.occasion == nil ? 1 : 0, $0.verses.end - $0.verses.start, $0.verses.start)
-                < ($1.occasion == nil ? 1 : 0, $1.verses.end - $1.verses.start, $1.verses.start)
-        }
     }
 }

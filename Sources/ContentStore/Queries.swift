@@ -80,22 +80,19 @@ extension AppDatabase {
     /// that range, else the narrowest entry whose passage contains it; nil where there is none. An entry written for an
     /// occasion is never shown on another day, even for a verse inside its passage.
     static func layerTexts(_ db: Database, for range: VerseRange, occasion: String?) throws -> [LayerText] {
-        let rows = try Row.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    SELECT * FROM commentary WHERE surah = ? AND ayah_start <= ? AND ayah_end >= ?
-                        AND (occasion_id IS NULL OR occasion_id = ?)
-                    ORDER BY occasion_id IS NULL, (ayah_end - ayah_start), ayah_start
-                    """), arguments: [range.surah, range.start, range.end, occasion])
+        // Every entry whose verses contain the range (the index narrows it to a few); which one each layer shows is
+        // `CommentaryEntry.shown`'s rule.
+        let candidates = try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT * FROM commentary WHERE surah = ? AND ayah_start <= ? AND ayah_end >= ?"),
+            arguments: [range.surah, range.start, range.end]
+        ).map {
+            CommentaryEntry(
+                verses: VerseRange(surah: $0["surah"], start: $0["ayah_start"], end: $0["ayah_end"]), layer: $0["layer_id"],
+                occasion: $0["occasion_id"], body: $0["body"],
+                source: CommentarySource(work: $0["work"], author: $0["author"], reference: $0["reference"], provenance: $0["provenance"]))
+        }
         return try layers(db).map { layer in
-            let row = rows.first { ($0["layer_id"] as String) == layer.id }
-            let entry = row.map {
-                CommentaryEntry(
-                    verses: VerseRange(surah: $0["surah"], start: $0["ayah_start"], end: $0["ayah_end"]), layer: layer.id,
-                    occasion: $0["occasion_id"], body: $0["body"],
-                    source: CommentarySource(work: $0["work"], author: $0["author"], reference: $0["reference"], provenance: $0["provenance"]))
-            }
-            return LayerText(layer: layer, entry: entry)
+            LayerText(layer: layer, entry: CommentaryEntry.shown(for: range, layer: layer.id, occasion: occasion, among: candidates))
         }
     }
 

@@ -58,6 +58,21 @@ public struct CommentaryEntry: Hashable, Sendable {
     public var key: String { "\(verses.key) \(layer)" + (occasion.map { " @\($0)" } ?? "") }
 }
 
+extension CommentaryEntry {
+    /// The entry a layer shows for `range`: one written for no occasion or for `occasion`, whose verses contain the
+    /// range; among those, the occasion's own first, then the narrowest, then the earliest start. The one statement of
+    /// the rule: the store shows what it picks, and `content check` checks what it picks.
+    static func shown(for range: VerseRange, layer: String, occasion: String?, among entries: some Sequence<CommentaryEntry>) -> CommentaryEntry? {
+        entries.filter {
+            $0.layer == layer && $0.verses.surah == range.surah && $0.verses.start <= range.start && $0.verses.end >= range.end
+                && ($0.occasion == nil || $0.occasion == occasion)
+        }.min {
+            ($0.occasion == nil ? 1 : 0, $0.verses.end - $0.verses.start, $0.verses.start)
+                < ($1.occasion == nil ? 1 : 0, $1.verses.end - $1.verses.start, $1.verses.start)
+        }
+    }
+}
+
 /// A layer as shown with a verse: its text, or nil when the store has no entry for it.
 public struct LayerText: Hashable, Sendable {
     public let layer: Layer
