@@ -168,11 +168,7 @@ public struct GlobalOptions: ParsableArguments {
         try OnboardingMachine(flow: onboardingFlow(), database: database)
     }
 
-    func hintCatalog() throws -> HintCatalog {
-        do { return try HintCatalog.load(from: try dataDirectory()) } catch let error as StoreError { throw error } catch {
-            throw StoreError.malformedData(file: "hints/hints.json", reason: "\(error)")
-        }
-    }
+    func hintCatalog() throws -> HintCatalog { try HintCatalog.load(from: dataDirectory()) }
 
     /// Opens the database as its one scheduler: the lock is taken first, so a second `serve` on the same database
     /// stops before it migrates or seeds anything (unless the database's folder is still to be created, when it is

@@ -56,15 +56,6 @@ extension OnboardingMachine {
     }
 }
 
-/// A JSON file of data/, decoded; a missing or malformed file is an error naming it.
-func decodeDataFile<T: Decodable>(_ path: String, in directory: URL) throws -> T {
-    let file = directory.appendingPathComponent(path)
-    guard let data = FileManager.default.contents(atPath: file.path) else { throw StoreError.missingDataFile(file.path) }
-    do { return try JSONDecoder().decode(T.self, from: data) } catch {
-        throw StoreError.malformedData(file: path, reason: "\(error)")
-    }
-}
-
 struct FlowReport: Encodable {
     let flowVersion: Int
     let screens: [Screen]

@@ -57,13 +57,18 @@ public struct OnboardingFlow: Hashable, Sendable, Codable {
 }
 
 extension OnboardingFlow {
-    /// `data/onboarding/flow.json`; a missing or malformed file is an error naming it.
+    /// `data/onboarding/flow.json`.
     public static func load(from directory: URL) throws(OnboardingError) -> OnboardingFlow {
-        let path = "onboarding/flow.json"
-        let file = directory.appendingPathComponent(path)
-        guard let data = FileManager.default.contents(atPath: file.path) else { throw .unreadableFile("missing data file '\(file.path)'") }
-        do { return try JSONDecoder().decode(OnboardingFlow.self, from: data) } catch {
-            throw .unreadableFile("\(path): \(error)")
-        }
+        try decodeDataFile("onboarding/flow.json", in: directory)
+    }
+}
+
+/// A JSON file of the onboarding's part of data/ (the flow, its copy, the hints), decoded; a missing or malformed
+/// file is an error naming it.
+public func decodeDataFile<T: Decodable>(_ path: String, in directory: URL) throws(OnboardingError) -> T {
+    let file = directory.appendingPathComponent(path)
+    guard let data = FileManager.default.contents(atPath: file.path) else { throw .unreadableFile("missing data file '\(file.path)'") }
+    do { return try JSONDecoder().decode(T.self, from: data) } catch {
+        throw .unreadableFile("\(path): \(error)")
     }
 }

@@ -51,9 +51,9 @@ public struct HintCatalog: Sendable, Decodable {
         try self.init(version: try container.decode(Int.self, forKey: .version), hints: try container.decode([Hint].self, forKey: .hints))
     }
 
-    public static func load(from dataDirectory: URL) throws -> HintCatalog {
-        let file = dataDirectory.appendingPathComponent("hints/hints.json")
-        return try JSONDecoder().decode(HintCatalog.self, from: Data(contentsOf: file))
+    /// `data/hints/hints.json`.
+    public static func load(from dataDirectory: URL) throws(OnboardingError) -> HintCatalog {
+        try decodeDataFile("hints/hints.json", in: dataDirectory)
     }
 
     public func hint(_ id: String) -> Hint? { hints.first { $0.id == id } }

@@ -28,6 +28,9 @@ import Testing
         let malformed = #expect(throws: OnboardingError.self) { try OnboardingFlow.load(from: folder) }
         #expect(malformed?.description.hasPrefix("onboarding/flow.json: ") == true)
         #expect(malformed?.description.contains("\n") == false)
+        // The hints are read by the same rule.
+        let hints = #expect(throws: OnboardingError.self) { try HintCatalog.load(from: folder) }
+        #expect(hints?.description == "missing data file '\(folder.appendingPathComponent("hints/hints.json").path)'")
     }
 
     /// Applies events in order, one second apart, and returns the state and every analytics event name.
