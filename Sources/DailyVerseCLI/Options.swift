@@ -115,15 +115,19 @@ public struct GlobalOptions: ParsableArguments {
         return fromFile
     }
 
-    /// How long a guest may be inactive before it is purged with its data.
+    /// How long a guest may be inactive before it is purged with its data (default: the daemon's).
     func guestRetention(flag: String?) throws -> TimeInterval {
-        let text = try setting(flag: flag, environment: "DAILYVERSE_GUEST_RETENTION", key: "guest_retention") ?? "30d"
+        guard let text = try setting(flag: flag, environment: "DAILYVERSE_GUEST_RETENTION", key: "guest_retention") else {
+            return DaemonBuilder.Retention().guests
+        }
         return try EmitOptions.duration(text, setting: "guest retention", range: EmitOptions.Bounds.retention)
     }
 
     /// How long settled outbox rows (delivered, failed, missed) are kept.
     func outboxRetention(flag: String?) throws -> TimeInterval {
-        let text = try setting(flag: flag, environment: "DAILYVERSE_OUTBOX_RETENTION", key: "outbox_retention") ?? "30d"
+        guard let text = try setting(flag: flag, environment: "DAILYVERSE_OUTBOX_RETENTION", key: "outbox_retention") else {
+            return DaemonBuilder.Retention().outbox
+        }
         return try EmitOptions.duration(text, setting: "outbox retention", range: EmitOptions.Bounds.retention)
     }
 

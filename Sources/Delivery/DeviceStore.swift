@@ -358,7 +358,7 @@ extension AppDatabase {
     static func deviceState(_ row: Row, now: Date) throws -> DeviceState {
         let device = try device(row)
         // After the device's columns: its last fire, then why and when its service disabled it.
-        let after = DeviceColumn.allCases.count
+        let after = DeviceColumn.count
         let last = try (row[after] as String?).map { try CivilDate(parsing: $0) }
         // When it would fire next; the queue holds the same instant (computed when it last fired or changed).
         let next = device.enabled ? try Self.nextFire(device, lastFired: last, now: now) : nil
@@ -423,6 +423,9 @@ extension AppDatabase {
 /// the offset of the first plus its raw value.
 enum DeviceColumn: Int32, CaseIterable {
     case id, platform, token, p256dh, auth, timezone, reminderTime, locale, calendar, adjustment, displayTheme, enabled, createdAt, updatedAt
+
+    /// How many there are: the position of the first column after them.
+    static let count = allCases.count
 
     /// Its name in the device table.
     var name: String {
