@@ -207,7 +207,6 @@ let package = Package(
             dependencies: [
                 "AppSchema", "ContentStore", "Storage", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/DailyVerseTestSupport"),
         // A database written by an earlier release (a gzipped fixture) opens with this build with nothing lost.

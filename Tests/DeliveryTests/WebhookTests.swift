@@ -2,6 +2,7 @@ import ContentStore
 import DailyVerseTestSupport
 import Foundation
 import Storage
+import Synchronization
 import Testing
 
 @testable import Delivery
@@ -11,15 +12,15 @@ import FoundationNetworking
 #endif
 
 /// A loopback HTTP/1.1 server answering from a script, one response per request, and keeping the request bodies.
-final class ScriptedHTTPServer: @unchecked Sendable {
+final class ScriptedHTTPServer: Sendable {
+    typealias Reply = (status: Int, headers: [String: String])
     let port: UInt16
     private let listener: Int32
-    private let lock = NSLock()
-    private var script: [(status: Int, headers: [String: String])]
-    private(set) var bodies: [Data] = []
+    /// What is left of the script (its last reply is repeated) and the bodies received so far.
+    private let state: Mutex<(script: [Reply], bodies: [Data])>
 
-    init(script: [(status: Int, headers: [String: String])]) throws {
-        self.script = script
+    init(script: [Reply]) throws {
+        state = Mutex((script: script, bodies: []))
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -48,7 +49,8 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         close(listener)
     }
 
-    var requestCount: Int { lock.withLock { bodies.count } }
+    var requestCount: Int { state.withLock { $0.bodies.count } }
+    var bodies: [Data] { state.withLock { $0.bodies } }
 
     private func serve() {
         while true {
@@ -74,9 +76,9 @@ final class ScriptedHTTPServer: @unchecked Sendable {
                 .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
             if received.count - headEnd.upperBound >= length {
                 let body = received[headEnd.upperBound..<(headEnd.upperBound + length)]
-                let reply = lock.withLock { () -> (Int, [String: String]) in
-                    bodies.append(Data(body))
-                    return script.count > 1 ? script.removeFirst() : script[0]
+                let reply = state.withLock { state -> Reply in
+                    state.bodies.append(Data(body))
+                    return state.script.count > 1 ? state.script.removeFirst() : state.script[0]
                 }
                 var response = "HTTP/1.1 \(reply.0) Scripted\r\nContent-Length: 0\r\nConnection: close\r\n"
                 for (name, value) in reply.1 { response += "\(name): \(value)\r\n" }
