@@ -8,21 +8,22 @@ import VerseCalendar
 
 @testable import ContentStore
 
-@Suite struct OccasionCommentaryTests {
-    static func entry(_ verses: String, _ layer: String, occasion: String? = nil, _ body: String) -> String {
-        let bound = occasion.map { #""occasion": "\#($0)", "# } ?? ""
-        return
-            #"{"verses": "\#(verses)", "layer": "\#(layer)", \#(bound)"body": "\#(body)", "source": {"work": null, "author": null, "reference": null, "provenance": "editorial"}}"#
-    }
+/// A line of a commentary file: an editorial entry for `verses` in `layer`, bound to `occasion` if given.
+private func entry(_ verses: String, _ layer: String, occasion: String? = nil, _ body: String) -> String {
+    let bound = occasion.map { #""occasion": "\#($0)", "# } ?? ""
+    return
+        #"{"verses": "\#(verses)", "layer": "\#(layer)", \#(bound)"body": "\#(body)", "source": {"work": null, "author": null, "reference": null, "provenance": "editorial"}}"#
+}
 
+@Suite struct OccasionCommentaryTests {
     /// An entry written for an occasion is shown on that occasion only: a verse inside its passage, shown on an
     /// ordinary day, gets its own entries or nothing, never the occasion's.
     @Test func commentaryBoundToAnOccasionStaysWithIt() throws {
         let database = try seededDatabase()
         let lines = [
-            Self.entry("87:14-15", "comparative", occasion: "eid-al-fitr", "For the Eid."),
-            Self.entry("87:14-15", "comparative", "For the passage on any day."),
-            Self.entry("87:14", "ahlul_bayt", occasion: "eid-al-fitr", "Bound, but for a verse the occasion does not show alone."),
+            entry("87:14-15", "comparative", occasion: "eid-al-fitr", "For the Eid."),
+            entry("87:14-15", "comparative", "For the passage on any day."),
+            entry("87:14", "ahlul_bayt", occasion: "eid-al-fitr", "Bound, but for a verse the occasion does not show alone."),
         ]
         try database.importCommentary(CommentaryFile(data: Data(lines.joined(separator: "\n").utf8), name: "t.jsonl"), name: "t.jsonl")
         let range = try VerseRange(parsing: "87:14-15")
@@ -39,7 +40,7 @@ import VerseCalendar
         #expect(other[4].entry?.body == "For the passage on any day.")
         // Importing again replaces by (verses, layer, occasion), so the bound and the unbound entries stay two.
         try database.importCommentary(
-            CommentaryFile(data: Data(Self.entry("87:14-15", "comparative", occasion: "eid-al-fitr", "Changed.").utf8), name: "t.jsonl"),
+            CommentaryFile(data: Data(entry("87:14-15", "comparative", occasion: "eid-al-fitr", "Changed.").utf8), name: "t.jsonl"),
             name: "t.jsonl")
         #expect(try database.verse(range, translation: "en.pickthall", occasion: "eid-al-fitr").layers[4].entry?.body == "Changed.")
         #expect(try database.verse(range, translation: "en.pickthall").layers[4].entry?.body == "For the passage on any day.")
@@ -50,14 +51,14 @@ import VerseCalendar
         for (occasion, words) in [("no-such-day", "t.jsonl:1: unknown occasion 'no-such-day'"), ("Bad Id", "t.jsonl:1: invalid occasion 'Bad Id'")] {
             let error = #expect(throws: StoreError.self) {
                 try database.importCommentary(
-                    CommentaryFile(data: Data(Self.entry("2:255", "foundation", occasion: occasion, "x").utf8), name: "t.jsonl"), name: "t.jsonl")
+                    CommentaryFile(data: Data(entry("2:255", "foundation", occasion: occasion, "x").utf8), name: "t.jsonl"), name: "t.jsonl")
             }
             #expect(error?.description.hasPrefix(words) == true, "\(error?.description ?? "")")
         }
         // The same verse and layer for two occasions, and for none, are three entries; a repeat of one is refused.
         let three = [
-            Self.entry("2:255", "foundation", "a"), Self.entry("2:255", "foundation", occasion: "ashura", "b"),
-            Self.entry("2:255", "foundation", occasion: "ghadir", "c"),
+            entry("2:255", "foundation", "a"), entry("2:255", "foundation", occasion: "ashura", "b"),
+            entry("2:255", "foundation", occasion: "ghadir", "c"),
         ]
         #expect(try CommentaryFile(data: Data(three.joined(separator: "\n").utf8), name: "t.jsonl").entries.count == 3)
         #expect(throws: StoreError.self) { try CommentaryFile(data: Data((three + [three[1]]).joined(separator: "\n").utf8), name: "t.jsonl") }
@@ -145,10 +146,10 @@ import VerseCalendar
         try JSONSerialization.data(withJSONObject: occasions).write(to: occasionsURL)
         // Commentary: never shown; editorial naming a source; a summary without its reference; a leak.
         let extra = [
-            OccasionCommentaryTests.entry("2:255", "foundation", "Nobody's selection."),
+            entry("2:255", "foundation", "Nobody's selection."),
             #"{"verses": "2:155", "layer": "comparative", "body": "x", "source": {"work": "W", "author": null, "reference": null, "provenance": "editorial"}}"#,
             #"{"verses": "2:155", "layer": "classical_shia", "body": "x", "source": {"work": "W", "author": "A", "reference": null, "provenance": "editorial-summary"}}"#,
-            OccasionCommentaryTests.entry("1:1-3", "ahlul_bayt", "Written for the test occasion, left unbound."),
+            entry("1:1-3", "ahlul_bayt", "Written for the test occasion, left unbound."),
         ]
         try extra.joined(separator: "\n").write(to: folder.appendingPathComponent("commentary/zz-test.jsonl"), atomically: true, encoding: .utf8)
 

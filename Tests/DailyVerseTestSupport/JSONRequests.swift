@@ -40,6 +40,15 @@ extension JSONRequests {
         }
     }
 
+    /// Any method, with a bearer token and an optional JSON body; returns (status, body).
+    public func send(
+        _ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, _ json: [String: Any]? = nil, token: String
+    ) async throws -> (Int, [String: Any]) {
+        try await client.execute(uri: uri, method: method, headers: bearer(token), body: try json.map { try body($0) }) { response in
+            (response.status.code, response.body.readableBytes > 0 ? try object(response.body) : [:])
+        }
+    }
+
     public func token(_ json: [String: Any]) -> String { json["token"] as? String ?? "" }
     public func user(_ json: [String: Any]) -> [String: Any] { json["user"] as? [String: Any] ?? [:] }
 }

@@ -9,6 +9,17 @@ import Testing
 @testable import ContentStore
 @testable import Delivery
 
+/// An outbox row as the migrations from v6 on store it: device, date and status given.
+private let insert = """
+    INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
+    VALUES (?, ?, 'apns', ?, 0, '{}', '{}', ?, 0)
+    """
+
+/// The program SQLite runs for `insert`.
+private func insertOpcodes(_ db: Database) throws -> [String] {
+    try Row.fetchAll(db, sql: "EXPLAIN " + insert, arguments: [0, "", "2025-03-01", "pending"]).map { $0["opcode"] as String }
+}
+
 @Suite struct ScheduleMigrationTests {
     /// A database as the v3 schema left it: the schedule in the device row, outbox keyed by the device's UUID.
     @Test func v4MovesTheScheduleIntoTheQueueAndKeepsTheOutbox() async throws {
@@ -68,10 +79,6 @@ import Testing
     @Test func v6KeepsOutboxRowsAndStillRefusesASecondRowForADeviceAndDate() async throws {
         let queue = try DatabaseQueue()
         try Schema.dailyVerse.migrator.migrate(queue, upTo: "v5-hints")
-        let insert = """
-            INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
-            VALUES (?, ?, 'apns', ?, 0, '{}', '{}', ?, 0)
-            """
         try await queue.write { db in
             for (seq, date, status) in [(1, "2025-03-01", "delivered"), (1, "2025-03-02", "pending"), (2, "2025-03-01", "missed")] {
                 try db.execute(sql: insert, arguments: [seq, "d-\(seq)", date, status])
@@ -97,11 +104,6 @@ import Testing
 }
 
 @Suite struct OutboxStatusCheckMigrationTests {
-    static let insert = """
-        INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
-        VALUES (?, ?, 'apns', ?, 0, '{}', '{}', ?, 0)
-        """
-
     /// v7 rewrites the status rule in place: the rows stay, the rule is as strict, and an insert no longer builds a
     /// temporary table for it.
     @Test func v7KeepsRowsAndTheRuleAndDropsTheTemporaryTable() async throws {
@@ -109,21 +111,21 @@ import Testing
         try Schema.dailyVerse.migrator.migrate(queue, upTo: "v6-outbox-key")
         try await queue.write { db in
             for (seq, status) in [(1, "delivered"), (2, "pending"), (3, "missed"), (4, "failed")] {
-                try db.execute(sql: Self.insert, arguments: [seq, "d-\(seq)", "2025-03-01", status])
+                try db.execute(sql: insert, arguments: [seq, "d-\(seq)", "2025-03-01", status])
             }
         }
         try Schema.dailyVerse.migrator.migrate(queue)
         try await queue.write { db in
-            #expect(!(try Self.insertOpcodes(db).contains("OpenEphemeral")))
+            #expect(!(try insertOpcodes(db).contains("OpenEphemeral")))
             #expect(try String.fetchAll(db, sql: "SELECT status FROM outbox ORDER BY id") == ["delivered", "pending", "missed", "failed"])
             #expect(try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok")
             // Still only the four statuses, on insert and on update; the other constraints are untouched.
-            #expect(throws: DatabaseError.self) { try db.execute(sql: Self.insert, arguments: [5, "d-5", "2025-03-01", "sent"]) }
+            #expect(throws: DatabaseError.self) { try db.execute(sql: insert, arguments: [5, "d-5", "2025-03-01", "sent"]) }
             #expect(throws: DatabaseError.self) { try db.execute(sql: "UPDATE outbox SET status = 'Pending' WHERE id = 1") }
-            #expect(throws: DatabaseError.self) { try db.execute(sql: Self.insert, arguments: [5, "d-5", "someday", "pending"]) }
-            #expect(throws: DatabaseError.self) { try db.execute(sql: Self.insert, arguments: [1, "d-1", "2025-03-01", "pending"]) }
+            #expect(throws: DatabaseError.self) { try db.execute(sql: insert, arguments: [5, "d-5", "someday", "pending"]) }
+            #expect(throws: DatabaseError.self) { try db.execute(sql: insert, arguments: [1, "d-1", "2025-03-01", "pending"]) }
             try db.execute(sql: "UPDATE outbox SET status = 'delivered' WHERE id = 2")
-            try db.execute(sql: Self.insert, arguments: [5, "d-5", "2025-03-01", "pending"])
+            try db.execute(sql: insert, arguments: [5, "d-5", "2025-03-01", "pending"])
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE status = 'delivered'") == 2)
         }
         // A new database gets the same definition as a migrated one.
@@ -153,22 +155,16 @@ import Testing
         #expect(after == before)
         #expect(!applied.contains("v7-outbox-status-check"))
     }
-
-    static func insertOpcodes(_ db: Database) throws -> [String] {
-        try Row.fetchAll(db, sql: "EXPLAIN " + insert, arguments: [0, "", "2025-03-01", "pending"]).map { $0["opcode"] as String }
-    }
 }
 
 @Suite struct OutboxByDayMigrationTests {
-    static let insert = OutboxStatusCheckMigrationTests.insert
-
     /// v8 puts the day first in the outbox's unique key: the rows stay, the key is as strict as before.
     @Test func v8KeepsRowsAndKeysTheOutboxByDayThenDevice() async throws {
         let queue = try DatabaseQueue()
         try Schema.dailyVerse.migrator.migrate(queue, upTo: "v7-outbox-status-check")
         try await queue.write { db in
             for (seq, date) in [(1, "2025-03-01"), (2, "2025-03-01"), (1, "2025-03-02")] {
-                try db.execute(sql: Self.insert, arguments: [seq, "d-\(seq)", date, "delivered"])
+                try db.execute(sql: insert, arguments: [seq, "d-\(seq)", date, "delivered"])
             }
         }
         try Schema.dailyVerse.migrator.migrate(queue)
@@ -176,8 +172,8 @@ import Testing
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") == 3)
             let index = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'outbox_once'")
             #expect(index?.contains("(\(AppDatabase.outboxDay), device_seq)") == true)
-            #expect(throws: DatabaseError.self) { try db.execute(sql: Self.insert, arguments: [2, "d-2", "2025-03-01", "pending"]) }
-            try db.execute(sql: Self.insert, arguments: [2, "d-2", "2025-03-02", "pending"])
+            #expect(throws: DatabaseError.self) { try db.execute(sql: insert, arguments: [2, "d-2", "2025-03-01", "pending"]) }
+            try db.execute(sql: insert, arguments: [2, "d-2", "2025-03-02", "pending"])
             // The day number of the key is the one Swift computes for the day lists.
             let day = try Int.fetchOne(db, sql: "SELECT \(AppDatabase.outboxDay) FROM outbox WHERE local_date = '2025-03-02' LIMIT 1")
             #expect(day == AppDatabase.outboxDay(dayNumber: try CivilDate(parsing: "2025-03-02").dayNumber))

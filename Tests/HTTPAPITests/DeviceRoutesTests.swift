@@ -9,14 +9,13 @@ import Testing
 
 @Suite struct DeviceRoutesTests {
     let helper = JSONAPI()
-    let data = UserDataRoutesTests()
 
     func apns(_ n: Int) -> String { String(format: "%064x", n) }
 
     @Test func devicesAreRegisteredListedChangedAndRemovedByTheirOwner() async throws {
         try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
-            let (created, body) = try await data.send(
+            let (created, body) = try await helper.send(
                 client, .post, "/v1/devices",
                 ["platform": "apns", "token": apns(1), "timezone": "Asia/Baghdad", "reminder_time": "06:30", "adjustment": 1, "enabled": true],
                 token: a)
@@ -28,20 +27,21 @@ import Testing
             #expect(device["adjustment"] as? Int == 1)
             #expect(device["next_fire_at"] as? String == "2025-03-02T03:30:00Z")
             // The app registers at every launch: the same token is the same device.
-            let (again, second) = try await data.send(
+            let (again, second) = try await helper.send(
                 client, .post, "/v1/devices", ["platform": "apns", "token": apns(1), "timezone": "Asia/Baghdad", "locale": "ar"], token: a)
             #expect(again == 200)
             #expect((second["device"] as? [String: Any])?["id"] as? String == id)
             #expect((second["device"] as? [String: Any])?["locale"] as? String == "ar")
-            let (patched, changed) = try await data.send(client, .patch, "/v1/devices/\(id)", ["reminder_time": "21:15", "enabled": false], token: a)
+            let (patched, changed) = try await helper.send(
+                client, .patch, "/v1/devices/\(id)", ["reminder_time": "21:15", "enabled": false], token: a)
             #expect(patched == 200)
             #expect((changed["device"] as? [String: Any])?["enabled"] as? Bool == false)
             #expect((changed["device"] as? [String: Any])?["next_fire_at"] is NSNull)
-            let listed = try await data.send(client, .get, "/v1/devices", token: a).1["devices"] as? [[String: Any]]
+            let listed = try await helper.send(client, .get, "/v1/devices", token: a).1["devices"] as? [[String: Any]]
             #expect(listed?.map { $0["id"] as? String } == [id])
-            #expect(try await data.send(client, .delete, "/v1/devices/\(id)", token: a).0 == 204)
-            #expect(try await data.send(client, .delete, "/v1/devices/\(id)", token: a).0 == 404)
-            #expect((try await data.send(client, .get, "/v1/devices", token: a).1["devices"] as? [Any])?.isEmpty == true)
+            #expect(try await helper.send(client, .delete, "/v1/devices/\(id)", token: a).0 == 204)
+            #expect(try await helper.send(client, .delete, "/v1/devices/\(id)", token: a).0 == 404)
+            #expect((try await helper.send(client, .get, "/v1/devices", token: a).1["devices"] as? [Any])?.isEmpty == true)
         }
     }
 
@@ -49,18 +49,18 @@ import Testing
         try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let b = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
-            let body = try await data.send(
+            let body = try await helper.send(
                 client, .post, "/v1/devices", ["platform": "fcm", "token": "fcm-token-of-a-0123456789", "timezone": "UTC"], token: a
             ).1
             let id = try #require((body["device"] as? [String: Any])?["id"] as? String)
-            #expect((try await data.send(client, .get, "/v1/devices", token: b).1["devices"] as? [Any])?.isEmpty == true)
-            let (status, error) = try await data.send(client, .patch, "/v1/devices/\(id)", ["timezone": "Asia/Tokyo"], token: b)
+            #expect((try await helper.send(client, .get, "/v1/devices", token: b).1["devices"] as? [Any])?.isEmpty == true)
+            let (status, error) = try await helper.send(client, .patch, "/v1/devices/\(id)", ["timezone": "Asia/Tokyo"], token: b)
             #expect(status == 404)
             #expect((error["error"] as? [String: Any])?["code"] as? String == "device_not_found")
-            #expect(try await data.send(client, .delete, "/v1/devices/\(id)", token: b).0 == 404)
-            #expect(try await data.send(client, .get, "/v1/devices", token: "not-a-token").0 == 401)
+            #expect(try await helper.send(client, .delete, "/v1/devices/\(id)", token: b).0 == 404)
+            #expect(try await helper.send(client, .get, "/v1/devices", token: "not-a-token").0 == 401)
             // A's device is as it was.
-            let listed = try await data.send(client, .get, "/v1/devices", token: a).1["devices"] as? [[String: Any]]
+            let listed = try await helper.send(client, .get, "/v1/devices", token: a).1["devices"] as? [[String: Any]]
             #expect(listed?.first?["timezone"] as? String == "UTC")
         }
     }
@@ -85,7 +85,7 @@ import Testing
                 (["platform": "webpush", "token": "https://push.example.org/x", "timezone": "UTC"], 400, "bad_device"),
             ]
             for (body, status, code) in cases {
-                let (got, error) = try await data.send(client, .post, "/v1/devices", body, token: a)
+                let (got, error) = try await helper.send(client, .post, "/v1/devices", body, token: a)
                 #expect(got == status, "\(body)")
                 #expect((error["error"] as? [String: Any])?["code"] as? String == code, "\(body)")
             }
@@ -98,20 +98,21 @@ import Testing
             ) { $0.status.code }
             #expect(huge == 413)
             // Nothing was registered, and a platform never changes.
-            #expect((try await data.send(client, .get, "/v1/devices", token: a).1["devices"] as? [Any])?.isEmpty == true)
+            #expect((try await helper.send(client, .get, "/v1/devices", token: a).1["devices"] as? [Any])?.isEmpty == true)
             let id = try #require(
-                (try await data.send(client, .post, "/v1/devices", ["platform": "apns", "token": apns(3), "timezone": "UTC"], token: a).1["device"]
+                (try await helper.send(client, .post, "/v1/devices", ["platform": "apns", "token": apns(3), "timezone": "UTC"], token: a).1["device"]
                     as? [String: Any])?["id"] as? String)
-            #expect(try await data.send(client, .patch, "/v1/devices/\(id)", ["platform": "fcm"], token: a).0 == 400)
+            #expect(try await helper.send(client, .patch, "/v1/devices/\(id)", ["platform": "fcm"], token: a).0 == 400)
         }
     }
 
     @Test func settingsAndOnboardingReachTheDevices() async throws {
         try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
-            _ = try await data.send(client, .post, "/v1/devices", ["platform": "apns", "token": apns(4), "timezone": "UTC"], token: a)
-            #expect(try await data.send(client, .patch, "/v1/me/settings", ["reminder_time": "05:10", "timezone": "Asia/Tokyo"], token: a).0 == 200)
-            var device = (try await data.send(client, .get, "/v1/devices", token: a).1["devices"] as? [[String: Any]])?.first
+            _ = try await helper.send(client, .post, "/v1/devices", ["platform": "apns", "token": apns(4), "timezone": "UTC"], token: a)
+            #expect(
+                try await helper.send(client, .patch, "/v1/me/settings", ["reminder_time": "05:10", "timezone": "Asia/Tokyo"], token: a).0 == 200)
+            var device = (try await helper.send(client, .get, "/v1/devices", token: a).1["devices"] as? [[String: Any]])?.first
             #expect(device?["reminder_time"] as? String == "05:10")
             #expect(device?["timezone"] as? String == "Asia/Tokyo")
             // Declining notifications in the onboarding turns the devices off; the theme chosen reaches them too.
@@ -122,7 +123,7 @@ import Testing
             ] {
                 #expect(try await helper.post(client, "/v1/onboarding/events", event, token: a).0 == 200, "\(event)")
             }
-            device = (try await data.send(client, .get, "/v1/devices", token: a).1["devices"] as? [[String: Any]])?.first
+            device = (try await helper.send(client, .get, "/v1/devices", token: a).1["devices"] as? [[String: Any]])?.first
             #expect(device?["display_theme"] as? String == "midnight")
             #expect(device?["enabled"] as? Bool == false)
         }

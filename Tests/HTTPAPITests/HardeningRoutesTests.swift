@@ -12,7 +12,6 @@ import Testing
 /// requests at once, another user's push token.
 @Suite struct HardeningRoutesTests {
     let helper = JSONAPI()
-    let data = UserDataRoutesTests()
 
     func status(
         _ client: some TestClientProtocol, _ uri: String, method: HTTPRequest.Method = .get, headers: HTTPFields = [:], body: ByteBuffer? = nil
@@ -66,8 +65,8 @@ import Testing
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             for value in [Int.max, Int.min, 3, -3] {
                 let device: [String: Any] = ["platform": "apns", "token": String(format: "%064x", 7), "timezone": "UTC", "adjustment": value]
-                #expect(try await data.send(client, .post, "/v1/devices", device, token: a).0 == 400, "adjustment \(value)")
-                #expect(try await data.send(client, .patch, "/v1/me/settings", ["adjustment": value], token: a).0 == 400, "adjustment \(value)")
+                #expect(try await helper.send(client, .post, "/v1/devices", device, token: a).0 == 400, "adjustment \(value)")
+                #expect(try await helper.send(client, .patch, "/v1/me/settings", ["adjustment": value], token: a).0 == 400, "adjustment \(value)")
             }
             // A number JSON cannot hold in 64 bits.
             let raw = ByteBuffer(string: #"{"adjustment": 1e400}"#)
@@ -88,10 +87,10 @@ import Testing
             #expect(try await status(client, "/v1/verses/2%3a255-257").0 == 200)
             #expect(try await status(client, "/v1/verses/%FF").1 == "bad_path")
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
-            #expect(try await data.send(client, .put, "/v1/bookmarks/2%3A255", token: a).0 == 201)
-            let listed = try await data.send(client, .get, "/v1/bookmarks", token: a).1["bookmarks"] as? [[String: Any]]
+            #expect(try await helper.send(client, .put, "/v1/bookmarks/2%3A255", token: a).0 == 201)
+            let listed = try await helper.send(client, .get, "/v1/bookmarks", token: a).1["bookmarks"] as? [[String: Any]]
             #expect(listed?.first?["verse_key"] as? String == "2:255")
-            #expect(try await data.send(client, .delete, "/v1/bookmarks/2%3A255", token: a).0 == 204)
+            #expect(try await helper.send(client, .delete, "/v1/bookmarks/2%3A255", token: a).0 == 204)
         }
     }
 
@@ -222,14 +221,14 @@ import Testing
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             for value in [0, 1] as [Any] {
                 let device: [String: Any] = ["platform": "apns", "token": String(format: "%064x", 50), "timezone": "UTC", "enabled": value]
-                let (code, body) = try await data.send(client, .post, "/v1/devices", device, token: a)
+                let (code, body) = try await helper.send(client, .post, "/v1/devices", device, token: a)
                 #expect(code == 400 && (body["error"] as? [String: Any])?["code"] as? String == "bad_device", "enabled: \(value)")
                 #expect(try await helper.post(client, "/v1/hints/tutorial", ["enabled": value], token: a).0 == 400, "enabled: \(value)")
             }
             #expect(try await helper.post(client, "/v1/hints/tutorial", ["enabled": false], token: a).0 == 200)
             // And a flag is not a number.
             let flagged: [String: Any] = ["platform": "apns", "token": String(format: "%064x", 51), "timezone": "UTC", "adjustment": true]
-            #expect(try await data.send(client, .post, "/v1/devices", flagged, token: a).0 == 400)
+            #expect(try await helper.send(client, .post, "/v1/devices", flagged, token: a).0 == 400)
         }
     }
 
@@ -271,13 +270,13 @@ import Testing
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let b = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let token = String(format: "%064x", 60)
-            #expect(try await data.send(client, .post, "/v1/devices", ["platform": "apns", "token": token, "timezone": "UTC"], token: a).0 == 201)
-            let mine = try await data.send(
+            #expect(try await helper.send(client, .post, "/v1/devices", ["platform": "apns", "token": token, "timezone": "UTC"], token: a).0 == 201)
+            let mine = try await helper.send(
                 client, .post, "/v1/devices", ["platform": "apns", "token": String(format: "%064x", 61), "timezone": "UTC"], token: b)
             let id = try #require((mine.1["device"] as? [String: Any])?["id"] as? String)
             // Not 409: that would tell B the token is registered.
-            #expect(try await data.send(client, .patch, "/v1/devices/\(id)", ["token": token], token: b).0 == 200)
-            #expect((try await data.send(client, .get, "/v1/devices", token: a).1["devices"] as? [Any])?.isEmpty == true)
+            #expect(try await helper.send(client, .patch, "/v1/devices/\(id)", ["token": token], token: b).0 == 200)
+            #expect((try await helper.send(client, .get, "/v1/devices", token: a).1["devices"] as? [Any])?.isEmpty == true)
         }
     }
 
@@ -316,7 +315,7 @@ import Testing
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let b = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let token = String(format: "%064x", 42)
-            let first = try await data.send(
+            let first = try await helper.send(
                 client, .post, "/v1/devices",
                 [
                     "platform": "apns", "token": token, "timezone": "Asia/Baghdad", "locale": "ar", "display_theme": "midnight",
@@ -325,7 +324,7 @@ import Testing
                 token: a)
             #expect(first.0 == 201)
             let firstID = (first.1["device"] as? [String: Any])?["id"] as? String
-            let (code, body) = try await data.send(client, .post, "/v1/devices", ["platform": "apns", "token": token, "timezone": "UTC"], token: b)
+            let (code, body) = try await helper.send(client, .post, "/v1/devices", ["platform": "apns", "token": token, "timezone": "UTC"], token: b)
             // The same answer as for a token never seen: 201, a new id, nothing of A's settings.
             #expect(code == 201)
             let device = try #require(body["device"] as? [String: Any])
@@ -334,19 +333,20 @@ import Testing
             #expect(device["display_theme"] as? String == "parchment")
             #expect(device["reminder_time"] as? String == "08:00")
             #expect(device["last_local_date"] is NSNull)
-            #expect((try await data.send(client, .get, "/v1/devices", token: a).1["devices"] as? [Any])?.isEmpty == true)
-            #expect((try await data.send(client, .get, "/v1/devices", token: b).1["devices"] as? [Any])?.count == 1)
+            #expect((try await helper.send(client, .get, "/v1/devices", token: a).1["devices"] as? [Any])?.isEmpty == true)
+            #expect((try await helper.send(client, .get, "/v1/devices", token: b).1["devices"] as? [Any])?.count == 1)
 
             // Web Push: knowing the endpoint gives a new subscription of one's own, never a change to A's keys.
             let key = "B" + String(repeating: "A", count: 86)
             let subscription: [String: Any] = ["endpoint": "https://push.example.org/send/abc", "p256dh": key, "auth": "AAAAAAAAAAAAAAAAAAAAAA"]
             #expect(
-                try await data.send(client, .post, "/v1/devices", ["platform": "webpush", "token": subscription, "timezone": "UTC"], token: a).0
+                try await helper.send(client, .post, "/v1/devices", ["platform": "webpush", "token": subscription, "timezone": "UTC"], token: a).0
                     == 201)
             var other = subscription
             other["auth"] = "BBBBBBBBBBBBBBBBBBBBBB"
-            #expect(try await data.send(client, .post, "/v1/devices", ["platform": "webpush", "token": other, "timezone": "UTC"], token: b).0 == 201)
-            #expect((try await data.send(client, .get, "/v1/devices", token: a).1["devices"] as? [Any])?.isEmpty == true)
+            #expect(
+                try await helper.send(client, .post, "/v1/devices", ["platform": "webpush", "token": other, "timezone": "UTC"], token: b).0 == 201)
+            #expect((try await helper.send(client, .get, "/v1/devices", token: a).1["devices"] as? [Any])?.isEmpty == true)
         }
     }
 
@@ -354,8 +354,8 @@ import Testing
         try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let settings: [String: Any] = ["reminder_time": "06:45", "notifications": false, "locale": "ar", "adjustment": -1, "calendar": "tabular"]
-            #expect(try await data.send(client, .patch, "/v1/me/settings", settings, token: a).0 == 200)
-            let (code, body) = try await data.send(
+            #expect(try await helper.send(client, .patch, "/v1/me/settings", settings, token: a).0 == 200)
+            let (code, body) = try await helper.send(
                 client, .post, "/v1/devices", ["platform": "apns", "token": String(format: "%064x", 43), "timezone": "Asia/Tokyo"], token: a)
             #expect(code == 201)
             let device = try #require(body["device"] as? [String: Any])
@@ -366,7 +366,7 @@ import Testing
             #expect(device["calendar"] as? String == "tabular")
             #expect(device["timezone"] as? String == "Asia/Tokyo", "the request's own value wins")
             // A field the request names wins over the user's setting.
-            let named = try await data.send(
+            let named = try await helper.send(
                 client, .post, "/v1/devices", ["platform": "apns", "token": String(format: "%064x", 44), "timezone": "UTC", "enabled": true], token: a
             )
             #expect((named.1["device"] as? [String: Any])?["enabled"] as? Bool == true)

@@ -10,7 +10,6 @@ import Testing
 
 @Suite struct HintRoutesTests {
     let helper = JSONAPI()
-    let data = UserDataRoutesTests()
 
     func hints(_ client: some TestClientProtocol, _ token: String) async throws -> [String] {
         let body = try await helper.get(client, "/v1/hints", token: token).1

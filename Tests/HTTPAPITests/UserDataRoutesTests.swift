@@ -10,32 +10,22 @@ import Testing
 @Suite struct UserDataRoutesTests {
     let helper = JSONAPI()
 
-    func send(
-        _ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, _ json: [String: Any]? = nil, token: String
-    ) async throws -> (Int, [String: Any]) {
-        try await client.execute(
-            uri: uri, method: method, headers: helper.bearer(token), body: try json.map { try helper.body($0) }
-        ) { response in
-            (response.status.code, response.body.readableBytes > 0 ? try helper.object(response.body) : [:])
-        }
-    }
-
     @Test func bookmarksBelongToTheirOwner() async throws {
         try await makeApp(now: fixedNow).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             let b = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
-            #expect(try await send(client, .put, "/v1/bookmarks/2:255", token: a).0 == 201)
-            #expect(try await send(client, .put, "/v1/bookmarks/2:255", token: a).0 == 200)
-            #expect(try await send(client, .put, "/v1/bookmarks/96:1-5", token: a).0 == 201)
-            #expect(try await send(client, .put, "/v1/bookmarks/2:300", token: a).0 == 404)
-            #expect(try await send(client, .put, "/v1/bookmarks/nonsense", token: a).0 == 400)
-            let listed = try await send(client, .get, "/v1/bookmarks", token: a).1["bookmarks"] as? [[String: Any]]
+            #expect(try await helper.send(client, .put, "/v1/bookmarks/2:255", token: a).0 == 201)
+            #expect(try await helper.send(client, .put, "/v1/bookmarks/2:255", token: a).0 == 200)
+            #expect(try await helper.send(client, .put, "/v1/bookmarks/96:1-5", token: a).0 == 201)
+            #expect(try await helper.send(client, .put, "/v1/bookmarks/2:300", token: a).0 == 404)
+            #expect(try await helper.send(client, .put, "/v1/bookmarks/nonsense", token: a).0 == 400)
+            let listed = try await helper.send(client, .get, "/v1/bookmarks", token: a).1["bookmarks"] as? [[String: Any]]
             #expect(listed?.map { $0["verse_key"] as? String } == ["2:255", "96:1-5"])
             // B sees none of A's, and cannot delete them.
-            #expect((try await send(client, .get, "/v1/bookmarks", token: b).1["bookmarks"] as? [Any])?.isEmpty == true)
-            #expect(try await send(client, .delete, "/v1/bookmarks/2:255", token: b).0 == 404)
-            #expect(try await send(client, .delete, "/v1/bookmarks/2:255", token: a).0 == 204)
-            #expect((try await send(client, .get, "/v1/bookmarks", token: a).1["bookmarks"] as? [Any])?.count == 1)
+            #expect((try await helper.send(client, .get, "/v1/bookmarks", token: b).1["bookmarks"] as? [Any])?.isEmpty == true)
+            #expect(try await helper.send(client, .delete, "/v1/bookmarks/2:255", token: b).0 == 404)
+            #expect(try await helper.send(client, .delete, "/v1/bookmarks/2:255", token: a).0 == 204)
+            #expect((try await helper.send(client, .get, "/v1/bookmarks", token: a).1["bookmarks"] as? [Any])?.count == 1)
         }
     }
 
@@ -45,7 +35,7 @@ import Testing
             let defaults = try await helper.get(client, "/v1/me", token: a).1["settings"] as? [String: Any]
             #expect(defaults?["reminder_time"] as? String == "08:00")
             #expect(defaults?["notifications"] as? Bool == false)
-            let (status, patched) = try await send(
+            let (status, patched) = try await helper.send(
                 client, .patch, "/v1/me/settings", ["reminder_time": "06:45", "timezone": "Asia/Baghdad", "locale": "ar"], token: a)
             #expect(status == 200)
             let settings = patched["settings"] as? [String: Any]
@@ -58,10 +48,10 @@ import Testing
                 (["display_theme": "neon"], "bad_theme"), (["locale": "fr"], "bad_locale"), (["calendar": "lunar"], "bad_calendar"),
                 (["reminder_time": "05:00", "calendar": "lunar"], "bad_calendar"), (["colour": "red"], "unknown_field"),
             ] {
-                let (status, body) = try await send(client, .patch, "/v1/me/settings", bad, token: a)
+                let (status, body) = try await helper.send(client, .patch, "/v1/me/settings", bad, token: a)
                 #expect(status == 400 && (body["error"] as? [String: Any])?["code"] as? String == code, "\(bad): \(body)")
             }
-            #expect(try await send(client, .patch, "/v1/me/settings", ["adjustment": "one"], token: a).0 == 400)
+            #expect(try await helper.send(client, .patch, "/v1/me/settings", ["adjustment": "one"], token: a).0 == 400)
             // Nothing of the refused patches stuck.
             #expect((try await helper.get(client, "/v1/me", token: a).1["settings"] as? [String: Any])?["reminder_time"] as? String == "06:45")
         }

@@ -4,19 +4,21 @@ import Testing
 
 @testable import VerseCalendar
 
-@Suite struct SelectionTests {
-    static func pool(_ surah: Int, count: Int = 30) -> [VerseRange] { (1...count).map { VerseRange(surah: surah, start: $0) } }
+/// `count` single verses of `surah`, from its first: a month's pool.
+private func pool(_ surah: Int, count: Int = 30) -> [VerseRange] { (1...count).map { VerseRange(surah: surah, start: $0) } }
 
-    static func data(poolSize: Int = 30) throws -> VerseCalendarData {
-        let months = (1...12).map { month in
-            MonthTheme(month: month, theme: Theme(id: "m\(month)", name: "Month \(month)", relevance: "r"), verses: pool(month + 1, count: poolSize))
-        }
-        let ashura = Occasion(
-            id: "ashura", name: "Ashura", month: 1, day: 10, verses: try VerseRange(parsing: "89:27-30"),
-            theme: Theme(id: "t", name: "T", relevance: "r"))
-        return try VerseCalendarData(months: months, occasions: [ashura])
+/// Twelve months, each with a pool of `poolSize` verses of its own surah, and Ashura.
+private func sampleCalendar(poolSize: Int = 30) throws -> VerseCalendarData {
+    let months = (1...12).map { month in
+        MonthTheme(month: month, theme: Theme(id: "m\(month)", name: "Month \(month)", relevance: "r"), verses: pool(month + 1, count: poolSize))
     }
+    let ashura = Occasion(
+        id: "ashura", name: "Ashura", month: 1, day: 10, verses: try VerseRange(parsing: "89:27-30"), theme: Theme(id: "t", name: "T", relevance: "r")
+    )
+    return try VerseCalendarData(months: months, occasions: [ashura])
+}
 
+@Suite struct SelectionTests {
     @Test func parsesVerseKeys() throws {
         #expect(try VerseRange(parsing: "2:183") == VerseRange(surah: 2, start: 183))
         #expect(try VerseRange(parsing: "96:1-5") == VerseRange(surah: 96, start: 1, end: 5))
@@ -29,7 +31,7 @@ import Testing
     }
 
     @Test func anOccasionWinsOnItsDay() throws {
-        let data = try Self.data()
+        let data = try sampleCalendar()
         let ashura = VerseSelector.select(HijriDate(year: 1446, month: 1, day: 10), tomorrow: HijriDate(year: 1446, month: 1, day: 11), in: data)
         #expect(ashura.occasion?.id == "ashura")
         #expect(ashura.verses.key == "89:27-30")
@@ -40,7 +42,7 @@ import Testing
 
     @Test func noVerseRepeatsWithinAMonth() throws {
         for size in [30, 31, 33, 45] {
-            let data = try Self.data(poolSize: size)
+            let data = try sampleCalendar(poolSize: size)
             for year in 1440...1460 {
                 for month in 1...12 {
                     let verses = (1...30).map { VerseSelector.select(HijriDate(year: year, month: month, day: $0), tomorrow: nil, in: data).verses }
@@ -51,7 +53,7 @@ import Testing
     }
 
     @Test func theSameMonthDayRotatesAcrossYears() throws {
-        let data = try Self.data()
+        let data = try sampleCalendar()
         for month in 2...12 {
             for day in [1, 15, 29] {
                 let verses = (1440...1449).map { VerseSelector.select(HijriDate(year: $0, month: month, day: day), tomorrow: nil, in: data).verses }
@@ -63,7 +65,7 @@ import Testing
     }
 
     @Test func refusesBadCalendarData() throws {
-        let months = try Self.data().months
+        let months = try sampleCalendar().months
         #expect(throws: SelectionError.self) { try VerseCalendarData(months: Array(months.dropLast()), occasions: []) }
         var short = months
         short[3] = MonthTheme(month: 4, theme: months[3].theme, verses: Array(months[3].verses.prefix(29)))
@@ -92,7 +94,7 @@ import Testing
     }
 
     static func data(_ occasions: [Occasion]) throws -> VerseCalendarData {
-        try VerseCalendarData(months: SelectionTests.data().months, occasions: occasions)
+        try VerseCalendarData(months: sampleCalendar().months, occasions: occasions)
     }
 
     static func day(_ month: Int, _ day: Int) -> HijriDate { HijriDate(year: 1446, month: month, day: day) }
