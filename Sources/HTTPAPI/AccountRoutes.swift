@@ -43,8 +43,7 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
 
     router.post("/v1/accounts") { request, context -> Response in
         let body = try await request.decode(as: AccountRequest.self, context: context)
-        let email: String
-        do { email = try Email.normalize(body.email) } catch { throw APIError.badRequest("bad_email", "\(error)") }
+        let email = try answering(.body) { try Email.normalize(body.email) }
         if let name = body.displayName {
             guard (1...100).contains(name.unicodeScalars.count),
                 !name.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
@@ -55,12 +54,9 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         if let wait = environment.throttles.accounts.admit(key, now: environment.clock()) {
             throw APIError.tooManyRequests(wait, "too many new accounts from this address")
         }
-        let hash: String
         let hasher = environment.passwordHasher
         let password = body.password
-        do { hash = try await hashing(environment) { try hasher.hash(password) } } catch let error as AccountError {
-            throw APIError.badRequest("weak_password", error.description)
-        }
+        let hash = try await answering(.body) { try await hashing(environment) { try hasher.hash(password) } }
         // Called by a guest, it upgrades that guest in place.
         let guest = context.identity?.mode == .guest ? context.identity?.id : nil
         if context.identity?.mode == .account { throw APIError(.conflict, code: "already_an_account", "this token belongs to an account") }
@@ -124,7 +120,7 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
     router.post("/v1/onboarding/events") { request, context -> Response in
         let user = try context.requireIdentity()
         let event = try OnboardingEventJSON.decode(try await request.decode(as: OnboardingEventJSON.self, context: context))
-        let state = try onboardingInput {
+        let state = try answering(.body) {
             try accounts.applyOnboarding(event, userID: user.id, machine: environment.onboarding, now: environment.clock())
         }
         return json(OnboardingStateJSON(state), status: .ok)

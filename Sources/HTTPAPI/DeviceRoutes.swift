@@ -24,7 +24,7 @@ func addDeviceRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment
         let user = try context.requireIdentity()
         let object = try await jsonObject(request, context)
         let now = environment.clock()
-        let (device, created) = try deviceInput {
+        let (device, created) = try answering(.body) {
             try database.registerDevice(try DeviceRecord.settings(from: object), userID: user.id, now: now) { db in
                 try AppDatabase.storedSettings(db, userID: user.id)?.deviceDefaults ?? DeviceSettings()
             }
@@ -37,7 +37,7 @@ func addDeviceRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment
         let id = try context.pathParameter("id")
         let object = try await jsonObject(request, context)
         let now = environment.clock()
-        try deviceInput {
+        try answering(.body) {
             _ = try database.updateDevice(id: id, userID: user.id, now: now) { platform in
                 try DeviceRecord.settings(from: object, existing: platform)
             }
@@ -59,28 +59,6 @@ func deviceRecord(_ database: AppDatabase, _ id: String, now: Date) throws -> De
 }
 
 func deviceNotFound(_ id: String) -> APIError { APIError.notFound("device_not_found", "no device '\(id)'") }
-
-/// Device errors as 4xx, each with a code and the message naming the value.
-func deviceInput<T>(_ body: () throws -> T) throws -> T {
-    do { return try body() } catch let error as DeviceError {
-        switch error {
-        case .notFound(let id): throw deviceNotFound(id)
-        case .duplicateToken: throw APIError(.conflict, code: "token_taken", error.description)
-        case .invalidToken: throw APIError.badRequest("bad_token", error.description)
-        case .invalidTime: throw APIError.badRequest("bad_time", error.description)
-        case .invalidTimeZone: throw APIError.badRequest("bad_zone", error.description)
-        case .invalidPlatform: throw APIError.badRequest("bad_platform", error.description)
-        case .invalidLocale: throw APIError.badRequest("bad_locale", error.description)
-        case .invalidDisplayTheme: throw APIError.badRequest("bad_theme", error.description)
-        case .missing: throw APIError.badRequest("missing_field", error.description)
-        }
-    } catch let error as DeviceInputError {
-        throw APIError.badRequest("bad_device", error.description)
-    } catch let error as CalendarError {
-        if case .invalidAdjustment = error { throw APIError.badRequest("bad_adjustment", error.description) }
-        throw APIError.badRequest("bad_calendar", error.description)
-    }
-}
 
 /// The body as a JSON object, within the size limit.
 func jsonObject(_ request: Request, _ context: APIContext) async throws -> [String: Any] {

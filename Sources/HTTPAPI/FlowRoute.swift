@@ -94,7 +94,7 @@ func addFlowRoute(_ router: Router<APIContext>, _ environment: APIEnvironment) {
             throw APIError.badRequest("bad_zone", "unknown time zone '\(zoneName)': expected an IANA name such as Asia/Baghdad")
         }
         let database = environment.reports.database
-        let today = try mappingDomainErrors {
+        let today = try answering(.answer) {
             try environment.reports.today(TodayRequest(date: CivilDate(instant: environment.clock(), timeZone: zone), timeZone: zone.identifier))
         }
         let screens = try environment.onboarding.flow.screens.map { screen in

@@ -20,7 +20,7 @@ func addHintRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) 
             let (user, token) = try context.requireSession()
             let id = try context.pathParameter("id")
             guard let hint = catalog.hint(id) else { throw APIError.notFound("hint_not_found", "no hint '\(id)'") }
-            let record = try onboardingInput {
+            let record = try answering(.answer) {
                 try database.changeHint(hint, change, catalog: catalog, userID: user.id, token: token, now: environment.clock())
             }
             return json(HintStateReport(id: hint.id, record: record))
@@ -62,7 +62,7 @@ func addHintRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) 
         guard let name = object["name"] as? String, HintRules.isEventName(name) else {
             throw APIError.badRequest("bad_event", "'name' must be 1 to 64 of a-z, 0-9 and _")
         }
-        let count = try onboardingInput { try database.recordAppEvent(name, userID: user.id, now: environment.clock()) }
+        let count = try answering(.answer) { try database.recordAppEvent(name, userID: user.id, now: environment.clock()) }
         return json(EventCountReport(name: name, count: count))
     }
 }
@@ -97,11 +97,4 @@ struct HintStateReport: Encodable {
 struct EventCountReport: Encodable {
     let name: String
     let count: Int
-}
-
-/// The onboarding's and the hints' refusals: 409 with the machine's code, nothing changed.
-func onboardingInput<T>(_ body: () throws -> T) throws -> T {
-    do { return try body() } catch let error as OnboardingError {
-        throw APIError(.conflict, code: error.code, error.description)
-    }
 }

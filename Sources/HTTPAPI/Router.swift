@@ -85,14 +85,12 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
         }
         let now = environment.clock()
         let date: CivilDate
-        do { date = try query["date"].map { try CivilDate(parsing: String($0)) } ?? CivilDate(instant: now, timeZone: zone) } catch {
-            throw APIError.badRequest("bad_date", "\(error)")
-        }
+        date = try answering(.url) { try query["date"].map { try CivilDate(parsing: String($0)) } ?? CivilDate(instant: now, timeZone: zone) }
         let (calendar, adjustment) = try calendarChoice(request)
         let translation = query["translation"].map(String.init) ?? BundledContent.pickthall.id
         let key = "today \(zone.identifier) \(date) \(calendar.rawValue) \(adjustment.days) \(translation)"
         let entry = try environment.responses.entry(key, now: now) {
-            let report = try mappingDomainErrors {
+            let report = try answering(.answer) {
                 try environment.reports.today(
                     TodayRequest(date: date, timeZone: zone.identifier, calendar: calendar, adjustment: adjustment, translation: translation))
             }
@@ -105,10 +103,9 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
 
     router.get("/v1/verses/:key") { request, context -> Response in
         let key = try context.pathParameter("key")
-        let range: VerseRange
-        do { range = try VerseRange(parsing: key) } catch { throw APIError.badRequest("bad_verse", "\(error)") }
+        let range = try answering(.url) { try VerseRange(parsing: key) }
         let translation = request.uri.queryParameters["translation"].map(String.init) ?? BundledContent.pickthall.id
-        return try conditional(request, try mappingDomainErrors { try environment.reports.verse(range, translation: translation) }, maxAge: 86_400)
+        return try conditional(request, try answering(.answer) { try environment.reports.verse(range, translation: translation) }, maxAge: 86_400)
     }
 
     router.get("/v1/calendar/:year") { request, context -> Response in
@@ -119,12 +116,12 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
         }
         let (calendar, adjustment) = try calendarChoice(request)
         return try conditional(
-            request, try mappingDomainErrors { try environment.reports.year(year, calendar: calendar, adjustment: adjustment) }, maxAge: 3600)
+            request, try answering(.answer) { try environment.reports.year(year, calendar: calendar, adjustment: adjustment) }, maxAge: 3600)
     }
 
     router.get("/v1/themes") { request, _ -> Response in
         let database = environment.reports.database
-        let themes = try mappingDomainErrors {
+        let themes = try answering(.answer) {
             ThemesReport(
                 display: try database.displayThemes(), months: try database.verseCalendar().months.map { .init(month: $0.month, theme: $0.theme) })
         }
@@ -143,16 +140,12 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
 /// `calendar` and `adjust` from a query string (defaults: umm-al-qura, 0); an error names the value at fault.
 func calendarChoice(_ request: Request) throws -> (CalendarKind, Adjustment) {
     let query = request.uri.queryParameters
-    do {
-        let calendar = try CalendarKind(parsing: query["calendar"].map(String.init) ?? CalendarKind.ummAlQura.rawValue)
-        let text = query["adjust"].map(String.init) ?? "0"
-        guard let days = Int(text) else {
-            throw APIError.badRequest("bad_calendar", "invalid adjustment '\(text)': expected a whole number of days from -2 to 2")
-        }
-        return (calendar, try Adjustment(days))
-    } catch let error as CalendarError {
-        throw APIError.badRequest("bad_calendar", error.description)
+    let calendar = try answering(.url) { try CalendarKind(parsing: query["calendar"].map(String.init) ?? CalendarKind.ummAlQura.rawValue) }
+    let text = query["adjust"].map(String.init) ?? "0"
+    guard let days = Int(text) else {
+        throw APIError.badRequest("bad_calendar", "invalid adjustment '\(text)': expected a whole number of days from -2 to 2")
     }
+    return (calendar, try answering(.url) { try Adjustment(days) })
 }
 
 struct ThemesReport: Encodable {
@@ -161,19 +154,6 @@ struct ThemesReport: Encodable {
     struct MonthEntry: Encodable {
         let month: Int
         let theme: Theme
-    }
-}
-
-/// Runs `body`, its domain errors becoming 4xx with a code; nothing else leaks.
-func mappingDomainErrors<T>(_ body: () throws -> T) throws -> T {
-    do { return try body() } catch let error as StoreError {
-        switch error {
-        case .verseNotFound: throw APIError.notFound("verse_not_found", error.description)
-        case .unknownTranslation: throw APIError.notFound("translation_not_found", error.description)
-        default: throw error
-        }
-    } catch let error as CalendarError {
-        throw APIError.badRequest("out_of_range", error.description)
     }
 }
 

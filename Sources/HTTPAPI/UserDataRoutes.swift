@@ -51,7 +51,7 @@ struct SettingsPatch: Decodable {
             throw APIError.badRequest("bad_theme", "unknown display theme '\(displayTheme)'")
         }
         var settings = DeviceSettings()
-        try deviceInput {
+        try answering(.body) {
             try settings.setChecked(
                 timeZone: timezone, time: reminderTime, locale: locale, calendar: calendar, adjust: adjustment, displayTheme: displayTheme,
                 enabled: notifications)
@@ -97,7 +97,7 @@ func addUserDataRoutes(_ router: Router<APIContext>, _ environment: APIEnvironme
         let checked = try patch.checked(themes: Set(try database.displayThemes().map(\.id)))
         let now = environment.clock()
         // The settings and the user's devices change together.
-        let settings = try deviceInput {
+        let settings = try answering(.body) {
             try database.write { db in
                 let settings = try AppDatabase.updateSettings(db, userID: user.id, now: now) { $0.apply(checked) }
                 try AppDatabase.applyToUserDevices(db, userID: user.id, checked, now: now)
@@ -132,8 +132,7 @@ func addUserDataRoutes(_ router: Router<APIContext>, _ environment: APIEnvironme
 /// A verse key from the path, checked against the Quran; in its canonical form.
 func verseKey(_ context: APIContext, _ environment: APIEnvironment) throws -> String {
     let text = try context.pathParameter("key")
-    let range: VerseRange
-    do { range = try VerseRange(parsing: text) } catch { throw APIError.badRequest("bad_verse", "\(error)") }
-    try mappingDomainErrors { try environment.database.validate(range) }
+    let range = try answering(.url) { try VerseRange(parsing: text) }
+    try answering(.answer) { try environment.database.validate(range) }
     return range.key
 }
