@@ -25,7 +25,7 @@ struct EmitOptions: ParsableArguments {
     var sink: String?
 
     @Option(help: ArgumentHelp("Send a fire this late, record an older one as missed (e.g. 2h, 90m, 7200s). Default 2h.", valueName: "duration"))
-    var grace: String?
+    var grace: TimeSpan?
 
     @Option(
         name: .customLong("apns-topic"), help: ArgumentHelp("The app's bundle id, sent as apns-topic. Also $DAILYVERSE_APNS_TOPIC.", valueName: "id"))
@@ -36,21 +36,20 @@ struct EmitOptions: ParsableArguments {
         help: ArgumentHelp(
             "Write fires this far ahead of their time (e.g. 15m, 0 for none), to be delivered at their time. Default 15m; --once: none.",
             valueName: "duration"))
-    var emitAhead: String?
+    var emitAhead: TimeSpan?
 
     /// How the scheduler emits; `ahead` applies to a running daemon (a single pass writes only the fires due).
     func configuration(_ global: GlobalOptions, ahead: Bool = false) throws -> EmitConfiguration {
         let topic = try global.setting(flag: apnsTopic, environment: "DAILYVERSE_APNS_TOPIC", key: "apns_topic") ?? "org.dailyverse.app"
-        let grace = try global.setting(flag: grace, environment: "DAILYVERSE_GRACE", key: "grace") ?? "2h"
-        let emitAhead = try global.setting(flag: emitAhead, environment: "DAILYVERSE_EMIT_AHEAD", key: "emit_ahead") ?? "15m"
-        let aheadSeconds = try Self.duration(emitAhead, setting: "emit-ahead", range: Bounds.emitAhead)
+        let grace = try global.duration(.grace, flag: grace)
+        let aheadSeconds = try global.duration(.emitAhead, flag: emitAhead)
         // "default", a sound file of the app's bundle, or "none" for a silent alert.
         let sound = try global.setting(flag: nil, environment: "DAILYVERSE_APNS_SOUND", key: "apns_sound") ?? "default"
         guard (1...64).contains(sound.count), sound.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }) else {
             throw CLIError("invalid apns_sound '\(sound)': expected default, none or a sound file's name (letters, digits, . _ -)")
         }
         return EmitConfiguration(
-            grace: try Self.duration(grace, setting: "grace", range: Bounds.grace),
+            grace: grace,
             push: PushConfiguration(apnsTopic: topic, sound: sound == "none" ? nil : sound), ahead: ahead ? aheadSeconds : 0)
     }
 
@@ -91,43 +90,5 @@ struct EmitOptions: ParsableArguments {
             }
         }
         throw CLIError("invalid sink '\(WebhookSink.redacted(spec))': expected jsonl:DIR, stdout, webhook:URL, push or gorush:URL")
-    }
-
-    /// `90`, `90s`, `15m`, `2h`, `30d` (a decimal point is allowed: `1.5h`), within `range` seconds; `setting` names
-    /// the value in the error. Only digits and one point are read, so no exponent, sign, `inf` or `nan` gets through.
-    static func duration(_ text: String, setting: String, range: ClosedRange<TimeInterval>) throws -> TimeInterval {
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-        var number = Substring(text)
-        var scale = 1.0
-        if let last = text.last, let unit = units[last] {
-            number = number.dropLast()
-            scale = unit
-        }
-        let bounds = "\(Self.formatted(range.lowerBound)) to \(Self.formatted(range.upperBound))"
-        guard !number.isEmpty, number.count <= 12, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
-            number.filter({ $0 == "." }).count <= 1, number != ".", let value = Double(number)
-        else {
-            throw CLIError("invalid \(setting) '\(text)': expected a number with s, m, h or d, from \(bounds)")
-        }
-        let seconds = value * scale
-        guard range.contains(seconds) else { throw CLIError("invalid \(setting) '\(text)': expected \(bounds)") }
-        return seconds
-    }
-
-    /// `90s`, `15m`, `2h`, `30d`: the largest unit that divides the value.
-    static func formatted(_ seconds: TimeInterval) -> String {
-        for (unit, size) in [("d", 86_400.0), ("h", 3600), ("m", 60)] where seconds >= size && seconds.truncatingRemainder(dividingBy: size) == 0 {
-            return "\(Int(seconds / size))\(unit)"
-        }
-        return "\(Int(seconds))s"
-    }
-
-    /// The bounds of each duration setting.
-    enum Bounds {
-        static let grace: ClosedRange<TimeInterval> = 0...86_400
-        static let emitAhead: ClosedRange<TimeInterval> = 0...3600
-        static let retention: ClosedRange<TimeInterval> = 86_400...3650 * 86_400
-        static let idleTimeout: ClosedRange<TimeInterval> = 1...3600
-        static let throttleWindow: ClosedRange<TimeInterval> = 1...86_400
     }
 }

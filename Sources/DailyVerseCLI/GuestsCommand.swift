@@ -26,11 +26,11 @@ struct GuestsPurgeCommand: ParsableCommand {
         discussion: "`serve` does this every hour; this is for timer-driven setups and for trying a retention out.")
     @OptionGroup var global: GlobalOptions
     @Option(help: ArgumentHelp("Inactivity after which a guest goes (default: guest_retention, else 30d).", valueName: "duration"))
-    var retention: String?
+    var retention: TimeSpan?
 
     func run() throws {
         try reportingErrors {
-            let cutoff = try global.clock().addingTimeInterval(-(try global.guestRetention(flag: retention)))
+            let cutoff = try global.clock().addingTimeInterval(-(try global.duration(.guestRetention, flag: retention)))
             let purged = try global.openDatabase().purgeGuests(inactiveBefore: cutoff)
             if global.json { return try printJSON(["purged": purged]) }
             print("purged \(purged) guests inactive since before \(cutoff.iso8601UTC)")

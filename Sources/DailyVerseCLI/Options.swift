@@ -115,22 +115,6 @@ public struct GlobalOptions: ParsableArguments {
         return fromFile
     }
 
-    /// How long a guest may be inactive before it is purged with its data (default: the daemon's).
-    func guestRetention(flag: String?) throws -> TimeInterval {
-        guard let text = try setting(flag: flag, environment: "DAILYVERSE_GUEST_RETENTION", key: "guest_retention") else {
-            return DaemonBuilder.Retention().guests
-        }
-        return try EmitOptions.duration(text, setting: "guest retention", range: EmitOptions.Bounds.retention)
-    }
-
-    /// How long settled outbox rows (delivered, failed, missed) are kept.
-    func outboxRetention(flag: String?) throws -> TimeInterval {
-        guard let text = try setting(flag: flag, environment: "DAILYVERSE_OUTBOX_RETENTION", key: "outbox_retention") else {
-            return DaemonBuilder.Retention().outbox
-        }
-        return try EmitOptions.duration(text, setting: "outbox retention", range: EmitOptions.Bounds.retention)
-    }
-
     /// The API's throttles: `COUNT/DURATION` each (`5/15m`), from the environment or the configuration file.
     func throttles() throws -> Throttles {
         func throttle(_ key: String, _ fallback: String) throws -> Throttle {
@@ -140,7 +124,7 @@ public struct GlobalOptions: ParsableArguments {
             guard parts.count == 2, (1...7).contains(parts[0].count), parts[0].allSatisfy({ $0.isASCII && $0.isNumber }),
                 let limit = Int(parts[0]), (1...1_000_000).contains(limit)
             else { throw CLIError("invalid \(key) '\(text)': expected COUNT/DURATION such as \(fallback), COUNT from 1 to 1000000") }
-            let window = try EmitOptions.duration(String(parts[1]), setting: "\(key) window", range: EmitOptions.Bounds.throttleWindow)
+            let window = try TimeSpan.checked(String(parts[1]), setting: "\(key) window", range: DurationSetting.throttleWindow)
             return Throttle(limit: limit, window: window)
         }
         return Throttles(

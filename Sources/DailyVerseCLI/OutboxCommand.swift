@@ -53,11 +53,11 @@ struct OutboxPruneCommand: ParsableCommand {
         discussion: "`serve` does this every hour; this is for timer-driven setups and for trying a retention out.")
     @OptionGroup var global: GlobalOptions
     @Option(help: ArgumentHelp("Age after which a settled row goes (default: outbox_retention, else 30d; at least 1d).", valueName: "duration"))
-    var retention: String?
+    var retention: TimeSpan?
 
     func run() throws {
         try reportingErrors {
-            let cutoff = try global.clock().addingTimeInterval(-(try global.outboxRetention(flag: retention)))
+            let cutoff = try global.clock().addingTimeInterval(-(try global.duration(.outboxRetention, flag: retention)))
             let pruned = try global.openDatabase().pruneOutbox(settledBefore: cutoff)
             if global.json { return try printJSON(["pruned": pruned]) }
             print("removed \(pruned) settled outbox rows created before \(cutoff.iso8601UTC)")

@@ -69,7 +69,8 @@ struct PushOptions: ParsableArguments {
     }
 
     func makeSenders(_ global: GlobalOptions, database: AppDatabase) throws -> Senders {
-        let timeout = try value(global, nil, "push_timeout").map { try EmitOptions.duration($0, setting: "push_timeout", range: 1...300) } ?? 30
+        let timeout =
+            try value(global, nil, "push_timeout").map { try TimeSpan.checked($0, setting: "push_timeout", range: DurationSetting.pushTimeout) } ?? 30
         let client: PushClient
         do { client = try PushClient(caFile: try value(global, caFile, "push_ca_file"), timeout: timeout) } catch let error as PushConfigurationError
         {

@@ -51,15 +51,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("idle-timeout"),
         help: ArgumentHelp("Close an API connection that sends no complete request for this long (1s to 1h, default 30s).", valueName: "duration"))
-    var idleTimeout: String?
+    var idleTimeout: TimeSpan?
     @Option(
         name: .customLong("guest-retention"),
         help: ArgumentHelp("Purge guests inactive this long, with their data, checked hourly (default 30d).", valueName: "duration"))
-    var guestRetention: String?
+    var guestRetention: TimeSpan?
     @Option(
         name: .customLong("outbox-retention"),
         help: ArgumentHelp("Remove delivered, failed and missed outbox rows older than this, hourly (default 30d).", valueName: "duration"))
-    var outboxRetention: String?
+    var outboxRetention: TimeSpan?
 
     func run() async throws {
         // Checked whatever the mode, so that a typo in the configuration is found by a test run (--once) too.
@@ -84,8 +84,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func checkedIdleTimeout() throws -> TimeInterval {
-        let text = try global.setting(flag: idleTimeout, environment: "DAILYVERSE_IDLE_TIMEOUT", key: "idle_timeout") ?? "30s"
-        return try EmitOptions.duration(text, setting: "idle timeout", range: EmitOptions.Bounds.idleTimeout)
+        try global.duration(.idleTimeout, flag: idleTimeout)
     }
 
     /// The daemon, and the lock that makes it the database's only scheduler (held while the group runs).
@@ -97,7 +96,7 @@ struct ServeCommand: AsyncParsableCommand {
         let clock = try replayClock()
         let path = try global.databasePath()
         let retention = DaemonBuilder.Retention(
-            guests: try global.guestRetention(flag: guestRetention), outbox: try global.outboxRetention(flag: outboxRetention))
+            guests: try global.duration(.guestRetention, flag: guestRetention), outbox: try global.duration(.outboxRetention, flag: outboxRetention))
         var services: [any Service] = []
         let address = try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
         let notifier = SystemdNotifier()

@@ -1,0 +1,85 @@
+import ArgumentParser
+import Daemon
+import Foundation
+
+/// A length of time as the settings write it: `90`, `90s`, `15m`, `2h`, `30d`, a decimal point allowed (`1.5h`). Read
+/// the same way from a flag (by the parser), the environment and the configuration file. Only digits and one point are
+/// read, so no exponent, sign, `inf` or `nan` gets through; whether the span suits a setting is the setting's question
+/// (`DurationSetting`).
+struct TimeSpan: Equatable, ExpressibleByArgument {
+    /// As it was written, for messages.
+    let text: String
+    let seconds: TimeInterval
+
+    init?(_ text: String) {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        var number = Substring(text)
+        var scale = 1.0
+        if let last = text.last, let unit = units[last] {
+            number = number.dropLast()
+            scale = unit
+        }
+        guard !number.isEmpty, number.count <= 12, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+            number.filter({ $0 == "." }).count <= 1, number != ".", let value = Double(number)
+        else { return nil }
+        self.text = text
+        self.seconds = value * scale
+    }
+
+    init?(argument: String) { self.init(argument) }
+
+    /// `text` as a span within `range` seconds; the error names `setting` and the value, and says what it may be.
+    static func checked(_ text: String, setting: String, range: ClosedRange<TimeInterval>) throws -> TimeInterval {
+        let bounds = "\(formatted(range.lowerBound)) to \(formatted(range.upperBound))"
+        guard let span = TimeSpan(text) else { throw CLIError("invalid \(setting) '\(text)': expected a number with s, m, h or d, from \(bounds)") }
+        guard range.contains(span.seconds) else { throw CLIError("invalid \(setting) '\(text)': expected \(bounds)") }
+        return span.seconds
+    }
+
+    /// `90s`, `15m`, `2h`, `30d`: the largest unit that divides the value.
+    static func formatted(_ seconds: TimeInterval) -> String {
+        for (unit, size) in [("d", 86_400.0), ("h", 3600), ("m", 60)] where seconds >= size && seconds.truncatingRemainder(dividingBy: size) == 0 {
+            return "\(Int(seconds / size))\(unit)"
+        }
+        return "\(Int(seconds))s"
+    }
+}
+
+/// A duration the daemon or a command is configured with: where it is read from (its flag, then its environment
+/// variable, then its key in the configuration file), its default, and its range, checked once whichever source gave it.
+struct DurationSetting: Sendable {
+    /// As errors name it.
+    let name: String
+    let environment: String
+    let key: String
+    let fallback: TimeInterval
+    let range: ClosedRange<TimeInterval>
+
+    static let grace = DurationSetting(name: "grace", environment: "DAILYVERSE_GRACE", key: "grace", fallback: 7200, range: 0...86_400)
+    static let emitAhead = DurationSetting(
+        name: "emit-ahead", environment: "DAILYVERSE_EMIT_AHEAD", key: "emit_ahead", fallback: 900, range: 0...3600)
+    static let idleTimeout = DurationSetting(
+        name: "idle timeout", environment: "DAILYVERSE_IDLE_TIMEOUT", key: "idle_timeout", fallback: 30, range: 1...3600)
+    static let guestRetention = DurationSetting(
+        name: "guest retention", environment: "DAILYVERSE_GUEST_RETENTION", key: "guest_retention", fallback: DaemonBuilder.Retention().guests,
+        range: retention)
+    static let outboxRetention = DurationSetting(
+        name: "outbox retention", environment: "DAILYVERSE_OUTBOX_RETENTION", key: "outbox_retention",
+        fallback: DaemonBuilder.Retention().outbox, range: retention)
+
+    /// A day to ten years, for both retentions.
+    static let retention: ClosedRange<TimeInterval> = 86_400...3650 * 86_400
+    /// The window of an API throttle (`5/15m`).
+    static let throttleWindow: ClosedRange<TimeInterval> = 1...86_400
+    /// How long a push service may take to answer one request.
+    static let pushTimeout: ClosedRange<TimeInterval> = 1...300
+}
+
+extension GlobalOptions {
+    /// `setting`'s value in seconds: from `flag` (already read as a span by the parser), the environment or the
+    /// configuration file, in that order, else its default; within its range.
+    func duration(_ setting: DurationSetting, flag: TimeSpan?) throws -> TimeInterval {
+        guard let text = try self.setting(flag: flag?.text, environment: setting.environment, key: setting.key) else { return setting.fallback }
+        return try TimeSpan.checked(text, setting: setting.name, range: setting.range)
+    }
+}
