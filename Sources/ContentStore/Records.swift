@@ -21,7 +21,8 @@ public struct Layer: Hashable, Sendable, Codable {
 }
 
 /// Where a commentary entry comes from. `provenance` says whose words the body is:
-/// `editorial` (this project's own explanatory text) or `editorial-summary` (this project's summary of the named work).
+/// `editorial` (this project's own explanatory text), `editorial-summary` (this project's summary of the named work) or
+/// `quotation` (the named source's own words, with its standard reference).
 public struct CommentarySource: Hashable, Sendable, Codable {
     public static let provenances = ["editorial", "editorial-summary", "quotation"]
     public let work: String?

@@ -12,7 +12,7 @@ public struct ConfigFile: Sendable, Equatable {
         case bool(Bool)
     }
 
-    /// Values by dotted key (`webhook.url`).
+    /// Values by key; a key under a `[section]` is `section.key`.
     public let values: [String: Value]
     /// The line each key is set on, and the file's name, for errors found after parsing (an unknown key).
     public let lines: [String: Int]

@@ -59,7 +59,7 @@ struct ImportTranslationCommand: ParsableCommand {
 struct ImportCommentaryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "commentary",
-        abstract: "Import commentary in JSON Lines (see the README); an entry replaces the one for the same verses and layer.")
+        abstract: "Import commentary in JSON Lines (see the README); an entry replaces the one for the same verses, layer and occasion.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("JSON Lines file.", valueName: "file")) var file: String
 

@@ -33,7 +33,8 @@ struct PushOptions: ParsableArguments {
     @Option(name: .customLong("push-ca-file"), help: ArgumentHelp("PEM certificates trusted beside the system's (a proxy's).", valueName: "path"))
     var caFile: String?
 
-    /// Keys without a flag of their own (base URLs for tests and proxies, extra Web Push hosts, the timeout).
+    /// The push settings' keys in the configuration file, with a flag or without one (base URLs for tests and proxies,
+    /// extra Web Push hosts, the timeout, `apns_sound`).
     static let fileKeys = [
         "apns_key_file", "apns_key_id", "apns_team_id", "apns_environment", "apns_url", "fcm_service_account_file", "fcm_url", "fcm_token_url",
         "vapid_key_file", "vapid_subject", "web_push_hosts", "push_ca_file", "push_timeout", "apns_sound",

@@ -10,7 +10,7 @@ struct SightingCommand: ParsableCommand {
         commandName: "sighting", abstract: "Manage published month starts for the sighted calendar.",
         discussion: """
             A published start may differ from Umm al-Qura by at most 2 days. Neighbouring months move with it so that \
-            every month keeps 29 or 30 days (README, "The sighted calendar").
+            every month keeps 29 or 30 days (README, "The calendars").
             """,
         subcommands: [SightingSetCommand.self, SightingListCommand.self, SightingRemoveCommand.self])
 }

@@ -111,7 +111,7 @@ public enum DeliverySchema {
     /// v6: the outbox's unique key (device, local date) keeps its meaning, with the date as a day number in the index:
     /// an entry of three small integers instead of an integer, ten characters of text and the rowid. Every pass inserts
     /// into this index at random places (devices fire in no order of their keys), so each pass writes most of its pages
-    /// again; at a million devices the smaller entries save about a third of everything a day of emission writes. A
+    /// again, and smaller entries cut what a day of emission writes (the README's `emit` history has the figures). A
     /// table rebuild, since an inline UNIQUE cannot be dropped.
     public static let v6OutboxKey = MigrationStep(
         sql: """
@@ -135,8 +135,8 @@ public enum DeliverySchema {
             CREATE UNIQUE INDEX outbox_once ON outbox (device_seq, CAST(julianday(local_date) AS INTEGER));
             """)
 
-    /// v7: sQLite codes `status IN (four values)` in a CHECK as a temporary table built for the list, afresh for every
-    /// row inserted and every status updated: a fifth of the cost of an outbox insert, a million times a day. The same
+    /// v7: SQLite codes `status IN (four values)` in a CHECK as a temporary table built for the list, afresh for every
+    /// row inserted and every status updated: a large part of an outbox insert's cost, a million times a day. The same
     /// rule as comparisons costs four of them. Every row already satisfies it, so the table's definition is edited in
     /// place, by SQLite's documented procedure for changing a CHECK constraint (no row is rewritten: a month of
     /// retained outbox is tens of gigabytes at a million devices).
@@ -159,8 +159,8 @@ public enum DeliverySchema {
 
     /// v8: the outbox's unique key keeps its meaning, (device, local date), with the day first. Device first, each
     /// day's rows went into every part of an index holding all the days the retention keeps, and a pass dirtied a page
-    /// per row: a day's emission after seven days wrote twice what the first day's did. Day first, a day's rows share
-    /// the pages of that day's part. A device's rows are found by day: `outboxDay IN (the days that matter) AND
+    /// per row: a day's emission wrote far more after a week of rows than on the first day (the README's `--history`
+    /// table). Day first, a day's rows share the pages of that day's part. A device's rows are found by day: `outboxDay IN (the days that matter) AND
     /// device_seq = ?`.
     ///
     /// A removed device is sent nothing more: its rows not yet delivered (pending, some written ahead of their time) go

@@ -61,7 +61,7 @@ public struct Emitter: Sendable {
         self.configuration = configuration
     }
 
-    /// Headers and payload of one device, generously: 940 bytes on average over the three platforms, rarely 2,000.
+    /// Room reserved for one device's headers and payload: well above the average the README's `emit` table records.
     static let expectedBytesPerPayload = 1_536
 
     /// A queue entry and, when it is live, its device.

@@ -74,7 +74,7 @@ public struct OutboxRecord: Sendable {
         deviceID = row["device_id"]
         platform = row["platform"]
         localDate = row["local_date"]
-        // Derived, not stored: the row's unique key is (device_id, local_date).
+        // Derived, not stored: one row per device and local date (the unique key `outbox_once`, by day and device).
         idempotencyKey = "\(deviceID)/\(localDate)"
         fireAt = Date(timeIntervalSince1970: row["fire_at"])
         headers = row["headers"]

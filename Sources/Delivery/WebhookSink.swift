@@ -6,7 +6,8 @@ import PushServices
 ///
 /// 2xx: delivered. 429: retried after Retry-After (seconds or an HTTP date). 5xx, timeouts and connection
 /// errors: retried with the deliverer's exponential backoff. Any other 4xx: a permanent failure, not retried.
-/// Sent with the same HTTP client as the push senders (AsyncHTTPClient, its process-wide instance).
+/// Sent through `PushClient.shared`, AsyncHTTPClient's process-wide instance (the push senders have a client of their
+/// own, which trusts `push_ca_file` too).
 public struct WebhookSink: Sink {
     public let url: URL
     public let name: String

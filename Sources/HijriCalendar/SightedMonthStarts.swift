@@ -16,7 +16,7 @@ public struct PublishedMonthStart: Hashable, Sendable, Codable {
 
 /// Builds the sighted calendar's month table from Umm al-Qura and the published starts.
 ///
-/// The rule (README, "The sighted calendar"):
+/// The rule (README, "The calendars": sighted):
 /// 1. A published month starts on the published day. It may differ from the Umm al-Qura start by at most
 ///    `maximumDeviation` days.
 /// 2. Every other month keeps its Umm al-Qura start, moved by the least needed so that every month still has

@@ -5,9 +5,9 @@ import PushServices
 /// Builds each platform's payload in its own format. Pure: the device, the day's content, the fire instant and the
 /// configuration come in as values.
 ///
-/// The JSON is written directly as bytes, keys in sorted order, rather than through `JSONEncoder`: the structures
-/// are fixed, and a scheduler emitting a million payloads a day spends its time here. The golden-file tests pin the
-/// output.
+/// The JSON is written directly as bytes, keys in sorted order (but for Web Push's `data.subtitle`, written last),
+/// rather than through `JSONEncoder`: the structures are fixed, and a scheduler emitting a million payloads a day
+/// spends its time here. The golden-file tests pin the output.
 public enum PayloadBuilder {
     static let threadID = "daily-verse"
 

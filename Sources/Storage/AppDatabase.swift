@@ -5,8 +5,9 @@ import GRDB
 /// The database: one connection (or pool), migrated to a schema when it opens, its log checkpointed.
 ///
 /// The domains (content, delivery, accounts, engagement) each own their tables' migrations and queries, written as
-/// extensions that read and write through `read` and `write`; the connection itself stays here. Production opens a
-/// `DatabasePool` (WAL) on a file; tests pass an in-memory `DatabaseQueue()`.
+/// extensions that read and write through `read` and `write`; the connection itself stays here. A long-running
+/// process (`serve`) opens a `DatabasePool` (WAL) on a file, a short command one `DatabaseQueue`; tests pass an
+/// in-memory `DatabaseQueue()`.
 public final class AppDatabase: Sendable {
     private let writer: any DatabaseWriter
     /// A pool on a file checkpoints its log on a thread of its own.

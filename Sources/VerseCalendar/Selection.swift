@@ -39,17 +39,6 @@ public struct DailySelection: Hashable, Sendable {
     public var others: ArraySlice<ObservedOccasion> { occasions.dropFirst() }
 }
 
-/// The selection rule, the same for every user (README, "How a day's verse is chosen"):
-///
-/// 1. An occasion wins: one kept on this day's Hijri date, or a night that begins this evening (its Hijri day is
-///    tomorrow's). Of several, the lowest rank leads; at equal rank the day's own leads over tonight's; the others are
-///    named beside it.
-/// 2. Otherwise the month's pool of n ≥ 30 selections is used, at index `(day − 1 + 11 × year) mod n`.
-///    Within a month consecutive days take consecutive entries, so no verse repeats; from one Hijri year to the
-///    next the same month-day moves 11 places along the pool, so it does not show the same verse every year.
-///
-/// The Hijri date is the one the chosen calendar and adjustment give for the user's local civil date,
-/// so the same (local date, calendar, adjustment) always gives the same verse.
 /// Where the selection rule reads the calendar from: the decoded data in memory, or the store, which then
 /// reads only the rows a day needs.
 public protocol VerseCalendarSource {
@@ -61,6 +50,17 @@ public protocol VerseCalendarSource {
     func poolEntry(month: Int, index: Int) throws -> VerseRange
 }
 
+/// The selection rule, the same for every user (README, "How a day's verse is chosen"):
+///
+/// 1. An occasion wins: one kept on this day's Hijri date, or a night that begins this evening (its Hijri day is
+///    tomorrow's). Of several, the lowest rank leads; at equal rank the day's own leads over tonight's; the others are
+///    named beside it.
+/// 2. Otherwise the month's pool of n ≥ 30 selections is used, at index `(day − 1 + 11 × year) mod n`.
+///    Within a month consecutive days take consecutive entries, so no verse repeats; from one Hijri year to the
+///    next the same month-day moves 11 places along the pool, so it does not show the same verse every year.
+///
+/// The Hijri date is the one the chosen calendar and adjustment give for the user's local civil date,
+/// so the same (local date, calendar, adjustment) always gives the same verse.
 public enum VerseSelector {
     public static let yearStride = 11
 
