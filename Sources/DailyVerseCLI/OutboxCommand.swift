@@ -3,7 +3,6 @@ import ContentStore
 import Daemon
 import Delivery
 import Foundation
-import HTTPAPI
 import HijriCalendar
 import Hummingbird
 import Logging
