@@ -56,7 +56,7 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         }
         let hasher = environment.passwordHasher
         let password = body.password
-        let hash = try await answering(.body) { try await hashing(environment) { try hasher.hash(password) } }
+        let hash = try await hashing(environment) { try answering(.body) { try hasher.hash(password) } }
         // Called by a guest, it upgrades that guest in place.
         let guest = context.identity?.mode == .guest ? context.identity?.id : nil
         if context.identity?.mode == .account { throw APIError(.conflict, code: "already_an_account", "this token belongs to an account") }

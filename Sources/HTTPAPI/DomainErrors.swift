@@ -85,10 +85,3 @@ func answering<T>(_ part: RequestPart, _ body: () throws -> T) throws -> T {
         throw error
     }
 }
-
-func answering<T>(_ part: RequestPart, _ body: () async throws -> T) async throws -> T {
-    do { return try await body() } catch {
-        if let answer = APIError(error, in: part) { throw answer }
-        throw error
-    }
-}

@@ -84,8 +84,7 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
             throw APIError.badRequest("bad_zone", "unknown time zone '\(zoneName)': expected an IANA name such as Asia/Baghdad")
         }
         let now = environment.clock()
-        let date: CivilDate
-        date = try answering(.url) { try query["date"].map { try CivilDate(parsing: String($0)) } ?? CivilDate(instant: now, timeZone: zone) }
+        let date = try answering(.url) { try query["date"].map { try CivilDate(parsing: String($0)) } ?? CivilDate(instant: now, timeZone: zone) }
         let (calendar, adjustment) = try calendarChoice(request)
         let translation = query["translation"].map(String.init) ?? BundledContent.pickthall.id
         let key = "today \(zone.identifier) \(date) \(calendar.rawValue) \(adjustment.days) \(translation)"
@@ -143,7 +142,9 @@ func calendarChoice(_ request: Request) throws -> (CalendarKind, Adjustment) {
     let calendar = try answering(.url) { try CalendarKind(parsing: query["calendar"].map(String.init) ?? CalendarKind.ummAlQura.rawValue) }
     let text = query["adjust"].map(String.init) ?? "0"
     guard let days = Int(text) else {
-        throw APIError.badRequest("bad_calendar", "invalid adjustment '\(text)': expected a whole number of days from -2 to 2")
+        let range = Adjustment.range
+        throw APIError.badRequest(
+            "bad_calendar", "invalid adjustment '\(text)': expected a whole number of days from \(range.lowerBound) to \(range.upperBound)")
     }
     return (calendar, try answering(.url) { try Adjustment(days) })
 }
