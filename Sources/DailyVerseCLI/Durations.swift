@@ -30,11 +30,20 @@ struct TimeSpan: Equatable, ExpressibleByArgument {
 
     /// `text` as a span within `range` seconds; the error names `setting` and the value, and says what it may be.
     static func checked(_ text: String, setting: String, range: ClosedRange<TimeInterval>) throws -> TimeInterval {
-        let bounds = "\(formatted(range.lowerBound)) to \(formatted(range.upperBound))"
-        guard let span = TimeSpan(text) else { throw CLIError("invalid \(setting) '\(text)': expected a number with s, m, h or d, from \(bounds)") }
-        guard range.contains(span.seconds) else { throw CLIError("invalid \(setting) '\(text)': expected \(bounds)") }
-        return span.seconds
+        guard let span = TimeSpan(text) else {
+            throw CLIError("invalid \(setting) '\(text)': expected a number with s, m, h or d, from \(formatted(range))")
+        }
+        return try span.within(range, setting: setting)
     }
+
+    /// The span in seconds if it lies within `range`; the error names `setting` and the span as written.
+    func within(_ range: ClosedRange<TimeInterval>, setting: String) throws -> TimeInterval {
+        guard range.contains(seconds) else { throw CLIError("invalid \(setting) '\(text)': expected \(Self.formatted(range))") }
+        return seconds
+    }
+
+    /// `1s to 1h`.
+    static func formatted(_ range: ClosedRange<TimeInterval>) -> String { "\(formatted(range.lowerBound)) to \(formatted(range.upperBound))" }
 
     /// `90s`, `15m`, `2h`, `30d`: the largest unit that divides the value.
     static func formatted(_ seconds: TimeInterval) -> String {
@@ -73,13 +82,19 @@ struct DurationSetting: Sendable {
     static let throttleWindow: ClosedRange<TimeInterval> = 1...86_400
     /// How long a push service may take to answer one request.
     static let pushTimeout: ClosedRange<TimeInterval> = 1...300
+
+    /// The default and the range, as the flags' help says them (`default 30s, 1s to 1h`), from the values checked.
+    var bounds: String { "default \(TimeSpan.formatted(fallback)), \(TimeSpan.formatted(range))" }
 }
 
 extension GlobalOptions {
     /// `setting`'s value in seconds: from `flag` (already read as a span by the parser), the environment or the
-    /// configuration file, in that order, else its default; within its range.
+    /// configuration file, in that order, else its default; within its range. The file is read either way, so that a
+    /// typo in it, or a value a flag overrides, is still said.
     func duration(_ setting: DurationSetting, flag: TimeSpan?) throws -> TimeInterval {
-        guard let text = try self.setting(flag: flag?.text, environment: setting.environment, key: setting.key) else { return setting.fallback }
+        let text = try self.setting(flag: flag?.text, environment: setting.environment, key: setting.key)
+        if let flag { return try flag.within(setting.range, setting: setting.name) }
+        guard let text else { return setting.fallback }
         return try TimeSpan.checked(text, setting: setting.name, range: setting.range)
     }
 }

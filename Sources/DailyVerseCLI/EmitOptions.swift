@@ -23,7 +23,9 @@ struct EmitOptions: ParsableArguments {
             valueName: "sink"))
     var sink: String?
 
-    @Option(help: ArgumentHelp("Send a fire this late, record an older one as missed (e.g. 2h, 90m, 7200s). Default 2h.", valueName: "duration"))
+    @Option(
+        help: ArgumentHelp(
+            "Send a fire this late, record an older one as missed (e.g. 2h, 90m, 7200s; \(DurationSetting.grace.bounds)).", valueName: "duration"))
     var grace: TimeSpan?
 
     @Option(
@@ -33,7 +35,7 @@ struct EmitOptions: ParsableArguments {
     @Option(
         name: .customLong("emit-ahead"),
         help: ArgumentHelp(
-            "Write fires this far ahead of their time (e.g. 15m, 0 for none), to be delivered at their time. Default 15m; --once: none.",
+            "Write fires this far ahead of their time (e.g. 15m, 0 for none), to be delivered at their time (\(DurationSetting.emitAhead.bounds); --once: none).",
             valueName: "duration"))
     var emitAhead: TimeSpan?
 

@@ -24,7 +24,9 @@ struct GuestsPurgeCommand: ParsableCommand {
         commandName: "purge", abstract: "Remove guests inactive longer than the retention, with all their data.",
         discussion: "`serve` does this every hour; this is for timer-driven setups and for trying a retention out.")
     @OptionGroup var global: GlobalOptions
-    @Option(help: ArgumentHelp("Inactivity after which a guest goes (default: guest_retention, else 30d).", valueName: "duration"))
+    @Option(
+        help: ArgumentHelp(
+            "Inactivity after which a guest goes (guest_retention if set, else \(DurationSetting.guestRetention.bounds)).", valueName: "duration"))
     var retention: TimeSpan?
 
     func run() throws {

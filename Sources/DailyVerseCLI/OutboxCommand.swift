@@ -51,7 +51,9 @@ struct OutboxPruneCommand: ParsableCommand {
         commandName: "prune", abstract: "Remove delivered, failed and missed rows older than the retention; pending rows stay.",
         discussion: "`serve` does this every hour; this is for timer-driven setups and for trying a retention out.")
     @OptionGroup var global: GlobalOptions
-    @Option(help: ArgumentHelp("Age after which a settled row goes (default: outbox_retention, else 30d; at least 1d).", valueName: "duration"))
+    @Option(
+        help: ArgumentHelp(
+            "Age after which a settled row goes (outbox_retention if set, else \(DurationSetting.outboxRetention.bounds)).", valueName: "duration"))
     var retention: TimeSpan?
 
     func run() throws {

@@ -50,15 +50,19 @@ struct ServeCommand: AsyncParsableCommand {
     var listen: String?
     @Option(
         name: .customLong("idle-timeout"),
-        help: ArgumentHelp("Close an API connection that sends no complete request for this long (1s to 1h, default 30s).", valueName: "duration"))
+        help: ArgumentHelp(
+            "Close an API connection that sends no complete request for this long (\(DurationSetting.idleTimeout.bounds)).", valueName: "duration"))
     var idleTimeout: TimeSpan?
     @Option(
         name: .customLong("guest-retention"),
-        help: ArgumentHelp("Purge guests inactive this long, with their data, checked hourly (default 30d).", valueName: "duration"))
+        help: ArgumentHelp(
+            "Purge guests inactive this long, with their data, checked hourly (\(DurationSetting.guestRetention.bounds)).", valueName: "duration"))
     var guestRetention: TimeSpan?
     @Option(
         name: .customLong("outbox-retention"),
-        help: ArgumentHelp("Remove delivered, failed and missed outbox rows older than this, hourly (default 30d).", valueName: "duration"))
+        help: ArgumentHelp(
+            "Remove delivered, failed and missed outbox rows older than this, hourly (\(DurationSetting.outboxRetention.bounds)).",
+            valueName: "duration"))
     var outboxRetention: TimeSpan?
 
     func run() async throws {
