@@ -67,9 +67,9 @@ struct EdgeMiddleware<Context: RequestContext>: RouterMiddleware {
 // MARK: - Requests the router never sees
 
 /// Answers a request that cannot be parsed (over 1,000 headers, over 80 KiB of request line and headers in all, raw
-/// non-ASCII bytes in the URL) with the API's JSON error and closes the connection: Hummingbird would answer an empty 400. It sits
-/// between the HTTP codec and Hummingbird's handler, and only speaks when no request is being answered, so two
-/// responses never cross. It also closes the connection after any response that says `Connection: close`.
+/// non-ASCII bytes in the URL) with the API's JSON error and closes the connection: Hummingbird would answer an empty
+/// 400. It sits between the HTTP codec and Hummingbird's handler, and only speaks when no request is being answered,
+/// so two responses never cross. It also closes the connection after any response that says `Connection: close`.
 final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart

@@ -5,8 +5,8 @@ import Synchronization
 
 /// Encoded bodies of public reads, kept for a short while: today's verse is the same for everyone in a zone until
 /// that zone's midnight, so it is worked out, encoded and hashed once rather than for every request. An entry lives
-/// at most `lifetime` (a sighting published meanwhile is served within that long) and never past the zone's next midnight (`midnight`).
-/// Bounded: when full, it starts afresh.
+/// at most `lifetime` (a sighting published meanwhile is served within that long) and never past the zone's next
+/// midnight (`midnight`). Bounded: when full, it starts afresh.
 public final class ResponseCache: Sendable {
     public struct Entry: Sendable {
         public let body: ByteBuffer
