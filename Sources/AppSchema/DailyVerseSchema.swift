@@ -20,6 +20,7 @@ extension Schema {
         Migration("v8-outbox-by-day", DeliverySchema.v8OutboxByDay),
         Migration("v9-push-services", DeliverySchema.v9PushServices),
         Migration("v10-occasions-and-nights", ContentSchema.v10OccasionsAndNights),
+        Migration("v11-schedule-problems", DeliverySchema.v11ScheduleProblems),
     ])
 }
 

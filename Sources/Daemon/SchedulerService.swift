@@ -137,7 +137,7 @@ public struct SchedulerService: Service {
             do {
                 let result = try await pass(now: now, stop: stop)
                 Self.count(result)
-                log(result)
+                log(result, now: now)
                 if result.emitError == nil {
                     heartbeat.beat()
                     if !ready {
@@ -161,7 +161,7 @@ public struct SchedulerService: Service {
     }
 
     /// One line a pass at info (with its duration), and what went wrong at warning or error, with its cause.
-    func log(_ result: PassResult) {
+    func log(_ result: PassResult, now: Date) {
         let delivered = result.delivered
         if result.emitted.devices > 0 || delivered != DeliverySummary() || result.emitError != nil {
             logger.info(
@@ -174,6 +174,18 @@ public struct SchedulerService: Service {
         }
         if let error = result.emitError {
             logger.error("emitting failed; what was committed before was delivered", metadata: ["error": "\(error)"])
+        }
+        for problem in result.emitted.problems {
+            switch problem.kind {
+            case .clockAhead:
+                logger.error(
+                    "a device was scheduled more than a day ahead of the clock: rescheduled from now (did the clock run ahead, or a pass run with --now in the future?)",
+                    metadata: ["device": "\(problem.deviceID)", "found": "\(problem.detail)", "now": "\(now.iso8601UTC)"])
+            case .unknownZone:
+                logger.warning(
+                    "a device's time zone is unknown to this system's time zone data: it does not fire until its zone is changed",
+                    metadata: ["device": "\(problem.deviceID)", "zone": "\(problem.detail)"])
+            }
         }
         if result.emitted.skippedDays > 0 {
             logger.warning(

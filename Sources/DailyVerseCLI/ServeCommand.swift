@@ -207,6 +207,15 @@ struct ServeCommand: AsyncParsableCommand {
                 if sink is StdoutSink { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { try printJSON(summary) }
                 return
             }
+            for problem in emitted.problems {
+                let said =
+                    switch problem.kind {
+                    case .clockAhead:
+                        "error: device \(problem.deviceID) was scheduled more than a day ahead of the clock (\(problem.detail)): rescheduled from now"
+                    case .unknownZone: "warning: device \(problem.deviceID) has a time zone this system does not know (\(problem.detail)): not fired"
+                    }
+                FileHandle.standardError.write(Data((said + "\n").utf8))
+            }
             // With the stdout sink, standard output carries the payloads only.
             if sink is StdoutSink { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { print(line) }
         }

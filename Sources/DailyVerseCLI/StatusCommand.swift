@@ -29,6 +29,23 @@ struct StatusCommand: ParsableCommand {
         let writtenAhead: Int
         let lastErrors: [LastError]
         let push: [PushLine]
+        let schedule: Schedule
+        /// What the scheduler found wrong: devices rescheduled because their entry was ahead of the clock (with the
+        /// last time), and enabled devices whose zone this system does not know.
+        struct Schedule: Encodable {
+            let clockAhead: Int
+            let lastClockAhead: String?
+            let unknownZones: Int
+            enum CodingKeys: String, CodingKey {
+                case clockAhead = "clock_ahead", lastClockAhead = "last_clock_ahead", unknownZones = "unknown_zones"
+            }
+            func encode(to encoder: Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(clockAhead, forKey: .clockAhead)
+                try container.encode(lastClockAhead, forKey: .lastClockAhead)
+                try container.encode(unknownZones, forKey: .unknownZones)
+            }
+        }
         struct NextFire: Encodable {
             let deviceID: String
             let at: String
@@ -55,6 +72,7 @@ struct StatusCommand: ParsableCommand {
         }
         enum CodingKeys: String, CodingKey {
             case devices, enabled, nextFires = "next_fires", outbox, writtenAhead = "written_ahead", lastErrors = "last_errors", push
+            case schedule
         }
     }
 
@@ -64,13 +82,16 @@ struct StatusCommand: ParsableCommand {
             let now = try global.clock()
             let devices = try database.deviceSummary(now: now)
             let counts = try database.outboxCounts()
+            let problems = try database.scheduleProblems()
             let report = Report(
                 devices: devices.total, enabled: devices.enabled,
                 nextFires: devices.next.map { .init(deviceID: $0.id, at: $0.at.iso8601UTC) },
                 outbox: Dictionary(uniqueKeysWithValues: OutboxStatus.allCases.map { ($0.rawValue, counts[$0] ?? 0) }),
                 writtenAhead: try database.outboxWrittenAhead(now: now),
                 lastErrors: try database.lastDeliveryErrors().map { .init(outboxID: $0.id, error: $0.lastError ?? "") },
-                push: try pushLines(database, now: now))
+                push: try pushLines(database, now: now),
+                schedule: .init(
+                    clockAhead: problems.clockAhead, lastClockAhead: problems.lastClockAhead?.iso8601UTC, unknownZones: problems.unknownZones))
             if global.json { return try printJSON(report) }
             print("devices: \(report.devices) (\(report.enabled) enabled)")
             print("next fires:")
@@ -92,6 +113,15 @@ struct StatusCommand: ParsableCommand {
                 text += "; \(status.disabledLastDay) disabled"
                 if let age = line.providerTokenAge { text += "; provider token \(age / 60) min old" }
                 print(text)
+            }
+            let schedule = report.schedule
+            if schedule.clockAhead > 0 {
+                print(
+                    "schedule: \(schedule.clockAhead) devices were found scheduled more than a day ahead of the clock and rescheduled "
+                        + "from now (last at \(schedule.lastClockAhead ?? "?")): see the log")
+            }
+            if schedule.unknownZones > 0 {
+                print("schedule: \(schedule.unknownZones) enabled devices have a time zone this system does not know: they do not fire")
             }
             if !report.lastErrors.isEmpty {
                 print("last errors:")

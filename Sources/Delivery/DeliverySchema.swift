@@ -195,4 +195,18 @@ public enum DeliverySchema {
             CREATE TABLE push_pause (
                 platform TEXT PRIMARY KEY NOT NULL, reason TEXT NOT NULL, since REAL NOT NULL, until REAL NOT NULL);
             """)
+
+    /// v11: what the scheduler found wrong with a device's schedule, once per device and kind, for the log (said once,
+    /// not every pass) and for `status`: `clock_ahead`, a queue entry more than a day ahead of the clock (left by a
+    /// clock that ran ahead, or by a pass with `--now` in the future), rescheduled from the clock's now; and
+    /// `unknown_zone`, a stored zone this system's time zone data no longer knows. Removed with the device.
+    public static let v11ScheduleProblems = MigrationStep(
+        sql: """
+            CREATE TABLE schedule_problem (
+                device_seq INTEGER NOT NULL REFERENCES device(seq) ON DELETE CASCADE,
+                kind TEXT NOT NULL CHECK (kind = 'clock_ahead' OR kind = 'unknown_zone'),
+                detail TEXT NOT NULL,
+                found_at REAL NOT NULL,
+                PRIMARY KEY (device_seq, kind)) WITHOUT ROWID;
+            """)
 }

@@ -113,7 +113,7 @@ public struct DeviceRecord: Encodable, Sendable {
         """
         id            \(id)
         platform      \(platform)
-        time zone     \(timezone)
+        time zone     \(timezone)\(TimeZone.iana(timezone) == nil ? " (unknown to this system's time zone data: not firing until it is changed)" : "")
         reminder      \(reminderTime) (\(locale))
         calendar      \(calendar)\(adjustment == 0 ? "" : String(format: " %+d", adjustment))
         display theme \(displayTheme)

@@ -205,7 +205,7 @@ extension AppDatabase {
         if let value = settings.displayTheme { device.displayTheme = value }
         if let value = settings.enabled { device.enabled = value }
         device.updatedAt = now
-        try Self.validate(db, device)
+        try Self.validate(db, device, zone: settings.timeZone != nil)
         let (endpoint, p256dh, auth) = Self.columns(device.token)
         try db.execute(
             sql: """
@@ -220,6 +220,10 @@ extension AppDatabase {
                 device.adjustment.days, device.displayTheme, device.enabled, now.timeIntervalSince1970, device.enabled, device.enabled, id,
             ])
         if let row = try Row.fetchOne(db, sql: "SELECT seq, schedule_version FROM device WHERE id = ?", arguments: [id]) {
+            // A zone set anew is said again if it, too, is unknown one day.
+            if settings.timeZone != nil {
+                try db.execute(sql: "DELETE FROM schedule_problem WHERE device_seq = ? AND kind = 'unknown_zone'", arguments: [row[0] as Int64])
+            }
             try Self.enqueue(db, device, seq: row[0], version: row[1], lastFired: state.lastLocalDate, now: now)
         }
         return device
@@ -360,15 +364,18 @@ extension AppDatabase {
         // After the device's columns: its last fire, then why and when its service disabled it.
         let after = DeviceColumn.count
         let last = try (row[after] as String?).map { try CivilDate(parsing: $0) }
-        // When it would fire next; the queue holds the same instant (computed when it last fired or changed).
-        let next = device.enabled ? try Self.nextFire(device, lastFired: last, now: now) : nil
+        // When it would fire next; the queue holds the same instant (computed when it last fired or changed). None
+        // for a zone this system no longer knows: the device is shown as it is stored.
+        let next = device.enabled ? Self.nextFire(device, lastFired: last, now: now) : nil
         return DeviceState(
             device: device, lastLocalDate: last, nextFireAt: next, disabledReason: row[after + 1],
             disabledAt: (row[after + 2] as Double?).map(Date.init(timeIntervalSince1970:)))
     }
 
-    static func validate(_ db: Database, _ device: Device) throws {
-        _ = try Device.validateTimeZone(device.timeZone)
+    /// Checks a device's settings; its zone only when `zone` (a new device, or a change that sets it): a stored zone
+    /// that this system's time zone data has since dropped must not stop its owner from changing anything else.
+    static func validate(_ db: Database, _ device: Device, zone: Bool = true) throws {
+        if zone { _ = try Device.validateTimeZone(device.timeZone) }
         if try Bool.fetchOne(db, sql: "SELECT 1 FROM display_theme WHERE id = ?", arguments: [device.displayTheme]) != true {
             throw DeviceError.invalidDisplayTheme(device.displayTheme)
         }
@@ -381,15 +388,17 @@ extension AppDatabase {
         }
     }
 
-    static func nextFire(_ device: Device, lastFired: CivilDate?, now: Date) throws -> Date {
-        let zone = try Device.validateTimeZone(device.timeZone)
+    /// When a device fires next; nil when its stored zone is one this system does not know.
+    static func nextFire(_ device: Device, lastFired: CivilDate?, now: Date) -> Date? {
+        guard let zone = TimeZone.iana(device.timeZone) else { return nil }
         return Scheduler.next(lastFired: lastFired, time: device.reminderTime, zone: zone, now: now, eligibleFrom: device.createdAt).fireAt
     }
 
-    /// Queues a device's next fire under `version`; a disabled device is not queued.
+    /// Queues a device's next fire under `version`; a disabled device is not queued. A device whose zone this system
+    /// does not know is queued now, for the next pass to say so (once) and look at it again daily.
     static func enqueue(_ db: Database, _ device: Device, seq: Int64, version: Int, lastFired: CivilDate?, now: Date) throws {
         guard device.enabled else { return }
-        let next = try nextFire(device, lastFired: lastFired, now: now)
+        let next = nextFire(device, lastFired: lastFired, now: now) ?? now
         try db.execute(
             sql: "INSERT OR REPLACE INTO schedule (next_fire_at, device_seq, version, last_local_day) VALUES (?, ?, ?, ?)",
             arguments: [next.timeIntervalSince1970, seq, version, lastFired?.dayNumber])

@@ -44,6 +44,8 @@ public struct EmitSummary: Equatable, Sendable {
     public var missed = 0
     /// Local dates that fell before the look-back window (the daemon was down longer): neither sent nor recorded.
     public var skippedDays = 0
+    /// Found this pass: entries ahead of the clock (rescheduled) and zones no longer known (each said once a device).
+    public var problems: [ScheduleProblem] = []
     public init() {}
 }
 
@@ -82,6 +84,8 @@ public struct Emitter: Sendable {
         let nextFire: Double?
         /// Dates between the last fire and the look-back window, skipped (for the log).
         var skippedDays = 0
+        /// The device's stored zone, which this system's time zone data does not know.
+        var unknownZone: String? = nil
     }
 
     /// The instant until which a pass at `now` writes fires, or nil when, emitting ahead, the queue's first fire is
@@ -102,6 +106,7 @@ public struct Emitter: Sendable {
     /// transaction, then write the plans in one.
     public func run(now: Date, shouldStop: () -> Bool = { false }) throws -> EmitSummary {
         var summary = EmitSummary()
+        summary.problems = try rescheduleAheadOfClock(now: now)
         guard let through = try horizon(now: now) else { return summary }
         var planner = Planner(emitter: self, now: now, through: through)
         // Keyset pagination over the queue's key: each due entry is visited once per pass, even one left in place.
@@ -187,9 +192,11 @@ public struct Emitter: Sendable {
         mutating func plan(_ entry: Entry) throws -> Plan {
             guard let device = entry.device else { return Plan(entry: entry, rows: [], lastFired: nil, nextFire: nil) }
             guard let zone = zone(device.timeZone) else {
-                // A zone this system's time zone data no longer knows (devices are checked when added): tried again
-                // daily.
-                return Plan(entry: entry, rows: [], lastFired: entry.lastFired, nextFire: now.timeIntervalSince1970 + 86_400)
+                // A zone this system's time zone data no longer knows (devices are checked when added, and a legacy
+                // name resolves through its link): said once, and tried again daily.
+                return Plan(
+                    entry: entry, rows: [], lastFired: entry.lastFired, nextFire: now.timeIntervalSince1970 + 86_400,
+                    unknownZone: device.timeZone)
             }
             let fires = Scheduler.due(
                 lastFired: entry.lastFired, time: device.reminderTime, zone: zone, now: now, through: through,
@@ -278,6 +285,10 @@ public struct Emitter: Sendable {
                         guard db.changesCount == 1 else { continue }
                     }
                     guard let device = entry.device else { continue }
+                    if let zone = plan.unknownZone {
+                        let problem = ScheduleProblem(deviceID: device.id, kind: .unknownZone, detail: zone)
+                        if try Self.record(db, problem, seq: entry.deviceSeq, now: now, replacing: false) { summary.problems.append(problem) }
+                    }
                     summary.devices += 1
                     summary.skippedDays += plan.skippedDays
                     for (fire, payload) in plan.rows {

@@ -156,10 +156,29 @@ extension CivilDate: Codable {
 }
 
 extension TimeZone {
-    /// The zone with exactly this IANA name (or UTC/GMT); nil for anything Foundation would only approximate.
+    /// The zone with exactly this IANA name (or UTC/GMT), or the zone a link of the database names (a legacy name such
+    /// as `US/Pacific`, which a newer system's time zone data may no longer install); nil for anything else, and for
+    /// anything Foundation would only approximate.
     public static func iana(_ name: String) -> TimeZone? {
+        ZoneAliases.resolve(name, lookup: exactZone)
+    }
+
+    /// The zone with exactly this name as the system's time zone data has it.
+    static func exactZone(_ name: String) -> TimeZone? {
         guard let zone = TimeZone(identifier: name), zone.identifier == name || name == "UTC" || name == "GMT" else { return nil }
         return zone
+    }
+}
+
+/// The IANA database's links: a stored zone name stays usable when the system's time zone data drops it (Debian moved
+/// the `backward` names such as `US/Pacific` to a package of their own), by way of the zone it has always named.
+public enum ZoneAliases {
+    /// `name` as the system knows it, else the zone its link names; `lookup` is the system's (tests pass one that has
+    /// lost the legacy names).
+    public static func resolve(_ name: String, lookup: (String) -> TimeZone?) -> TimeZone? {
+        if let zone = lookup(name) { return zone }
+        guard let target = links[name] else { return nil }
+        return lookup(target)
     }
 }
 

@@ -12,7 +12,7 @@ public enum PayloadBuilder {
     static let threadID = "daily-verse"
 
     public static func build(device: Device, content: DailyContent, fireAt: Date, configuration: PushConfiguration) -> PushMessage {
-        let zone = TimeZone(identifier: device.timeZone) ?? TimeZone(identifier: "UTC")!
+        let zone = TimeZone.iana(device.timeZone) ?? TimeZone(identifier: "UTC")!
         return PayloadTemplate(content: content, locale: device.locale, configuration: configuration).message(for: device, fireAt: fireAt, zone: zone)
     }
 }

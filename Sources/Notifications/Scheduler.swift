@@ -14,6 +14,17 @@ public enum Scheduler {
     /// How far back a pass looks for dates not yet fired: after a long outage the older ones are skipped.
     public static let lookbackDays = 2
 
+    /// How far ahead of the clock a queue entry can be when a pass at that clock wrote it: a device's next fire is the
+    /// day after the last date fired, which is at most tomorrow (written up to `emit_ahead`, at most an hour, early),
+    /// so within 26 hours with a daylight-saving hour. An entry further ahead than this was left by a clock that ran
+    /// ahead (a stepped system clock, a pass with `--now` in the future): the clock's mistake, not the device's.
+    public static let aheadOfClock: TimeInterval = 2 * 86_400
+
+    /// Whether a queue entry at `nextFireAt` is the mark of a clock that ran ahead of `now`.
+    public static func isAheadOfClock(_ nextFireAt: Date, now: Date) -> Bool {
+        nextFireAt.timeIntervalSince(now) > aheadOfClock
+    }
+
     /// The instant at which `date` at `time` happens in `zone`.
     public static func fireInstant(date: CivilDate, time: ReminderTime, zone: some UTCOffsets) -> Date {
         let local = date.dayNumber * 86_400 + time.secondsIntoDay  // the wall time, counted as if it were UTC

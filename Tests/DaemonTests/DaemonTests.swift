@@ -268,18 +268,27 @@ final class CapturedLog: Sendable {
         var emitted = EmitSummary()
         emitted.devices = 5
         emitted.skippedDays = 4
-        scheduler.log(.init(emitted: emitted, delivered: delivered, seconds: 1.25, emitError: nil))
+        emitted.problems = [
+            ScheduleProblem(deviceID: "d-ahead", kind: .clockAhead, detail: "next fire 2031-01-02T08:00:00Z, last fired 2031-01-01"),
+            ScheduleProblem(deviceID: "d-zone", kind: .unknownZone, detail: "US/Pacific"),
+        ]
+        scheduler.log(.init(emitted: emitted, delivered: delivered, seconds: 1.25, emitError: nil), now: fixedNow)
         var failing = DeliverySummary()
         failing.failed = 1
         failing.deferred = 7
         failing.lastError = "cannot write spool file '/s/2025-03-01.jsonl': No space left on device (errno 28)"
         failing.localError = failing.lastError
         scheduler.log(
-            .init(emitted: EmitSummary(), delivered: failing, seconds: 0.5, emitError: "database '/db': database or disk is full (SQLite code 13)"))
+            .init(emitted: EmitSummary(), delivered: failing, seconds: 0.5, emitError: "database '/db': database or disk is full (SQLite code 13)"),
+            now: fixedNow)
         let lines = captured.all
         #expect(lines.contains { $0.0 == .info && $0.1.contains("pass done") && $0.1.contains("seconds=1.250") })
         #expect(lines.contains { $0.0 == .warning && $0.1.contains("retry") && $0.1.contains("HTTP 503") })
         #expect(lines.contains { $0.0 == .warning && $0.1.contains("skipped=4") })
+        #expect(
+            lines.contains { $0.0 == .error && $0.1.contains("ahead of the clock") && $0.1.contains("device=d-ahead") && $0.1.contains("2031-01-01") }
+        )
+        #expect(lines.contains { $0.0 == .warning && $0.1.contains("time zone is unknown") && $0.1.contains("zone=US/Pacific") })
         #expect(lines.contains { $0.0 == .error && $0.1.contains("No space left on device (errno 28)") && $0.1.contains("pending=7") })
         #expect(lines.contains { $0.0 == .error && $0.1.contains("failed=1") })
         #expect(lines.contains { $0.0 == .error && $0.1.contains("database '/db'") && $0.1.contains("disk is full") })
