@@ -295,8 +295,10 @@ public enum DaemonBuilder {
             database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, heartbeat: heartbeat,
             readiness: readiness ?? Readiness(notifier: notifier, waitsForAPI: false))
         let watchdog = WatchdogService(notifier: notifier, heartbeat: heartbeat, logger: logger)
+        SignalNotes.ignore()
         return ServiceGroup(
-            services: [scheduler, watchdog] + maintenance(database: database, retention: retention, clock: clock, logger: logger) + services,
+            services: [scheduler, watchdog, SignalNotes(logger: logger)]
+                + maintenance(database: database, retention: retention, clock: clock, logger: logger) + services,
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
     }
 

@@ -163,6 +163,10 @@ import FoundationNetworking
         try waitUntil { try delivered(db) > 0 }
         // The HTTP API runs in the same process.
         try waitUntil { health(port) == "{\"status\":\"ok\"}" }
+        // A reload, a log rotator's signal or a closed terminal does not end it: the API still answers afterwards.
+        for signal in [SIGHUP, SIGUSR1, SIGUSR2] { kill(child.processIdentifier, signal) }
+        #expect(health(port) == "{\"status\":\"ok\"}")
+        #expect(child.isRunning)
         kill(child.processIdentifier, SIGTERM)
         let clock = ContinuousClock()
         let start = clock.now
