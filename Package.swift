@@ -196,7 +196,7 @@ let package = Package(
             dependencies: [
                 "DailyVerseTestSupport",
                 "HTTPAPI", "Storage", "AppSchema", "ContentStore", "VerseOfTheDay", "Accounts", "Onboarding", "Engagement",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -60,16 +60,13 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         // Called by a guest, it upgrades that guest in place.
         let guest = context.identity?.mode == .guest ? context.identity?.id : nil
         if context.identity?.mode == .account { throw APIError(.conflict, code: "already_an_account", "this token belongs to an account") }
-        do {
-            let (user, token) = try accounts.createAccount(
-                email: email, passwordHash: hash, displayName: body.displayName, upgrading: guest, now: environment.clock())
-            if guest != nil {
-                try accounts.recordEvent(userID: user.id, name: "guest_upgraded", screen: nil, properties: [:], at: environment.clock())
-            }
-            return json(SignedIn(user: user, token: token), status: .created)
-        } catch SignInError.emailTaken {
-            throw APIError(.conflict, code: "email_taken", "an account with this email exists")
+        let (user, token) = try answering(.body) {
+            try accounts.createAccount(email: email, passwordHash: hash, displayName: body.displayName, upgrading: guest, now: environment.clock())
         }
+        if guest != nil {
+            try accounts.recordEvent(userID: user.id, name: "guest_upgraded", screen: nil, properties: [:], at: environment.clock())
+        }
+        return json(SignedIn(user: user, token: token), status: .created)
     }
 
     router.post("/v1/sessions") { request, context -> Response in

@@ -49,6 +49,13 @@ extension APIError {
             }
         case let error as DeviceInputError:
             self = .badRequest("bad_device", error.description)
+        case let error as SignInError:
+            switch error {
+            case .invalidCredentials: self = APIError(.unauthorized, code: "invalid_credentials", "the email or the password is wrong")
+            case .emailTaken: self = APIError(.conflict, code: "email_taken", "an account with this email exists")
+            // Two upgrades of one guest at once: the first made it an account.
+            case .notAGuest: self = APIError(.conflict, code: "already_an_account", "this token belongs to an account")
+            }
         case let error as AccountError:
             switch error {
             case .invalidEmail: self = .badRequest("bad_email", error.description)

@@ -48,6 +48,15 @@ struct EdgeMiddleware<Context: RequestContext>: RouterMiddleware {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > context.maxUploadSize {
             throw HTTPError(.contentTooLarge)
         }
+        // Only `chunked` is understood (RFC 9112 6.1: 501 for a coding the server does not implement); the body is
+        // left unread, so the connection is closed after the answer.
+        if let coding = request.headers[.transferEncoding], coding.trimmingCharacters(in: .whitespaces).lowercased() != "chunked" {
+            var refusal = APIError(
+                .notImplemented, code: "unsupported_transfer_coding",
+                "Transfer-Encoding '\(coding.prefix(100))' is not supported: send the body with Content-Length or chunked alone")
+            refusal.headers[.connection] = "close"
+            throw refusal
+        }
         // Read here for every route, whether or not it reads a body, sent with a length or in chunks.
         if request.headers[.contentLength] != nil || request.headers[.transferEncoding] != nil {
             _ = try await request.collectBody(upTo: context.maxUploadSize)

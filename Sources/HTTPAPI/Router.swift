@@ -5,6 +5,7 @@ import Foundation
 import HTTPTypes
 import HijriCalendar
 import Hummingbird
+import NIOHTTP1
 import Onboarding
 import Prometheus
 import Storage
@@ -210,6 +211,18 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 throw APIError(.badRequest, code: "bad_json", "the body is not the JSON this route takes" + (detail.map { ": \($0)" } ?? ""))
             default: throw APIError(error.status, code: "http_\(error.status.code)", detail ?? error.status.reasonPhrase)
             }
+        } catch let error as HTTPParserError {
+            // A body the HTTP parser refused after the head was read (a chunk size that is not hex, or too long):
+            // the client's mistake, and the connection cannot be read further.
+            context.logger.info("malformed request body", metadata: ["error": "\(error)"])
+            var answer = APIError(.badRequest, code: "bad_request", "malformed HTTP request body (\(error))")
+            answer.headers[.connection] = "close"
+            throw answer
+        } catch  where AppDatabase.isMissingReference(error) {
+            // The caller's user went while the request ran (a guest merged into an account by a sign-in, or purged):
+            // their token is no longer valid, as the next request would find.
+            context.logger.info("the caller's user was removed during the request", metadata: ["error": "\(error)"])
+            throw APIError(.unauthorized, code: "unauthorized", "this token's user was signed in to an account or removed meanwhile: sign in again")
         } catch {
             context.logger.error("unexpected error", metadata: ["error": "\(error)"])
             throw APIError(.internalServerError, code: "internal", "internal error")

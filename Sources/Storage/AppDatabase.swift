@@ -77,6 +77,12 @@ public final class AppDatabase: Sendable {
         return "database '\(writer.path)': \(error.message ?? "error") (SQLite code \(error.resultCode.rawValue))"
     }
 
+    /// Whether `error` is a write refused because a row it refers to is gone: a user removed (merged into an account,
+    /// purged) while a request of theirs was under way.
+    public static func isMissingReference(_ error: any Error) -> Bool {
+        (error as? DatabaseError)?.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY
+    }
+
     /// Waits until the log checkpoints asked for so far have run (a benchmark counts them in the work it measures).
     public func waitForCheckpoints() { checkpointer?.waitUntilIdle() }
 

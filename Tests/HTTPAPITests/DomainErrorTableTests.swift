@@ -54,6 +54,10 @@ import VerseCalendar
         #expect(answer(AccountError.invalidEmail("a@b"))?.1 == "bad_email")
         #expect(answer(AccountError.weakPassword("8 characters at least"))?.1 == "weak_password")
         #expect(answer(DeviceInputError("bad platform and token"))?.1 == "bad_device")
+        // A sign-in's refusals; `notAGuest` is the second of two upgrades of one guest sent at once.
+        #expect(answer(SignInError.invalidCredentials).map { "\($0.0) \($0.1)" } == "401 invalid_credentials")
+        #expect(answer(SignInError.emailTaken).map { "\($0.0) \($0.1)" } == "409 email_taken")
+        #expect(answer(SignInError.notAGuest).map { "\($0.0) \($0.1)" } == "409 already_an_account")
         let refusal = OnboardingError.invalidTransition("the onboarding is complete")
         #expect(answer(refusal, .answer).map { "\($0.0) \($0.1)" } == "409 \(refusal.code)")
     }

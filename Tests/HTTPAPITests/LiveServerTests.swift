@@ -123,6 +123,31 @@ import Glibc
         }
     }
 
+    @Test func malformedChunksAndUnsupportedCodingsGetA4xxNeverA500() async throws {
+        try await withServer { port in
+            let head = "POST /v1/guests HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            let cases: [(String, String, String, String)] = [
+                ("a chunk size that is not hex", "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", "400", "bad_request"),
+                ("a negative chunk size", "Transfer-Encoding: chunked\r\n\r\n-1\r\n{}\r\n0\r\n\r\n", "400", "bad_request"),
+                ("a chunk size of 20 hex digits", "Transfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFFFF\r\n{}\r\n0\r\n\r\n", "400", "bad_request"),
+                ("gzip before chunked", "Transfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", "501", "unsupported_transfer_coding"),
+                ("an unknown coding", "Transfer-Encoding: xchunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", "", ""),
+            ]
+            for (name, rest, status, code) in cases {
+                let (response, closed) = try await Self.exchange(port: port, Array((head + rest).utf8))
+                #expect(!response.hasPrefix("HTTP/1.1 5") || response.hasPrefix("HTTP/1.1 501"), "\(name): \(response.prefix(80))")
+                #expect(response.hasPrefix("HTTP/1.1 4") || response.hasPrefix("HTTP/1.1 501"), "\(name): \(response.prefix(80))")
+                if !status.isEmpty {
+                    #expect(response.hasPrefix("HTTP/1.1 \(status)"), "\(name): \(response.prefix(80))")
+                    #expect(response.contains(#""code":"\#(code)""#), "\(name): \(response.suffix(200))")
+                }
+                #expect(closed, "\(name): the connection is closed after the error")
+            }
+            let (ok, _) = try await Self.exchange(port: port, Array("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            #expect(ok.hasPrefix("HTTP/1.1 200"))
+        }
+    }
+
     @Test func aBodyOverTheLimitSentInChunksIsRefused() async throws {
         try await withServer { port in
             var request = "POST /v1/guests HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"
