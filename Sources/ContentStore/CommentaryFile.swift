@@ -31,8 +31,13 @@ public struct CommentaryFile: Sendable {
         enum CodingKeys: String, CodingKey, CaseIterable { case verses, layer, occasion, body, source }
     }
 
+    /// A commentary file's limits: an edition verse by verse is tens of megabytes; one entry (a passage's commentary
+    /// with its source) is far below a megabyte.
+    public static let maximumFileBytes = 256 << 20
+    public static let maximumLineBytes = 1 << 20
+
     public init(contentsOf url: URL) throws(StoreError) {
-        guard let data = try? Data(contentsOf: url) else { throw .missingDataFile(url.path) }
+        let data = try StoreError.contents(of: url, maximumBytes: Self.maximumFileBytes)
         try self.init(data: data, name: url.lastPathComponent)
     }
 
@@ -45,6 +50,7 @@ public struct CommentaryFile: Sendable {
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let lineNumber = index + 1
             func fail(_ reason: String) -> StoreError { .malformedLine(file: name, line: lineNumber, reason: reason) }
+            guard rawLine.utf8.count <= Self.maximumLineBytes else { throw fail("longer than \(Self.maximumLineBytes) bytes") }
             let line = rawLine.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
             let lineData = Data(line.utf8)

@@ -1,4 +1,5 @@
 import Diagnostics
+import Foundation
 import VerseCalendar
 
 /// Store failures, each a single line that names the value at fault.
@@ -6,6 +7,8 @@ public enum StoreError: UserFacingError, Equatable, Sendable {
     case cannotOpen(path: String, reason: String)
     case dataDirectoryNotFound(tried: [String])
     case missingDataFile(String)
+    /// A file that is there but cannot be read as one: a folder, a FIFO, a device, a permission, over its size limit.
+    case unreadableFile(InputFileError)
     case malformedLine(file: String, line: Int, reason: String)
     case malformedData(file: String, reason: String)
     case verseNotFound(String)
@@ -19,6 +22,7 @@ public enum StoreError: UserFacingError, Equatable, Sendable {
         case .dataDirectoryNotFound(let tried):
             "cannot find the data directory (set DAILYVERSE_DATA or --data); looked in: \(tried.joined(separator: ", "))"
         case .missingDataFile(let path): "missing data file '\(path)'"
+        case .unreadableFile(let error): error.description
         case .malformedLine(let file, let line, let reason): "\(file):\(line): \(reason)"
         case .malformedData(let file, let reason): "\(file): \(reason)"
         case .verseNotFound(let key): "verse '\(key)' does not exist in the Quran"
@@ -26,6 +30,21 @@ public enum StoreError: UserFacingError, Equatable, Sendable {
         case .unknownLayer(let id):
             "unknown layer '\(id)': expected one of \(Layer.ids.joined(separator: ", "))"
         case .notSeeded(let what): "the database has no \(what); run any command once to seed it"
+        }
+    }
+}
+
+extension StoreError {
+    /// A data or import file's bytes, at most `maximumBytes`: a missing file is `missingDataFile`, anything else that
+    /// is not a regular file that can be read (a folder, a FIFO, a device, a symbolic link loop, a permission) or is
+    /// over the limit is `unreadableFile`, each naming the file.
+    static func contents(of url: URL, maximumBytes: Int) throws(StoreError) -> Data {
+        do {
+            let file = try InputFile(path: url.path)
+            return Data(try file.readAll(maximumBytes: maximumBytes))
+        } catch {
+            if error.isMissing { throw .missingDataFile(url.path) }
+            throw .unreadableFile(error)
         }
     }
 }

@@ -27,7 +27,8 @@ public struct TanzilFile: Sendable {
     /// The first problem is an error naming the file, the line and the reason.
     public init(contentsOf url: URL, expectedCounts: [Int]? = nil) throws(StoreError) {
         let name = url.lastPathComponent
-        guard let data = try? Data(contentsOf: url) else { throw .missingDataFile(url.path) }
+        // The whole Quran is 1.5 MB in Arabic, a few more in a translation with its notes.
+        let data = try StoreError.contents(of: url, maximumBytes: 64 << 20)
         try self.init(data: data, name: name, expectedCounts: expectedCounts)
     }
 

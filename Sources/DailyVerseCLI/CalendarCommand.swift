@@ -11,7 +11,9 @@ struct CalendarCommand: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var calendarOptions: CalendarOptions
-    @Option(name: .customLong("hijri-year"), help: ArgumentHelp("The Hijri year. Default: the current one (UTC).", valueName: "year"))
+    @Option(
+        name: .customLong("hijri-year"), parsing: .unconditional,
+        help: ArgumentHelp("The Hijri year. Default: the current one (UTC).", valueName: "year"))
     var hijriYear: Int?
 
     func run() throws {

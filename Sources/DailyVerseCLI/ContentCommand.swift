@@ -20,9 +20,11 @@ struct ContentCoverageCommand: ParsableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var calendarOptions: CalendarOptions
-    @Option(name: .customLong("hijri-year"), help: ArgumentHelp("The Hijri year. Default: the current one (UTC).", valueName: "year"))
+    @Option(
+        name: .customLong("hijri-year"), parsing: .unconditional,
+        help: ArgumentHelp("The Hijri year. Default: the current one (UTC).", valueName: "year"))
     var hijriYear: Int?
-    @Option(help: ArgumentHelp("How many incomplete selections the text lists (--json lists all).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("How many incomplete selections the text lists (--json lists all).", valueName: "n"))
     var show = 20
 
     func validate() throws {
@@ -71,7 +73,7 @@ struct ContentCheckCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The data folder to check. Default: the one `serve` would seed from.", valueName: "dir"))
     var directory: String?
     @Flag(help: "Fail on warnings too.") var strict = false
-    @Option(help: ArgumentHelp("How many warnings the text lists (--json lists all).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("How many warnings the text lists (--json lists all).", valueName: "n"))
     var show = 20
 
     func validate() throws {

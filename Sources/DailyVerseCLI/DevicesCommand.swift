@@ -1,6 +1,7 @@
 import ArgumentParser
 import ContentStore
 import Delivery
+import Diagnostics
 import Foundation
 import HijriCalendar
 import Notifications
@@ -16,18 +17,19 @@ struct DevicesCommand: ParsableCommand {
 
 /// The settings options `add` and `update` share.
 struct DeviceOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The push service.", valueName: "name")) var platform: Platform?
-    @Option(help: ArgumentHelp("APNs device token (hex) or FCM registration token.", valueName: "token")) var token: String?
-    @Option(help: ArgumentHelp("Web Push endpoint (https).", valueName: "url")) var endpoint: String?
-    @Option(help: ArgumentHelp("Web Push p256dh key (base64url).", valueName: "key")) var p256dh: String?
-    @Option(help: ArgumentHelp("Web Push auth secret (base64url).", valueName: "key")) var auth: String?
-    @Option(help: ArgumentHelp("IANA time zone.", valueName: "zone")) var tz: String?
-    @Option(help: ArgumentHelp("Local reminder time, HH:MM (default 08:00).", valueName: "time")) var time: String?
-    @Option(help: ArgumentHelp("Which text the notification carries.", valueName: "code")) var locale: DeviceLocale?
-    @Option(help: ArgumentHelp("The Hijri calendar.", valueName: "name")) var calendar: CalendarKind?
+    @Option(parsing: .unconditional, help: ArgumentHelp("The push service.", valueName: "name")) var platform: Platform?
+    @Option(parsing: .unconditional, help: ArgumentHelp("APNs device token (hex) or FCM registration token.", valueName: "token")) var token: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Web Push endpoint (https).", valueName: "url")) var endpoint: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Web Push p256dh key (base64url).", valueName: "key")) var p256dh: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Web Push auth secret (base64url).", valueName: "key")) var auth: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("IANA time zone.", valueName: "zone")) var tz: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Local reminder time, HH:MM (default 08:00).", valueName: "time")) var time: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Which text the notification carries.", valueName: "code")) var locale: DeviceLocale?
+    @Option(parsing: .unconditional, help: ArgumentHelp("The Hijri calendar.", valueName: "name")) var calendar: CalendarKind?
     @Option(parsing: .unconditional, help: ArgumentHelp("Hijri date adjustment, in days.", valueName: "days")) var adjust: Adjustment?
-    @Option(name: .customLong("display-theme"), help: ArgumentHelp("Display theme id.", valueName: "id")) var displayTheme: String?
-    @Option(help: ArgumentHelp("true or false.", valueName: "bool")) var enabled: Bool?
+    @Option(name: .customLong("display-theme"), parsing: .unconditional, help: ArgumentHelp("Display theme id.", valueName: "id")) var displayTheme:
+        String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("true or false.", valueName: "bool")) var enabled: Bool?
 
     /// A token needs its platform.
     func validate() throws {
@@ -73,7 +75,7 @@ struct DevicesListCommand: ParsableCommand {
         discussion: "For many devices, a page at a time: --limit N, then --after the last id printed.")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var page: PageOptions
-    @Option(help: ArgumentHelp("Only the devices after this one (the last id of the previous page).", valueName: "id"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Only the devices after this one (the last id of the previous page).", valueName: "id"))
     var after: String?
 
     func run() throws {
@@ -165,23 +167,22 @@ struct DevicesImportCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            guard let data = FileManager.default.contents(atPath: file) else { throw CLIError("cannot read '\(file)'") }
+            let input = try InputFile(path: checkedPath(file, what: "the file's name"))
             let name = URL(fileURLWithPath: file).lastPathComponent
             var items: [(line: Int, settings: DeviceSettings)] = []
-            // Checking a million lines takes a while: progress by bytes read, before anything is written.
+            // Checking a million lines takes a while: progress by bytes read, before anything is written. Read a line
+            // at a time, each at most `maximumLineBytes`, so that a file of one endless line costs no memory.
             let checking = ProgressBar("checking")
-            let text = String(decoding: data, as: UTF8.self)
-            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-            var bytes = 0
-            for (index, line) in lines.enumerated() {
-                bytes += line.utf8.count + 1
-                if index % 1000 == 0 || index == lines.count - 1 { checking.update(min(bytes, data.count), data.count) }
+            try input.forEachLine(maximumLineBytes: DeviceRecord.maximumLineBytes) { number, bytes, read in
+                if number % 1000 == 1 { checking.update(min(read, input.size), input.size) }
+                guard let line = String(validating: bytes, as: UTF8.self) else { throw CLIError("\(name):\(number): not valid UTF-8") }
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
-                if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-                do { items.append((index + 1, try DeviceRecord.settings(fromJSONLine: trimmed))) } catch {
-                    throw CLIError("\(name):\(index + 1): \(error)")
+                if trimmed.isEmpty || trimmed.hasPrefix("#") { return }
+                do { items.append((number, try DeviceRecord.settings(fromJSONLine: trimmed))) } catch {
+                    throw CLIError("\(name):\(number): \(error)")
                 }
             }
+            checking.update(input.size, input.size)
             let database = try global.openDatabase()
             let bar = ProgressBar("devices")
             let added: [Device]

@@ -18,22 +18,26 @@ import VerseOfTheDay
 /// Options of the scheduler and its sinks.
 struct EmitOptions: ParsableArguments {
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Where payloads go: push (APNs, FCM and Web Push directly), gorush:URL, jsonl:DIR (default: a spool folder beside the database), stdout, or webhook:URL.",
             valueName: "sink"))
     var sink: String?
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Send a fire this late, record an older one as missed (e.g. 2h, 90m, 7200s; \(DurationSetting.grace.bounds)).", valueName: "duration"))
     var grace: TimeSpan?
 
     @Option(
-        name: .customLong("apns-topic"), help: ArgumentHelp("The app's bundle id, sent as apns-topic. Also $DAILYVERSE_APNS_TOPIC.", valueName: "id"))
+        name: .customLong("apns-topic"),
+        parsing: .unconditional, help: ArgumentHelp("The app's bundle id, sent as apns-topic. Also $DAILYVERSE_APNS_TOPIC.", valueName: "id"))
     var apnsTopic: String?
 
     @Option(
         name: .customLong("emit-ahead"),
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Write fires this far ahead of their time (e.g. 15m, 0 for none), to be delivered at their time (\(DurationSetting.emitAhead.bounds); --once: none).",
             valueName: "duration"))

@@ -25,6 +25,7 @@ struct GuestsPurgeCommand: ParsableCommand {
         discussion: "`serve` does this every hour; this is for timer-driven setups and for trying a retention out.")
     @OptionGroup var global: GlobalOptions
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Inactivity after which a guest goes (guest_retention if set, else \(DurationSetting.guestRetention.bounds)).", valueName: "duration"))
     var retention: TimeSpan?

@@ -16,8 +16,9 @@ struct ImportQuranCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "quran", abstract: "Import Arabic Quran text in Tanzil format (sura|aya|text).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("Tanzil text file.", valueName: "file")) var file: String
-    @Option(help: ArgumentHelp("Edition id; the bundled Arabic is quran-simple.", valueName: "id")) var id: String = BundledContent.arabicEdition.id
-    @Option(help: ArgumentHelp("Edition name.", valueName: "name")) var name: String = BundledContent.arabicEdition.name
+    @Option(parsing: .unconditional, help: ArgumentHelp("Edition id; the bundled Arabic is quran-simple.", valueName: "id")) var id: String =
+        BundledContent.arabicEdition.id
+    @Option(parsing: .unconditional, help: ArgumentHelp("Edition name.", valueName: "name")) var name: String = BundledContent.arabicEdition.name
 
     func run() throws {
         try reportingErrors {
@@ -36,10 +37,10 @@ struct ImportTranslationCommand: ParsableCommand {
         commandName: "translation", abstract: "Import a translation in Tanzil format; its ayat must match the Arabic.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("Tanzil text file.", valueName: "file")) var file: String
-    @Option(help: ArgumentHelp("Translation id, e.g. en.pickthall.", valueName: "id")) var id: String
-    @Option(help: ArgumentHelp("Translation name.", valueName: "name")) var name: String?
-    @Option(help: ArgumentHelp("Language code.", valueName: "code")) var language: String = "en"
-    @Option(help: ArgumentHelp("Credit line shown with the text.", valueName: "text")) var credit: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Translation id, e.g. en.pickthall.", valueName: "id")) var id: String
+    @Option(parsing: .unconditional, help: ArgumentHelp("Translation name.", valueName: "name")) var name: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Language code.", valueName: "code")) var language: String = "en"
+    @Option(parsing: .unconditional, help: ArgumentHelp("Credit line shown with the text.", valueName: "text")) var credit: String?
 
     func run() throws {
         try reportingErrors {

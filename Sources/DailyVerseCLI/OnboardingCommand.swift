@@ -17,8 +17,8 @@ struct OnboardingFunnelCommand: ParsableCommand {
             both included; default: the last 30 days up to --now).
             """)
     @OptionGroup var global: GlobalOptions
-    @Option(help: ArgumentHelp("First day, YYYY-MM-DD (UTC).", valueName: "date")) var from: String?
-    @Option(help: ArgumentHelp("Last day, YYYY-MM-DD (UTC).", valueName: "date")) var to: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("First day, YYYY-MM-DD (UTC).", valueName: "date")) var from: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Last day, YYYY-MM-DD (UTC).", valueName: "date")) var to: String?
 
     func run() throws {
         try reportingErrors {

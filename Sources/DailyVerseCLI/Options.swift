@@ -12,15 +12,20 @@ import Synchronization
 
 /// Options every command shares.
 public struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("SQLite database file. Default: $DAILYVERSE_DB, else the XDG data directory.", valueName: "path"))
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp("SQLite database file. Default: $DAILYVERSE_DB, else the XDG data directory.", valueName: "path"))
     var db: String?
 
     @Option(
-        name: .long, help: ArgumentHelp("The data/ folder to seed from. Default: $DAILYVERSE_DATA, else found beside the binary.", valueName: "dir"))
+        name: .long,
+        parsing: .unconditional,
+        help: ArgumentHelp("The data/ folder to seed from. Default: $DAILYVERSE_DATA, else found beside the binary.", valueName: "dir"))
     var data: String?
 
     @Option(
         name: .long,
+        parsing: .unconditional,
         help: ArgumentHelp("Pin the clock to this instant (ISO 8601), for fixtures and replays. Also $DAILYVERSE_NOW.", valueName: "instant"))
     var now: String?
 
@@ -29,6 +34,7 @@ public struct GlobalOptions: ParsableArguments {
 
     @Option(
         name: .long,
+        parsing: .unconditional,
         help: ArgumentHelp("Configuration file (TOML). Default: $DAILYVERSE_CONFIG, else /etc/dailyverse/config.toml if present.", valueName: "path"))
     var config: String?
 
@@ -140,7 +146,10 @@ public struct GlobalOptions: ParsableArguments {
 
     /// The database file in use.
     func databasePath() throws -> String {
-        try setting(flag: db, environment: "DAILYVERSE_DB", key: "database") ?? AppDatabase.defaultPath(environment: environment)
+        // A path that is not UTF-8 reaches Swift with U+FFFD in it: opening that would create a file by another name.
+        try checkedPath(
+            setting(flag: db, environment: "DAILYVERSE_DB", key: "database") ?? AppDatabase.defaultPath(environment: environment),
+            what: "the database path")
     }
 
     /// The data/ folder in use.
@@ -172,7 +181,7 @@ public struct GlobalOptions: ParsableArguments {
     /// Opens the database, creating, migrating and seeding it on first use.
     func openDatabase(pool: Bool = false) throws -> AppDatabase {
         // Folders are created for the default location only: an explicit path into a missing folder is a typo.
-        let explicit = try setting(flag: db, environment: "DAILYVERSE_DB", key: "database")
+        let explicit = try setting(flag: db, environment: "DAILYVERSE_DB", key: "database").map { try checkedPath($0, what: "the database path") }
         let database = try AppDatabase.open(
             path: explicit ?? AppDatabase.defaultPath(environment: environment), pool: pool, createFolder: explicit == nil)
         do {
@@ -187,7 +196,9 @@ public struct GlobalOptions: ParsableArguments {
 
 /// Calendar choice, shared by the commands that convert dates.
 struct CalendarOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The Hijri calendar (sighted: Umm al-Qura with the published month starts).", valueName: "name"))
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp("The Hijri calendar (sighted: Umm al-Qura with the published month starts).", valueName: "name"))
     var calendar: CalendarKind = .ummAlQura
 
     /// `.unconditional`: the value may start with a dash, so `--adjust -1` reads as users type it.

@@ -52,6 +52,7 @@ struct OutboxPruneCommand: ParsableCommand {
         discussion: "`serve` does this every hour; this is for timer-driven setups and for trying a retention out.")
     @OptionGroup var global: GlobalOptions
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Age after which a settled row goes (outbox_retention if set, else \(DurationSetting.outboxRetention.bounds)).", valueName: "duration"))
     var retention: TimeSpan?
@@ -72,9 +73,10 @@ struct OutboxListCommand: ParsableCommand {
         discussion: "For many rows, a page at a time: --limit N, then --after the last id printed.")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var page: PageOptions
-    @Option(help: ArgumentHelp("Only this local date, YYYY-MM-DD.", valueName: "date")) var date: String?
-    @Option(help: ArgumentHelp("Only rows with this status.", valueName: "status")) var status: OutboxStatus?
-    @Option(help: ArgumentHelp("Only rows with a larger id (the last id of the previous page).", valueName: "id")) var after: Int64?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Only this local date, YYYY-MM-DD.", valueName: "date")) var date: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Only rows with this status.", valueName: "status")) var status: OutboxStatus?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Only rows with a larger id (the last id of the previous page).", valueName: "id")) var after:
+        Int64?
 
     func validate() throws {
         if let after, after < 0 { throw ValidationError("invalid --after \(after): ids start at 1") }

@@ -77,7 +77,7 @@ final class BufferedOutput {
 
 /// Options of the commands that list many rows: a page at a time, in a stable order.
 struct PageOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("At most this many rows (1 to 100000000).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("At most this many rows (1 to 100000000).", valueName: "n"))
     var limit: Int?
 
     func validate() throws {

@@ -12,25 +12,36 @@ import Storage
 struct PushOptions: ParsableArguments {
     @Option(
         name: .customLong("apns-key-file"),
+        parsing: .unconditional,
         help: ArgumentHelp("APNs auth key (.p8) from Apple's developer account. Also apns_key_file.", valueName: "path"))
     var apnsKeyFile: String?
-    @Option(name: .customLong("apns-key-id"), help: ArgumentHelp("The .p8 key's 10-character id.", valueName: "id"))
+    @Option(name: .customLong("apns-key-id"), parsing: .unconditional, help: ArgumentHelp("The .p8 key's 10-character id.", valueName: "id"))
     var apnsKeyID: String?
-    @Option(name: .customLong("apns-team-id"), help: ArgumentHelp("The Apple developer team's 10-character id.", valueName: "id"))
+    @Option(
+        name: .customLong("apns-team-id"), parsing: .unconditional, help: ArgumentHelp("The Apple developer team's 10-character id.", valueName: "id")
+    )
     var apnsTeamID: String?
     @Option(
         name: .customLong("apns-environment"),
+        parsing: .unconditional,
         help: ArgumentHelp("production (App Store, TestFlight) or sandbox (Xcode builds). Default production.", valueName: "env"))
     var apnsEnvironment: String?
     @Option(
         name: .customLong("fcm-service-account-file"),
+        parsing: .unconditional,
         help: ArgumentHelp("The Firebase project's service-account JSON file. Also fcm_service_account_file.", valueName: "path"))
     var fcmServiceAccountFile: String?
-    @Option(name: .customLong("vapid-key-file"), help: ArgumentHelp("The Web Push VAPID private key (see `vapid generate`).", valueName: "path"))
+    @Option(
+        name: .customLong("vapid-key-file"), parsing: .unconditional,
+        help: ArgumentHelp("The Web Push VAPID private key (see `vapid generate`).", valueName: "path"))
     var vapidKeyFile: String?
-    @Option(name: .customLong("vapid-subject"), help: ArgumentHelp("mailto: or https: contact for the push services.", valueName: "uri"))
+    @Option(
+        name: .customLong("vapid-subject"), parsing: .unconditional,
+        help: ArgumentHelp("mailto: or https: contact for the push services.", valueName: "uri"))
     var vapidSubject: String?
-    @Option(name: .customLong("push-ca-file"), help: ArgumentHelp("PEM certificates trusted beside the system's (a proxy's).", valueName: "path"))
+    @Option(
+        name: .customLong("push-ca-file"), parsing: .unconditional,
+        help: ArgumentHelp("PEM certificates trusted beside the system's (a proxy's).", valueName: "path"))
     var caFile: String?
 
     /// The push settings' keys in the configuration file, with a flag or without one (base URLs for tests and proxies,

@@ -44,22 +44,28 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var emit: EmitOptions
     @OptionGroup var push: PushOptions
     @Flag(help: "Run one pass and exit.") var once = false
-    @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning or error. Default info.", valueName: "level"))
+    @Option(
+        name: .customLong("log-level"), parsing: .unconditional,
+        help: ArgumentHelp("trace, debug, info, notice, warning or error. Default info.", valueName: "level"))
     var logLevel: String?
-    @Option(help: ArgumentHelp("Where the HTTP API listens, HOST:PORT (default 127.0.0.1:8080), or none.", valueName: "address"))
+    @Option(
+        parsing: .unconditional, help: ArgumentHelp("Where the HTTP API listens, HOST:PORT (default 127.0.0.1:8080), or none.", valueName: "address"))
     var listen: String?
     @Option(
         name: .customLong("idle-timeout"),
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Close an API connection that sends no complete request for this long (\(DurationSetting.idleTimeout.bounds)).", valueName: "duration"))
     var idleTimeout: TimeSpan?
     @Option(
         name: .customLong("guest-retention"),
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Purge guests inactive this long, with their data, checked hourly (\(DurationSetting.guestRetention.bounds)).", valueName: "duration"))
     var guestRetention: TimeSpan?
     @Option(
         name: .customLong("outbox-retention"),
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Remove delivered, failed and missed outbox rows older than this, hourly (\(DurationSetting.outboxRetention.bounds)).",
             valueName: "duration"))

@@ -17,16 +17,16 @@ struct TodayCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var calendarOptions: CalendarOptions
 
-    @Option(help: ArgumentHelp("A local civil date, YYYY-MM-DD.", valueName: "date"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("A local civil date, YYYY-MM-DD.", valueName: "date"))
     var date: String?
 
-    @Option(help: ArgumentHelp("An instant (ISO 8601), turned into the local date in --tz.", valueName: "instant"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("An instant (ISO 8601), turned into the local date in --tz.", valueName: "instant"))
     var at: String?
 
-    @Option(help: ArgumentHelp("IANA time zone of the user. Default: the system zone (UTC when unset).", valueName: "zone"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("IANA time zone of the user. Default: the system zone (UTC when unset).", valueName: "zone"))
     var tz: String?
 
-    @Option(help: ArgumentHelp("Translation id.", valueName: "id"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Translation id.", valueName: "id"))
     var translation: String = BundledContent.pickthall.id
 
     func run() throws {

@@ -21,7 +21,9 @@ struct VapidGenerateCommand: ParsableCommand {
             every browser subscribes again.
             """)
     @OptionGroup var global: GlobalOptions
-    @Option(name: .customLong("key-file"), help: ArgumentHelp("Write the private key here instead of printing it.", valueName: "path"))
+    @Option(
+        name: .customLong("key-file"), parsing: .unconditional,
+        help: ArgumentHelp("Write the private key here instead of printing it.", valueName: "path"))
     var keyFile: String?
 
     func run() throws {

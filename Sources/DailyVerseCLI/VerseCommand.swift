@@ -10,7 +10,7 @@ struct VerseCommand: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("SURA:AYA or SURA:AYA-AYA.", valueName: "key")) var key: String
-    @Option(help: ArgumentHelp("Translation id.", valueName: "id")) var translation: String = BundledContent.pickthall.id
+    @Option(parsing: .unconditional, help: ArgumentHelp("Translation id.", valueName: "id")) var translation: String = BundledContent.pickthall.id
 
     func run() throws {
         try reportingErrors {

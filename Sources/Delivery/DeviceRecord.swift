@@ -131,6 +131,10 @@ public struct DeviceRecord: Encodable, Sendable {
         }
     }
 
+    /// The longest line of a devices import: a device's keys with the longest token a platform takes (a Web Push
+    /// endpoint and its keys, an FCM token of 4,096 characters) fit many times over.
+    public static let maximumLineBytes = 64 << 10
+
     /// The keys a device object may have: those it is printed with.
     public static let keys: Set<String> = [
         "platform", "token", "timezone", "reminder_time", "locale", "calendar", "adjustment", "display_theme", "enabled",

@@ -28,7 +28,8 @@ extension APIError {
             switch error {
             case .verseNotFound: self = .notFound("verse_not_found", error.description)
             case .unknownTranslation: self = .notFound("translation_not_found", error.description)
-            case .cannotOpen, .dataDirectoryNotFound, .missingDataFile, .malformedLine, .malformedData, .unknownLayer, .notSeeded: return nil
+            case .cannotOpen, .dataDirectoryNotFound, .missingDataFile, .unreadableFile, .malformedLine, .malformedData, .unknownLayer, .notSeeded:
+                return nil
             }
         case let error as CalendarError:
             self = .badRequest(Self.calendarCode(error, in: part), error.description)

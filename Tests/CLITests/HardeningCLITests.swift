@@ -26,6 +26,45 @@ import Testing
         Harness.expectOneLineError(try Harness.run(arguments), naming: value)
     }
 
+    /// A value that begins with `-` (an FCM token or a base64url key does, one time in 64) is the option's value,
+    /// written as `--token -abc…` as well as `--token=-abc…`.
+    @Test func aValueThatBeginsWithADashIsTheOptionsValue() throws {
+        let db = CLI.freshDatabase()
+        let token = "-" + String(repeating: "a1_", count: 50)
+        let added = CLI.run(["devices", "add", "--platform", "fcm", "--token", token, "--tz", "UTC", "--json"], database: db)
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(added.json["token"] as? String == token)
+        let other = "-" + String(repeating: "b2:", count: 50)
+        #expect(CLI.run(["devices", "add", "--platform=fcm", "--token=\(other)", "--tz=UTC"], database: db).status == 0)
+    }
+
+    /// Files that are not files: each is one line naming it and what it is, never "missing data file", never a hang
+    /// on a FIFO with no writer; a file of one endless line is refused at the line's limit, not read whole.
+    @Test func importsReadOnlyRegularFilesWithBoundedLines() throws {
+        let folder = URL(fileURLWithPath: CLI.freshDatabase()).deletingLastPathComponent()
+        let fifo = folder.appendingPathComponent("fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let loop = folder.appendingPathComponent("loop").path
+        #expect(symlink(loop, loop) == 0)
+        let longLine = folder.appendingPathComponent("one-line.jsonl")
+        try Data(repeating: UInt8(ascii: "x"), count: 1 << 20).write(to: longLine)
+        let cases: [([String], String)] = [
+            (["devices", "import", folder.path], "not a regular file (a directory)"),
+            (["devices", "import", fifo], "not a regular file (a FIFO)"),
+            (["devices", "import", "/dev/null"], "not a regular file (a character device)"),
+            (["devices", "import", loop], "too many levels of symbolic links"),
+            (["devices", "import", folder.appendingPathComponent("absent").path], "no such file"),
+            (["devices", "import", longLine.path], "line 1 is longer than 65536 bytes"),
+            (["import", "commentary", folder.path], "not a regular file (a directory)"),
+            (["import", "commentary", fifo], "not a regular file (a FIFO)"),
+            (["import", "quran", "/dev/zero"], "not a regular file (a character device)"),
+            (["devices", "list", "--db", "bad-\u{FFFD}.sqlite"], "not valid UTF-8"),
+        ]
+        for (arguments, reason) in cases {
+            Harness.expectOneLineError(try Harness.run(arguments, limit: .seconds(30)), naming: reason)
+        }
+    }
+
     /// `--help` is not an error: usage on stdout, nothing on stderr, exit 0.
     @Test(arguments: [["--help"], ["-h"], ["sighting", "remove", "--help"], ["serve", "--help"]])
     func helpStillExitsZero(arguments: [String]) throws {
