@@ -81,8 +81,8 @@ let package = Package(
         .target(
             name: "HTTPAPI",
             dependencies: [
-                "Storage", "ContentStore", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "Accounts", "Onboarding", "Engagement", "Notifications",
-                "Delivery", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Crypto", package: "swift-crypto"),
+                "Diagnostics", "Storage", "ContentStore", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "Accounts", "Onboarding", "Engagement",
+                "Notifications", "Delivery", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), .product(name: "NIOCore", package: "swift-nio"),

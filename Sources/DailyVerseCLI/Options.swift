@@ -46,7 +46,7 @@ public struct GlobalOptions: ParsableArguments {
     static let configKeys: Set<String> = Set(
         [
             "database", "data", "sink", "grace", "emit_ahead", "apns_topic", "log_level", "listen", "guest_retention", "outbox_retention",
-            "idle_timeout", "throttle_sign_in", "throttle_guests", "throttle_accounts",
+            "idle_timeout", "throttle_sign_in", "throttle_guests", "throttle_accounts", "trusted_proxies",
         ] + PushOptions.fileKeys)
 
     /// The configuration file, if one is named or the default exists. Flags override the environment, which

@@ -52,6 +52,12 @@ struct ServeCommand: AsyncParsableCommand {
         parsing: .unconditional, help: ArgumentHelp("Where the HTTP API listens, HOST:PORT (default 127.0.0.1:8080), or none.", valueName: "address"))
     var listen: String?
     @Option(
+        name: .customLong("trusted-proxies"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "Addresses or CIDR blocks of the reverse proxies in front of the API, comma-separated: only from these are Forwarded and X-Forwarded-For read for the client's address. Default none.",
+            valueName: "list"))
+    var trustedProxies: String?
+    @Option(
         name: .customLong("idle-timeout"),
         parsing: .unconditional,
         help: ArgumentHelp(
@@ -73,9 +79,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         // Checked whatever the mode, so that a typo in the configuration is found by a test run (--once) too.
-        let (level, idle) = try reportingErrors { (try checkedLogLevel(), try checkedIdleTimeout()) }
+        let (level, idle, proxies) = try reportingErrors { (try checkedLogLevel(), try checkedIdleTimeout(), try checkedTrustedProxies()) }
         if once { return try await runOnce() }
-        let (group, lock, sink) = try reportingErrors { try makeServiceGroup(level: level, idleTimeout: idle) }
+        let (group, lock, sink) = try reportingErrors { try makeServiceGroup(level: level, idleTimeout: idle, proxies: proxies) }
         defer { withExtendedLifetime(lock) {} }
         do { try await group.run() } catch {
             await sink.shutdown()
@@ -97,8 +103,15 @@ struct ServeCommand: AsyncParsableCommand {
         try global.duration(.idleTimeout, flag: idleTimeout)
     }
 
+    func checkedTrustedProxies() throws -> TrustedProxies {
+        try TrustedProxies(
+            parsing: global.setting(flag: trustedProxies, environment: "DAILYVERSE_TRUSTED_PROXIES", key: "trusted_proxies") ?? "")
+    }
+
     /// The daemon, and the lock that makes it the database's only scheduler (held while the group runs).
-    func makeServiceGroup(level: Logger.Level, idleTimeout idle: TimeInterval) throws -> (ServiceGroup, SchedulerLock, any Sink) {
+    func makeServiceGroup(
+        level: Logger.Level, idleTimeout idle: TimeInterval, proxies: TrustedProxies
+    ) throws -> (ServiceGroup, SchedulerLock, any Sink) {
         let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: level) }
         let (database, lock) = try global.openDatabaseAsScheduler(pool: true)
         let configuration = try emit.configuration(global, ahead: true)
@@ -116,7 +129,8 @@ struct ServeCommand: AsyncParsableCommand {
             let environment = try APIEnvironment(
                 reports: DailyVerseReports(database: database), clock: clock, onboarding: try global.onboardingMachine(database),
                 copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(), throttles: try global.throttles(),
-                openAPI: try OpenAPIDocument.load(from: global.dataDirectory()), vapidPublicKey: try push.vapidPublicKey(global))
+                openAPI: try OpenAPIDocument.load(from: global.dataDirectory()), vapidPublicKey: try push.vapidPublicKey(global),
+                trustedProxies: proxies)
             // The scheduler's counters go to the same registry as the API's.
             MetricsSystem.bootstrap(environment.metricsFactory)
             let application = Application(

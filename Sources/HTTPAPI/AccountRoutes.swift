@@ -73,11 +73,17 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         let body = try await request.decode(as: SessionRequest.self, context: context)
         let now = environment.clock()
         let email = (try? Email.normalize(body.email)) ?? body.email.lowercased()
-        let keys = ["email " + email, "client " + context.client]
-        // An attempt is reserved for the email and the client before any hashing, atomically: requests sent at once
-        // cannot all pass a check made before the count. Repeated failures are refused for a while, whatever the password.
-        if let wait = environment.throttles.signIn.admit(keys, now: now) {
-            throw APIError.tooManyRequests(wait, "too many failed sign-ins; try again later")
+        // An attempt is reserved before any hashing, atomically (requests sent at once cannot all pass a check made
+        // before the count): for the email from this address, for this address, and for the email from anywhere.
+        // Repeated failures are refused for a while, whatever the password.
+        let keys = ["email " + email + " from " + context.client, "client " + context.client]
+        let throttles = environment.throttles
+        if let wait = throttles.signInPerEmail.admit("email " + email, now: now) {
+            throw APIError.tooManyRequests(wait, "too many failed sign-ins for this email; try again later")
+        }
+        if let wait = throttles.signIn.admit(keys, now: now) {
+            throttles.signInPerEmail.release("email " + email, reservedAt: now)
+            throw APIError.tooManyRequests(wait, "too many sign-in attempts; try again later")
         }
         let refused = APIError(.unauthorized, code: "invalid_credentials", "the email or the password is wrong")
         let stored = try accounts.passwordHash(email: email)
@@ -87,9 +93,9 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         // A failure keeps its reservation; so does an attempt the hashing gate turned away (503), which cost no hash
         // but was an attempt all the same.
         guard try await hashing(environment, { PasswordHasher.verify(password, against: encoded) }), let stored else { throw refused }
-        // A success clears the email's failures and gives the client its attempt back.
-        environment.throttles.signIn.reset(keys[0])
-        environment.throttles.signIn.release(keys[1], reservedAt: now)
+        // A success clears the email's failures; the address keeps its attempt (each costs a hash).
+        throttles.signIn.reset(keys[0])
+        throttles.signInPerEmail.release("email " + email, reservedAt: now)
         // Called with a guest's token, the guest is merged into the account and retired.
         if let guest = context.identity, guest.mode == .guest {
             try accounts.mergeGuest(guest.id, into: stored.userID, flow: environment.onboarding.flow, now: now)

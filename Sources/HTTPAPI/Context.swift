@@ -1,5 +1,6 @@
 import Accounts
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 
@@ -8,8 +9,9 @@ public struct APIContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var identity: User?
     public var token: String?
-    /// The peer's address (never a forwarded header, which a client could forge); "local" when there is none.
-    public let client: String
+    /// The client's address: the peer's, or, from a trusted proxy, the one its forwarding headers name (never a
+    /// forwarded header from anyone else, which a client could forge); "local" when there is none.
+    public var client: String
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -59,4 +61,22 @@ struct AuthenticationMiddleware: RouterMiddleware {
         context.token = token
         return try await next(request, context)
     }
+}
+
+/// Reads the client's address through `trusted_proxies` before any route or throttle sees it.
+struct ClientAddressMiddleware: RouterMiddleware {
+    let proxies: TrustedProxies
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        guard !proxies.ranges.isEmpty else { return try await next(request, context) }
+        var context = context
+        context.client = proxies.client(
+            peer: context.client, forwarded: request.headers[.forwarded], forwardedFor: request.headers[.xForwardedFor])
+        return try await next(request, context)
+    }
+}
+
+extension HTTPField.Name {
+    static let forwarded = HTTPField.Name("Forwarded")!
+    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
 }

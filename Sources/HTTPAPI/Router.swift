@@ -35,6 +35,8 @@ public struct APIEnvironment: Sendable {
     public let responses = ResponseCache()
     /// Verified against when an email is unknown, so that both refusals take the same time.
     let decoyHash: String
+    /// The proxies whose `Forwarded` and `X-Forwarded-For` headers name the client (`trusted_proxies`).
+    public let trustedProxies: TrustedProxies
 
     public var database: AppDatabase { reports.database }
 
@@ -42,8 +44,9 @@ public struct APIEnvironment: Sendable {
         reports: DailyVerseReports, clock: @escaping @Sendable () -> Date, passwordHasher: PasswordHasher = PasswordHasher(),
         onboarding: OnboardingMachine, copy: OnboardingCopy, hints: HintCatalog, throttles: Throttles = Throttles(),
         hashing: HashingGate = HashingGate(), metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), openAPI: String? = nil,
-        vapidPublicKey: String? = nil
+        vapidPublicKey: String? = nil, trustedProxies: TrustedProxies = .none
     ) throws {
+        self.trustedProxies = trustedProxies
         self.vapidPublicKey = vapidPublicKey
         self.metrics = metrics
         self.openAPI = openAPI
@@ -65,6 +68,7 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
     let router = Router(context: APIContext.self, options: .autoGenerateHeadEndpoints)
     let routes = RouteTable()
     router.add(middleware: RequestMetricsMiddleware(factory: environment.metricsFactory))
+    router.add(middleware: ClientAddressMiddleware(proxies: environment.trustedProxies))
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: EdgeMiddleware(routes: routes))
     router.add(middleware: AuthenticationMiddleware(environment: environment))

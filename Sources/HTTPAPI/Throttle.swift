@@ -63,9 +63,14 @@ public final class Throttle: Sendable {
 
 /// The limits the API applies.
 public struct Throttles: Sendable {
-    /// Sign-in attempts per email and per client address, reserved before the password is verified; a success gives
-    /// its attempts back.
+    /// Sign-in attempts, reserved before the password is verified: every attempt per client address (a success too:
+    /// each costs a password hash), and failures per email from that address (a success clears them). Counted per
+    /// email and address together, a flood of guesses at one email from one address cannot lock its owner out
+    /// from another.
     public let signIn: Throttle
+    /// Failed sign-ins per email from every address together, at ten times `signIn`'s limit: a bound on guesses
+    /// spread over many addresses.
+    public let signInPerEmail: Throttle
     /// New guests, per client address.
     public let guests: Throttle
     /// New accounts (and attempts at one), per client address.
@@ -76,6 +81,7 @@ public struct Throttles: Sendable {
         accounts: Throttle = Throttle(limit: 5, window: 3600)
     ) {
         self.signIn = signIn
+        self.signInPerEmail = Throttle(limit: min(signIn.limit, 100_000) * 10, window: signIn.window)
         self.guests = guests
         self.accounts = accounts
     }

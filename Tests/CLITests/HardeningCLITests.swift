@@ -65,6 +65,13 @@ import Testing
         }
     }
 
+    /// A proxy list that is not addresses and blocks stops `serve` at start, naming the entry.
+    @Test(arguments: [["--trusted-proxies", "10.0.0.0/8,proxy.local"], ["--trusted-proxies=::1/200"]])
+    func aBadTrustedProxyIsOneLine(arguments: [String]) throws {
+        let entry = arguments.joined().contains("proxy.local") ? "proxy.local" : "::1/200"
+        Harness.expectOneLineError(try Harness.run(["serve", "--once"] + arguments, database: CLI.freshDatabase()), naming: entry)
+    }
+
     /// `--help` is not an error: usage on stdout, nothing on stderr, exit 0.
     @Test(arguments: [["--help"], ["-h"], ["sighting", "remove", "--help"], ["serve", "--help"]])
     func helpStillExitsZero(arguments: [String]) throws {

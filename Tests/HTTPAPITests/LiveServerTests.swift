@@ -18,8 +18,10 @@ import Glibc
 @Suite struct LiveServerTests {
     /// Runs the API on 127.0.0.1 with an ephemeral port; `body` gets the port. The server is then shut down
     /// gracefully, as `serve` does on SIGTERM.
-    func withServer(idleTimeout: TimeInterval = 30, _ body: @Sendable (Int) async throws -> Void) async throws {
-        let environment = try makeEnvironment(clock: { fixedNow })
+    func withServer(
+        idleTimeout: TimeInterval = 30, trustedProxies: TrustedProxies = .none, _ body: @Sendable (Int) async throws -> Void
+    ) async throws {
+        let environment = try makeEnvironment(clock: { fixedNow }, trustedProxies: trustedProxies)
         let port = PortBox()
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         let application = Application(
@@ -145,6 +147,35 @@ import Glibc
             }
             let (ok, _) = try await Self.exchange(port: port, Array("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
             #expect(ok.hasPrefix("HTTP/1.1 200"))
+        }
+    }
+
+    /// Behind a proxy every connection comes from the proxy's address: with it trusted, each client is counted by its
+    /// own, so that a flood from one cannot lock out the others.
+    @Test func behindATrustedProxyEachClientIsThrottledByItsOwnAddress() async throws {
+        try await withServer(trustedProxies: try TrustedProxies(parsing: "127.0.0.1, ::1")) { port in
+            let call: @Sendable (String, String, String) async throws -> String = { path, json, client in
+                let request =
+                    "POST \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: \(json.utf8.count)\r\nX-Forwarded-For: \(client)\r\n\r\n\(json)"
+                return String(try await Self.exchange(port: port, Array(request.utf8)).response.prefix(12))
+            }
+            let user = #"{"email": "amina@example.org", "password": "a long passphrase"}"#
+            let wrong = #"{"email": "amina@example.org", "password": "a guessed password"}"#
+            var answers: [String] = []
+            answers.append(try await call("/v1/accounts", user, "198.51.100.2"))
+            // Random emails from one address: that address is refused after five attempts.
+            for n in 0..<5 {
+                answers.append(try await call("/v1/sessions", #"{"email": "user\#(n)@example.org", "password": "a guess"}"#, "203.0.113.7"))
+            }
+            answers.append(try await call("/v1/sessions", wrong, "203.0.113.7"))
+            // The user, from another address (through a chain of trusted proxies), signs in.
+            answers.append(try await call("/v1/sessions", user, "198.51.100.2, 127.0.0.1"))
+            // Guesses at her email from five more addresses: each fails, and none locks her out.
+            for n in 0..<5 { answers.append(try await call("/v1/sessions", wrong, "192.0.2.\(n + 1)")) }
+            answers.append(try await call("/v1/sessions", user, "198.51.100.2"))
+            let statuses = answers.map { $0.dropFirst(9) }
+            #expect(statuses == ["201"] + Array(repeating: "401", count: 5) + ["429", "200"] + Array(repeating: "401", count: 5) + ["200"])
         }
     }
 

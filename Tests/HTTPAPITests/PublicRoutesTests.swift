@@ -22,7 +22,8 @@ func makeApp(clock: @escaping @Sendable () -> Date, hashing: HashingGate = Hashi
 
 /// The environment as `serve` builds it, on an in-memory database, with cheap password hashing.
 func makeEnvironment(
-    clock: @escaping @Sendable () -> Date, hashing: HashingGate = HashingGate(), vapidPublicKey: String? = nil
+    clock: @escaping @Sendable () -> Date, hashing: HashingGate = HashingGate(), vapidPublicKey: String? = nil,
+    trustedProxies: TrustedProxies = .none
 ) throws -> APIEnvironment {
     let database = try AppDatabase.inMemory()
     try database.seed(bundledContent)
@@ -30,7 +31,7 @@ func makeEnvironment(
     return try APIEnvironment(
         reports: DailyVerseReports(database: database), clock: clock, passwordHasher: PasswordHasher(.scrypt(logN: 8, r: 8, p: 1)),
         onboarding: machine, copy: try OnboardingCopy.load(from: dataDirectory), hints: try HintCatalog.load(from: dataDirectory), hashing: hashing,
-        openAPI: try OpenAPIDocument.load(from: dataDirectory), vapidPublicKey: vapidPublicKey)
+        openAPI: try OpenAPIDocument.load(from: dataDirectory), vapidPublicKey: vapidPublicKey, trustedProxies: trustedProxies)
 }
 
 @Suite struct PublicRoutesTests {
