@@ -1,3 +1,5 @@
+import Foundation
+import GRDB
 import Storage
 
 /// The accounts' tables: users (guests and accounts), sessions (tokens kept as hashes), bookmarks and settings.
@@ -24,4 +26,27 @@ public enum AccountsSchema {
                 reminder_time TEXT NOT NULL, timezone TEXT NOT NULL, calendar TEXT NOT NULL, adjustment INTEGER NOT NULL,
                 display_theme TEXT NOT NULL, notifications INTEGER NOT NULL, locale TEXT NOT NULL, updated_at REAL NOT NULL);
             """)
+
+    /// v12: emails in one spelling, compared by a key. Accounts made before were stored trimmed and lowercased only,
+    /// so "josé" composed and decomposed were two accounts, and one made decomposed could not sign in composed. Each
+    /// stored email is rewritten composed (NFC), lowercased and composed again, unless another account already has
+    /// that spelling; such an account, and one whose email the new rule refuses (a zero-width space in it), still signs
+    /// in under its old spelling (`Email.signInForms`). `email_key` also folds compatibility characters (NFKC), and a
+    /// new account whose key another has is refused; accounts that already share one keep their emails. Both rules are
+    /// written out here as they stood at v12.
+    public static let v12NormalizedEmails = MigrationStep { db in
+        try db.execute(sql: "ALTER TABLE user ADD COLUMN email_key TEXT; CREATE INDEX user_by_email_key ON user (email_key)")
+        let rows = try Row.fetchAll(db, sql: "SELECT id, email FROM user WHERE email IS NOT NULL ORDER BY created_at, id")
+        var taken = Set(rows.map { $0["email"] as String })
+        for row in rows {
+            var email: String = row["email"]
+            let normal = email.precomposedStringWithCanonicalMapping.lowercased().precomposedStringWithCanonicalMapping
+            if normal != email, !taken.contains(normal) {
+                taken.insert(normal)
+                email = normal
+            }
+            let key = email.precomposedStringWithCompatibilityMapping.lowercased().precomposedStringWithCompatibilityMapping
+            try db.execute(sql: "UPDATE user SET email = ?, email_key = ? WHERE id = ?", arguments: [email, key, row["id"] as String])
+        }
+    }
 }

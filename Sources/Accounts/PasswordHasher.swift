@@ -120,12 +120,14 @@ public func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
 
 public enum AccountError: UserFacingError, Equatable, Sendable {
     case weakPassword(String)
-    case invalidEmail(String)
+    case invalidEmail(String, reason: String = "expected NAME@DOMAIN")
+    case invalidDisplayName
 
     public var description: String {
         switch self {
         case .weakPassword(let rule): "password too weak or too long: \(rule)"
-        case .invalidEmail(let email): "invalid email '\(email)'"
+        case .invalidEmail(let email, let reason): "invalid email '\(email)': \(reason)"
+        case .invalidDisplayName: "invalid display name: expected 1 to 100 characters, no control or bidirectional control characters"
         }
     }
 }

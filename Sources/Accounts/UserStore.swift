@@ -61,7 +61,11 @@ extension AppDatabase {
         email: String, passwordHash: String, displayName: String?, upgrading guest: String?, now: Date
     ) throws -> (User, token: String) {
         try write { db in
-            if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true { throw SignInError.emailTaken }
+            // Taken when another account has this email, or one that reads the same (`Email.key`).
+            let key = Email.key(email)
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ? OR email_key = ?", arguments: [email, key]) == true {
+                throw SignInError.emailTaken
+            }
             let id: String
             if let guest {
                 guard try String.fetchOne(db, sql: "SELECT mode FROM user WHERE id = ?", arguments: [guest]) == "guest" else {
@@ -69,15 +73,18 @@ extension AppDatabase {
                 }
                 id = guest
                 try db.execute(
-                    sql: "UPDATE user SET mode = 'account', email = ?, password_hash = ?, display_name = ?, last_active_at = ? WHERE id = ?",
-                    arguments: [email, passwordHash, displayName, now.timeIntervalSince1970, id])
+                    sql: """
+                        UPDATE user SET mode = 'account', email = ?, email_key = ?, password_hash = ?, display_name = ?, last_active_at = ?
+                        WHERE id = ?
+                        """,
+                    arguments: [email, key, passwordHash, displayName, now.timeIntervalSince1970, id])
             } else {
                 id = UUID().uuidString.lowercased()
                 try db.execute(
                     sql: """
-                        INSERT INTO user (id, mode, email, password_hash, display_name, created_at, last_active_at)
-                        VALUES (?, 'account', ?, ?, ?, ?, ?)
-                        """, arguments: [id, email, passwordHash, displayName, now.timeIntervalSince1970, now.timeIntervalSince1970])
+                        INSERT INTO user (id, mode, email, email_key, password_hash, display_name, created_at, last_active_at)
+                        VALUES (?, 'account', ?, ?, ?, ?, ?, ?)
+                        """, arguments: [id, email, key, passwordHash, displayName, now.timeIntervalSince1970, now.timeIntervalSince1970])
             }
             let token = try Self.openSession(db, userID: id, now: now)
             return (User(id: id, mode: .account, email: email, displayName: displayName), token)
@@ -85,10 +92,21 @@ extension AppDatabase {
     }
 
     /// The stored password hash of an account, to verify outside any transaction (hashing is slow).
-    public func passwordHash(email: String) throws -> (userID: String, hash: String)? {
+    public func passwordHash(email: String) throws -> (userID: String, hash: String)? { try passwordHash(emails: [email]) }
+
+    /// The account stored under the first of these spellings that one is (`Email.signInForms`), else the one
+    /// account whose email reads the same as the first (`Email.key`: typed with fullwidth letters, say).
+    public func passwordHash(emails: [String]) throws -> (userID: String, hash: String)? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT id, password_hash FROM user WHERE email = ? AND mode = 'account'", arguments: [email])
-                .flatMap { row in (row["password_hash"] as String?).map { (row["id"] as String, $0) } }
+            for email in emails {
+                let row = try Row.fetchOne(db, sql: "SELECT id, password_hash FROM user WHERE email = ? AND mode = 'account'", arguments: [email])
+                if let row, let hash = row["password_hash"] as String? { return (row["id"] as String, hash) }
+            }
+            guard let first = emails.first else { return nil }
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT id, password_hash FROM user WHERE email_key = ? AND mode = 'account' LIMIT 2", arguments: [Email.key(first)])
+            guard rows.count == 1, let hash = rows[0]["password_hash"] as String? else { return nil }
+            return (rows[0]["id"] as String, hash)
         }
     }
 

@@ -21,6 +21,7 @@ extension Schema {
         Migration("v9-push-services", DeliverySchema.v9PushServices),
         Migration("v10-occasions-and-nights", ContentSchema.v10OccasionsAndNights),
         Migration("v11-schedule-problems", DeliverySchema.v11ScheduleProblems),
+        Migration("v12-normalized-emails", AccountsSchema.v12NormalizedEmails),
     ])
 }
 

@@ -44,11 +44,7 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
     router.post("/v1/accounts") { request, context -> Response in
         let body = try await request.decode(as: AccountRequest.self, context: context)
         let email = try answering(.body) { try Email.normalize(body.email) }
-        if let name = body.displayName {
-            guard (1...100).contains(name.unicodeScalars.count),
-                !name.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
-            else { throw APIError.badRequest("bad_display_name", "invalid display name: expected 1 to 100 characters, no control characters") }
-        }
+        if let name = body.displayName { try answering(.body) { try DisplayName.check(name) } }
         // Each attempt costs a password hash: limited per client address.
         let key = "account " + context.client
         if let wait = environment.throttles.accounts.admit(key, now: environment.clock()) {
@@ -72,7 +68,8 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
     router.post("/v1/sessions") { request, context -> Response in
         let body = try await request.decode(as: SessionRequest.self, context: context)
         let now = environment.clock()
-        let email = (try? Email.normalize(body.email)) ?? body.email.lowercased()
+        let forms = Email.signInForms(body.email)
+        let email = forms[0]
         // An attempt is reserved before any hashing, atomically (requests sent at once cannot all pass a check made
         // before the count): for the email from this address, for this address, and for the email from anywhere.
         // Repeated failures are refused for a while, whatever the password.
@@ -86,7 +83,7 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
             throw APIError.tooManyRequests(wait, "too many sign-in attempts; try again later")
         }
         let refused = APIError(.unauthorized, code: "invalid_credentials", "the email or the password is wrong")
-        let stored = try accounts.passwordHash(email: email)
+        let stored = try accounts.passwordHash(emails: forms)
         // The same work and answer whether or not the email exists.
         let password = body.password
         let encoded = stored?.hash ?? environment.decoyHash

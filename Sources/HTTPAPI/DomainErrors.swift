@@ -60,6 +60,7 @@ extension APIError {
         case let error as AccountError:
             switch error {
             case .invalidEmail: self = .badRequest("bad_email", error.description)
+            case .invalidDisplayName: self = .badRequest("bad_display_name", error.description)
             case .weakPassword: self = .badRequest("weak_password", error.description)
             }
         // The onboarding's and the hints' refusals: 409 with the machine's code, nothing changed.

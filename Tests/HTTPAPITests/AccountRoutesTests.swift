@@ -99,6 +99,29 @@ import Testing
         }
     }
 
+    /// The probe's look-alikes: each is the first account, or refused, never a second account that reads the same.
+    @Test func emailsThatReadAlikeAreOneAccount() async throws {
+        try await makeApp(now: fixedNow).test(.router) { client in
+            let password = "a long passphrase"
+            #expect(try await post(client, "/v1/accounts", ["email": "jos\u{E9}@example.org", "password": password]).0 == 201)
+            #expect(try await post(client, "/v1/accounts", ["email": "jose\u{301}@example.org", "password": password]).0 == 409)
+            #expect(try await post(client, "/v1/sessions", ["email": "JOSE\u{301}@example.org", "password": password]).0 == 200)
+            #expect(try await post(client, "/v1/accounts", ["email": "bob@example.com", "password": password]).0 == 201)
+            #expect(try await post(client, "/v1/accounts", ["email": "ｂｏｂ@example.com", "password": password]).0 == 409)
+            for hidden in ["\u{200B}", "\u{AD}", "\u{200E}"] {
+                let (status, reply) = try await post(client, "/v1/accounts", ["email": "bo\(hidden)b@example.com", "password": password])
+                #expect(status == 400)
+                #expect((reply["error"] as? [String: Any])?["code"] as? String == "bad_email")
+            }
+        }
+        try await makeApp(now: fixedNow).test(.router) { client in
+            let (status, reply) = try await post(
+                client, "/v1/accounts", ["email": "amina@example.org", "password": "a long passphrase", "display_name": "amina\u{202E}gpj.exe"])
+            #expect(status == 400)
+            #expect((reply["error"] as? [String: Any])?["code"] as? String == "bad_display_name")
+        }
+    }
+
     @Test func guestCreationIsLimitedPerClient() async throws {
         try await makeApp(now: fixedNow).test(.router) { client in
             for _ in 0..<10 { #expect(try await post(client, "/v1/guests", [:]).0 == 201) }
