@@ -47,6 +47,7 @@ public struct GlobalOptions: ParsableArguments {
         [
             "database", "data", "sink", "grace", "emit_ahead", "apns_topic", "log_level", "listen", "guest_retention", "outbox_retention",
             "idle_timeout", "throttle_sign_in", "throttle_guests", "throttle_accounts", "trusted_proxies",
+            "max_connections",
         ] + PushOptions.fileKeys)
 
     /// The configuration file, if one is named or the default exists. Flags override the environment, which

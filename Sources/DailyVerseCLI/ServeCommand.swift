@@ -52,6 +52,12 @@ struct ServeCommand: AsyncParsableCommand {
         parsing: .unconditional, help: ArgumentHelp("Where the HTTP API listens, HOST:PORT (default 127.0.0.1:8080), or none.", valueName: "address"))
     var listen: String?
     @Option(
+        name: .customLong("max-connections"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "At most this many API connections at once; one more is answered 503 and closed. Default: 4096, or what the open-file limit allows beside the \(DescriptorBudget.reserve) descriptors kept for the database, the spool and the push services.",
+            valueName: "count"))
+    var maxConnections: String?
+    @Option(
         name: .customLong("trusted-proxies"), parsing: .unconditional,
         help: ArgumentHelp(
             "Addresses or CIDR blocks of the reverse proxies in front of the API, comma-separated: only from these are Forwarded and X-Forwarded-For read for the client's address. Default none.",
@@ -81,7 +87,9 @@ struct ServeCommand: AsyncParsableCommand {
         // Checked whatever the mode, so that a typo in the configuration is found by a test run (--once) too.
         let (level, idle, proxies) = try reportingErrors { (try checkedLogLevel(), try checkedIdleTimeout(), try checkedTrustedProxies()) }
         if once { return try await runOnce() }
-        let (group, lock, sink) = try reportingErrors { try makeServiceGroup(level: level, idleTimeout: idle, proxies: proxies) }
+        let (group, lock, sink) = try reportingErrors {
+            try makeServiceGroup(level: level, idleTimeout: idle, proxies: proxies, connections: try checkedConnections())
+        }
         defer { withExtendedLifetime(lock) {} }
         do { try await group.run() } catch {
             await sink.shutdown()
@@ -103,6 +111,19 @@ struct ServeCommand: AsyncParsableCommand {
         try global.duration(.idleTimeout, flag: idleTimeout)
     }
 
+    /// The connection limit, within the open-file limit (raised to its hard limit first).
+    func checkedConnections() throws -> Int {
+        let text = try global.setting(flag: maxConnections, environment: "DAILYVERSE_MAX_CONNECTIONS", key: "max_connections")
+        var requested: Int? = nil
+        if let text {
+            guard (1...7).contains(text.count), text.allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int(text), count > 0 else {
+                throw CLIError("invalid max_connections '\(text.prefix(40))': expected a whole number of connections, such as 1024")
+            }
+            requested = count
+        }
+        return try DescriptorBudget.connections(requested: requested, openFileLimit: DescriptorBudget.raiseSoftLimit())
+    }
+
     func checkedTrustedProxies() throws -> TrustedProxies {
         try TrustedProxies(
             parsing: global.setting(flag: trustedProxies, environment: "DAILYVERSE_TRUSTED_PROXIES", key: "trusted_proxies") ?? "")
@@ -110,7 +131,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// The daemon, and the lock that makes it the database's only scheduler (held while the group runs).
     func makeServiceGroup(
-        level: Logger.Level, idleTimeout idle: TimeInterval, proxies: TrustedProxies
+        level: Logger.Level, idleTimeout idle: TimeInterval, proxies: TrustedProxies, connections: Int
     ) throws -> (ServiceGroup, SchedulerLock, any Sink) {
         let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: level) }
         let (database, lock) = try global.openDatabaseAsScheduler(pool: true)
@@ -135,7 +156,7 @@ struct ServeCommand: AsyncParsableCommand {
             MetricsSystem.bootstrap(environment.metricsFactory)
             let application = Application(
                 router: buildRouter(environment),
-                server: apiServer(idleTimeout: idle),
+                server: apiServer(idleTimeout: idle, connections: ConnectionLimit(maximum: connections)),
                 configuration: .init(address: .hostname(host, port: port), serverName: "dailyverse"),
                 onServerRunning: { _ in
                     logger.info("API listening", metadata: ["address": "\(address)"])
@@ -150,7 +171,7 @@ struct ServeCommand: AsyncParsableCommand {
             "starting",
             metadata: [
                 "database": "\(path)", "sink": "\(deliverer.sink.name)", "listen": "\(address)",
-                "emit_ahead": "\(Int(configuration.ahead))s",
+                "emit_ahead": "\(Int(configuration.ahead))s", "max_connections": "\(connections)",
             ])
         // Precedence is flags, environment, file: a file setting that loses is said, so that it is not a surprise
         // (the shipped unit sets the database, data and sink in its environment).

@@ -140,26 +140,36 @@ final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 }
 
-/// Closes a connection whose request has not fully arrived `limit` after its head: the idle timeout restarts with
-/// every chunk of a body, so a client sending a byte of body now and then would otherwise hold the connection for
-/// as long as it likes.
-final class RequestDeadline: ChannelInboundHandler, RemovableChannelHandler {
+/// Closes a connection whose request does not arrive in time, whatever it sends meanwhile: its head must be complete
+/// `limit` after the connection opened (or after the previous response was sent), and its body `limit` after its
+/// head. The idle timeout restarts with every byte, so a client trickling a header that never ends, or a byte of body
+/// now and then, would otherwise hold the connection for as long as it likes. While a request is being answered, no
+/// deadline runs.
+final class RequestDeadline: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
 
     let limit: TimeAmount
     private var pending: Scheduled<Void>?
 
     init(limit: TimeAmount) { self.limit = limit }
 
+    private func arm(_ context: ChannelHandlerContext) {
+        pending?.cancel()
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        pending = context.eventLoop.scheduleTask(in: limit) { bound.value.close(promise: nil) }
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { arm(context) }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head:
-            pending?.cancel()
-            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            pending = context.eventLoop.scheduleTask(in: limit) { bound.value.close(promise: nil) }
+            arm(context)  // the body's deadline
         case .end:
-            pending?.cancel()
+            pending?.cancel()  // answering
             pending = nil
         case .body:
             break
@@ -167,16 +177,91 @@ final class RequestDeadline: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        // A response sent: the next head's deadline (a connection kept alive).
+        if case .end = unwrapOutboundIn(data) { arm(context) }
+        context.write(data, promise: promise)
+    }
+
     func handlerRemoved(context: ChannelHandlerContext) { pending?.cancel() }
 }
 
-/// How `serve` (and the tests that start a real server) run HTTP/1: an idle timeout, which also bounds how long a
-/// request's head may take to arrive (a connection that sends no complete request is closed) and, from its head, how
-/// long its body may take; and JSON for requests that cannot be parsed.
-public func apiServer(idleTimeout: TimeInterval) -> HTTPServerBuilder {
+/// The API's open connections, counted across the server: one over `maximum` is answered 503 `busy` and closed at
+/// once, so that a flood of connections cannot take the descriptors the scheduler needs (the database, the spool,
+/// the push services' connections).
+public final class ConnectionLimit: Sendable {
+    public let maximum: Int
+    private let open = Atomic<Int>(0)
+
+    public init(maximum: Int) { self.maximum = max(1, maximum) }
+
+    /// How many are open now (the refused ones included, until they are closed).
+    public var current: Int { open.load(ordering: .relaxed) }
+
+    func enter() -> Bool { open.wrappingAdd(1, ordering: .relaxed).newValue <= maximum }
+    func leave() { open.wrappingSubtract(1, ordering: .relaxed) }
+}
+
+/// Counts its connection in a `ConnectionLimit`, and refuses it when it is one too many.
+final class ConnectionLimitHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    let limit: ConnectionLimit
+    private var counted = false
+    private var refused = false
+    private var answered = false
+
+    init(limit: ConnectionLimit) { self.limit = limit }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        counted = true
+        refused = !limit.enter()
+        if refused, context.channel.isActive { refuse(context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        if counted { limit.leave() }
+        counted = false
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if refused { refuse(context) }
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if !refused { context.fireChannelRead(data) }
+    }
+
+    private func refuse(_ context: ChannelHandlerContext) {
+        guard !answered else { return }
+        answered = true
+        let body =
+            (try? JSONText.encoder.encode(APIError.Body(error: .init(code: "busy", message: "too many connections; try again shortly")))) ?? Data()
+        var fields: HTTPFields = [.contentType: "application/json; charset=utf-8", .connection: "close", .retryAfter: "1"]
+        fields[.contentLength] = String(body.count)
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: .serviceUnavailable, headerFields: fields))), promise: nil)
+        context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: body))), promise: nil)
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenComplete { _ in bound.value.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+    }
+}
+
+/// How `serve` (and the tests that start a real server) run HTTP/1: at most `connections` open at once (one more is
+/// answered 503 and closed); an idle timeout, which also bounds how long a request's head may take to arrive (a
+/// connection that sends no complete request is closed, however slowly it sends) and, from its head, how long its
+/// body may take; and JSON for requests that cannot be parsed.
+public func apiServer(idleTimeout: TimeInterval, connections: ConnectionLimit = ConnectionLimit(maximum: 1024)) -> HTTPServerBuilder {
     let timeout = TimeAmount.milliseconds(Int64((min(max(idleTimeout, 0.001), 86_400) * 1000).rounded()))
     return .http1(
         configuration: .init(
-            additionalChannelHandlers: [MalformedRequestHandler(), RequestDeadline(limit: timeout)],
+            additionalChannelHandlers: [
+                ConnectionLimitHandler(limit: connections), MalformedRequestHandler(), RequestDeadline(limit: timeout),
+            ],
             idleTimeout: timeout))
 }

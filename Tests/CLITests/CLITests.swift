@@ -52,10 +52,16 @@ struct CLI {
     }
 
     /// Starts the binary without waiting for it; its output goes nowhere.
-    static func start(_ arguments: [String], database: String, environment: [String: String] = [:]) throws -> Process {
+    /// `wrapper`: a command the binary runs under (`prlimit --nofile=256:256 --`).
+    static func start(_ arguments: [String], database: String, environment: [String: String] = [:], wrapper: [String] = []) throws -> Process {
         let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
+        if let first = wrapper.first {
+            process.executableURL = URL(fileURLWithPath: first)
+            process.arguments = Array(wrapper.dropFirst()) + [binary.path] + arguments
+        } else {
+            process.executableURL = binary
+            process.arguments = arguments
+        }
         var env = ProcessInfo.processInfo.environment
         env["DAILYVERSE_DB"] = database
         env["DAILYVERSE_DATA"] = repository.appendingPathComponent("data").path

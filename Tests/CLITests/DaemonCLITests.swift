@@ -179,6 +179,51 @@ import FoundationNetworking
         #expect(CLI.run(["status", "--json", "--now", "2025-03-01T08:11:00Z"], database: db).json["written_ahead"] as? Int == 1)
     }
 
+    /// A flood of connections, each sending a byte, past what the open-file limit allows, while devices are due: the
+    /// connections over the limit are refused, the scheduler keeps the descriptors it needs and delivers every due row
+    /// on time, and the API answers once the flood ends.
+    @Test func aFloodOfConnectionsCannotStarveTheScheduler() throws {
+        let db = CLI.freshDatabase()
+        let count = 50
+        let file = try writeFile((1...count).map { device($0) }, beside: db, name: "devices.jsonl")
+        #expect(CLI.run(["devices", "import", file, "--now", "2025-02-01T00:00:00Z"], database: db).status == 0)
+        let spool = URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("spool").path
+        let port = freePort()
+        // 256 descriptors: 128 for connections, 128 kept for the rest. The devices fire at 08:00, 3 s after the start.
+        let child = try CLI.start(
+            ["serve", "--now", "2025-03-01T07:59:57Z", "--sink", "jsonl:" + spool, "--listen", "127.0.0.1:\(port)"], database: db,
+            wrapper: ["/usr/bin/prlimit", "--nofile=256:256", "--"])
+        defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
+        try waitUntil { health(port) == "{\"status\":\"ok\"}" }
+        // 400 connections, each with one byte of a request, held open.
+        var flood: [Int32] = []
+        defer { for fd in flood { close(fd) } }
+        for _ in 0..<400 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if connected == 0 { _ = send(fd, "G", 1, Int32(MSG_NOSIGNAL)) }
+            flood.append(fd)
+        }
+        // Every due row is delivered, each within seconds of its time.
+        try waitUntil { try delivered(db) == count }
+        let late = try DatabaseQueue(path: db).read { db in
+            try Double.fetchOne(db, sql: "SELECT max(delivered_at - fire_at) FROM outbox WHERE status = 'delivered'") ?? .infinity
+        }
+        #expect(late < 10, "delivered \(late) s after its time")
+        for fd in flood { close(fd) }
+        flood = []
+        try waitUntil { health(port) == "{\"status\":\"ok\"}" }
+        kill(child.processIdentifier, SIGTERM)
+        child.waitUntilExit()
+        #expect(child.terminationReason == .exit && child.terminationStatus == 0)
+    }
+
     /// kill -9 at any moment, restart: one outbox row per device and date, each spooled once.
     @Test(arguments: ["emission", "delivery"])
     func killedMidwayAndRestartedNothingIsLostOrDoubled(phase: String) throws {

@@ -337,3 +337,22 @@ func limitPages(_ database: AppDatabase) throws {
         #expect(try database.outbox(status: .delivered).count == 1)
     }
 }
+
+/// API connections get what the open-file limit leaves beside the descriptors kept for everything else.
+@Suite struct DescriptorBudgetTests {
+    @Test func theConnectionLimitFitsTheOpenFileLimit() throws {
+        let reserve = DescriptorBudget.reserve
+        #expect(try DescriptorBudget.connections(requested: nil, openFileLimit: 65_536) == DescriptorBudget.defaultConnections)
+        #expect(try DescriptorBudget.connections(requested: nil, openFileLimit: 1_024) == 1_024 - reserve)
+        #expect(try DescriptorBudget.connections(requested: 500, openFileLimit: 1_024) == 500)
+        #expect(try DescriptorBudget.connections(requested: 1_024 - reserve, openFileLimit: 1_024) == 1_024 - reserve)
+        #expect(throws: DescriptorBudgetError.self) { try DescriptorBudget.connections(requested: 1_024 - reserve + 1, openFileLimit: 1_024) }
+        #expect(throws: DescriptorBudgetError.self) { try DescriptorBudget.connections(requested: nil, openFileLimit: reserve + 15) }
+        let error = DescriptorBudgetError(requested: 5_000, openFileLimit: 1_024)
+        #expect(error.description.contains("5000") && error.description.contains("1024") && error.description.contains("LimitNOFILE"))
+        // This process's soft limit is raised to its hard limit, and never lowered.
+        var before = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &before)
+        #expect(DescriptorBudget.raiseSoftLimit() >= Int(min(before.rlim_cur, rlim_t(Int32.max))))
+    }
+}

@@ -19,13 +19,14 @@ import Glibc
     /// Runs the API on 127.0.0.1 with an ephemeral port; `body` gets the port. The server is then shut down
     /// gracefully, as `serve` does on SIGTERM.
     func withServer(
-        idleTimeout: TimeInterval = 30, trustedProxies: TrustedProxies = .none, _ body: @Sendable (Int) async throws -> Void
+        idleTimeout: TimeInterval = 30, trustedProxies: TrustedProxies = .none, connections: ConnectionLimit = ConnectionLimit(maximum: 1024),
+        _ body: @Sendable (Int) async throws -> Void
     ) async throws {
         let environment = try makeEnvironment(clock: { fixedNow }, trustedProxies: trustedProxies)
         let port = PortBox()
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         let application = Application(
-            router: buildRouter(environment), server: apiServer(idleTimeout: idleTimeout),
+            router: buildRouter(environment), server: apiServer(idleTimeout: idleTimeout, connections: connections),
             configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "dailyverse"),
             onServerRunning: { channel in port.set(channel.localAddress?.port ?? 0) }, logger: logger)
         let group = ServiceGroup(configuration: .init(services: [application], logger: logger))
@@ -102,6 +103,53 @@ import Glibc
             #expect(partial)
             // A client that completes its request in time is answered.
             let (ok, _) = try await Self.exchange(port: port, Array("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            #expect(ok.hasPrefix("HTTP/1.1 200"))
+        }
+    }
+
+    @Test func aHeadTrickledAByteAtATimeIsCutOffAtTheDeadline() async throws {
+        try await withServer(idleTimeout: 0.5) { port in
+            // Each byte of a head that never ends comes well within the idle timeout, which each byte restarts; the
+            // head is not complete 0.5 s after the connection opened, so it is closed. Bounded: 200 bytes, 0.1 s apart.
+            let closed = try await Self.blocking {
+                let socket = try RawSocket(port: port, timeout: 0.05)
+                defer { socket.close() }
+                try socket.send(Array("GET /health HTTP/1.1\r\nX-Long: ".utf8))
+                for _ in 0..<200 {
+                    Thread.sleep(forTimeInterval: 0.1)
+                    guard socket.sendOne(UInt8(ascii: "a")) else { return true }
+                    if socket.readUntilClosed().closed { return true }
+                }
+                return false
+            }
+            #expect(closed, "the connection stayed open for a head trickled over 20 s")
+        }
+    }
+
+    @Test func connectionsOverTheLimitAreAnswered503AndClosed() async throws {
+        let limit = ConnectionLimit(maximum: 5)
+        try await withServer(connections: limit) { port in
+            let (refused, afterwards) = try await Self.blocking {
+                // Five connections, each with a byte of a request: the limit.
+                let held = try (0..<5).map { _ in try RawSocket(port: port, timeout: 60) }
+                for socket in held { try socket.send(Array("G".utf8)) }
+                // A sixth is answered 503 busy and closed, whatever it sends.
+                let sixth = try RawSocket(port: port, timeout: 60)
+                try sixth.send(Array("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+                let refused = sixth.readUntilClosed()
+                sixth.close()
+                for socket in held { socket.close() }
+                return (refused, limit.current)
+            }
+            #expect(refused.response.hasPrefix("HTTP/1.1 503"), "\(refused.response.prefix(80))")
+            #expect(refused.response.contains(#""code":"busy""#))
+            #expect(refused.closed)
+            #expect(afterwards <= 6)
+            // Once the flood ends, the server answers.
+            var ok = ""
+            for _ in 0..<100 where !ok.hasPrefix("HTTP/1.1 200") {
+                ok = try await Self.exchange(port: port, Array("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)).response
+            }
             #expect(ok.hasPrefix("HTTP/1.1 200"))
         }
     }
