@@ -22,6 +22,7 @@ extension Schema {
         Migration("v10-occasions-and-nights", ContentSchema.v10OccasionsAndNights),
         Migration("v11-schedule-problems", DeliverySchema.v11ScheduleProblems),
         Migration("v12-normalized-emails", AccountsSchema.v12NormalizedEmails),
+        Migration("v13-spool-marks", DeliverySchema.v13SpoolMarks),
     ])
 }
 

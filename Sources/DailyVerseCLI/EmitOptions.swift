@@ -73,7 +73,9 @@ struct EmitOptions: ParsableArguments {
             try global.setting(flag: sink, environment: "DAILYVERSE_SINK", key: "sink")
             ?? "jsonl:" + URL(fileURLWithPath: try global.databasePath()).deletingLastPathComponent().appendingPathComponent("spool").path
         if spec == "stdout" { return StdoutSink() }
-        if spec.hasPrefix("jsonl:"), spec.count > 6 { return try JSONLinesSpool(directory: URL(fileURLWithPath: String(spec.dropFirst(6)))) }
+        if spec.hasPrefix("jsonl:"), spec.count > 6 {
+            return try JSONLinesSpool(directory: URL(fileURLWithPath: String(spec.dropFirst(6))), recordedSize: { try database.spoolMark(path: $0) })
+        }
         if spec.hasPrefix("webhook:"), let url = URL(string: String(spec.dropFirst(8))) { return try WebhookSink(url: url) }
         if spec == "push" {
             let senders = try push.makeSenders(global, database: database)

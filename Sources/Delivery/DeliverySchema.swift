@@ -209,4 +209,19 @@ public enum DeliverySchema {
                 found_at REAL NOT NULL,
                 PRIMARY KEY (device_seq, kind)) WITHOUT ROWID;
             """)
+
+    /// v13: how far each spool file is known to the outbox: its size after the last append whose rows are recorded,
+    /// written in the same transaction as their outcomes. After a power loss that takes the database back further than
+    /// the spool, a restart reads the file from there, and finds every line the outbox no longer knows of.
+    public static let v13SpoolMarks = MigrationStep(
+        sql: """
+            CREATE TABLE spool_mark (path TEXT PRIMARY KEY NOT NULL, size INTEGER NOT NULL, at REAL NOT NULL) WITHOUT ROWID;
+            """)
+}
+
+extension AppDatabase {
+    /// The size the outbox recorded for a spool file, if it recorded one.
+    public func spoolMark(path: String) throws -> Int64? {
+        try read { db in try Int64.fetchOne(db, sql: "SELECT size FROM spool_mark WHERE path = ?", arguments: [path]) }
+    }
 }

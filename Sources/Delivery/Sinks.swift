@@ -33,12 +33,16 @@ public protocol Sink: Sendable {
     func shutdown() async
     /// Whether a batch may be sent while the one before is still being recorded (see `Deliverer.run`).
     var overlapsRecording: Bool { get }
+    /// What the last `deliver` made durable, for the outbox to record in the same transaction as the batch's
+    /// outcomes: the spool's files and their sizes after the append (`spool_mark`). Empty for other sinks.
+    func takeMarks() -> [String: Int64]
 }
 
 extension Sink {
     public var platforms: Set<String>? { nil }
     public func shutdown() async {}
     public var overlapsRecording: Bool { false }
+    public func takeMarks() -> [String: Int64] { [:] }
 }
 
 /// Prints each record as a JSON line on standard output.
@@ -59,10 +63,13 @@ public struct StdoutSink: Sink {
 /// the two, the records already on disk are found (by idempotency key) and marked delivered without being written
 /// again; a line cut short by the crash is removed and written whole.
 ///
-/// Only what can be on disk without being recorded is read back: the lines of the last append to a file, since the
-/// deliverer records each batch before it hands over the next. So a new process reads the last `reconcileLines`
-/// lines of a file (at least the largest batch), not the whole day's file, and keeps the keys of its last few
-/// appends per file: memory and start-up time do not grow with the spool.
+/// Only what can be on disk without the outbox knowing it is read back: every line after the size the outbox
+/// recorded for the file (`spool_mark`, written in the same transaction as the batch's outcomes), so that a power loss
+/// that takes the database back further than the spool (its log is synced at checkpoints, the spool at each append)
+/// writes no line twice. A restart reads what the last durable record does not know — in a normal restart the last
+/// batch — not the whole day's file; without a recorded size (a spool written before v13, a database without one) it
+/// reads the last `reconcileLines` lines. It keeps the keys of its last few appends per file: memory and start-up time
+/// do not grow with the spool.
 ///
 /// An append is all or nothing: when a write or sync fails (a full disk), the file is cut back to where the append
 /// began, and the error says so as a `local` failure that the deliverer retries until it clears.
@@ -75,10 +82,15 @@ public final class JSONLinesSpool: Sink, Sendable {
     static let rememberedAppends = 4
     /// By file name, the keys of its last appends, oldest first. Held for a whole delivery: appends are one at a time.
     private let recent = Mutex<[String: [Set<String>]]>([:])
+    /// The files appended to by the last delivery, with their sizes after it: for the outbox to record.
+    private let marks = Mutex<[String: Int64]>([:])
+    /// The size the outbox recorded for a file (by path), if any.
+    private let recordedSize: @Sendable (String) throws -> Int64?
     private let lockFile: Int32
 
-    public init(directory: URL, reconcileLines: Int = 2000) throws {
+    public init(directory: URL, reconcileLines: Int = 2000, recordedSize: @escaping @Sendable (String) throws -> Int64? = { _ in nil }) throws {
         self.directory = directory
+        self.recordedSize = recordedSize
         self.name = "jsonl:\(directory.path)"
         self.reconcileLines = max(1, reconcileLines)
         do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch {
@@ -114,19 +126,28 @@ public final class JSONLinesSpool: Sink, Sendable {
                     outcomes[record.id] = .delivered()
                 }
                 guard !text.isEmpty else { continue }
-                do { try append(text, to: url) } catch {
+                let size: Int64
+                do { size = try append(text, to: url) } catch {
                     // What is on disk is no longer what we remember: read it back before the next write.
                     recent[file] = nil
                     throw error
                 }
                 recent[file] = Array((remembered + [written]).suffix(Self.rememberedAppends))
+                marks.withLock { $0[url.path] = size }
             }
             return outcomes
         }
     }
 
-    /// The keys in the last `reconcileLines` lines of a spool file; a last line without its newline (a write cut
-    /// short) is cut off first.
+    public func takeMarks() -> [String: Int64] {
+        marks.withLock { marks in
+            defer { marks = [:] }
+            return marks
+        }
+    }
+
+    /// The keys of the lines of a spool file that the outbox may not know of: those after the size it recorded, or
+    /// without one the last `reconcileLines`; a last line without its newline (a write cut short) is cut off first.
     private func reconcile(_ url: URL) throws -> Set<String> {
         let descriptor = open(url.path, O_RDWR | O_CLOEXEC)
         if descriptor < 0 {
@@ -136,6 +157,11 @@ public final class JSONLinesSpool: Sink, Sendable {
         defer { close(descriptor) }
         let size = lseek(descriptor, 0, SEEK_END)
         guard size > 0 else { return [] }
+        let recorded: Int64?
+        do { recorded = try recordedSize(url.path) } catch { throw SinkError("cannot read the spool's recorded size: \(error)", isLocal: true) }
+        if let recorded, recorded >= 0, recorded <= Int64(size) {
+            return try keys(descriptor, from: off_t(recorded), to: size, url: url)
+        }
         // Read backwards in chunks until enough lines are in hand (one more newline than lines, or the file's start).
         var tail: [UInt8] = []
         var offset = size
@@ -171,8 +197,45 @@ public final class JSONLinesSpool: Sink, Sendable {
         return keys
     }
 
-    /// Appends and syncs `text`, or leaves the file as it was: on a failed write or sync it is cut back.
-    private func append(_ text: String, to url: URL) throws {
+    /// The keys of the whole lines from `start` (a line's start) to `end`; a last line without its newline is cut
+    /// off the file. Read forwards in chunks, holding only the keys.
+    private func keys(_ descriptor: Int32, from start: off_t, to end: off_t, url: URL) throws -> Set<String> {
+        var keys = Set<String>()
+        var offset = start
+        var partial: [UInt8] = []
+        let chunk = 1 << 20
+        var buffer = [UInt8](repeating: 0, count: chunk)
+        while offset < end {
+            let length = Int(min(off_t(chunk), end - offset))
+            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, length, offset) }
+            guard count == length else { throw SinkError.local("cannot read spool file '\(url.path)'", errno: errno) }
+            offset += off_t(count)
+            var lineStart = 0
+            for index in 0..<count where buffer[index] == UInt8(ascii: "\n") {
+                partial.append(contentsOf: buffer[lineStart..<index])
+                if let object = try? JSONSerialization.jsonObject(with: Data(partial)) as? [String: Any],
+                    let key = object["idempotency_key"] as? String
+                {
+                    keys.insert(key)
+                }
+                partial.removeAll(keepingCapacity: true)
+                lineStart = index + 1
+            }
+            partial.append(contentsOf: buffer[lineStart..<count])
+        }
+        // A cut-off last line goes.
+        if !partial.isEmpty {
+            guard ftruncate(descriptor, end - off_t(partial.count)) == 0, fsync(descriptor) == 0 else {
+                throw SinkError.local("cannot repair spool file '\(url.path)'", errno: errno)
+            }
+        }
+        return keys
+    }
+
+    /// Appends and syncs `text`, or leaves the file as it was: on a failed write or sync it is cut back. The file's
+    /// size after the append.
+    @discardableResult
+    private func append(_ text: String, to url: URL) throws -> Int64 {
         let descriptor = open(url.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw SinkError.local("cannot open spool file '\(url.path)'", errno: errno) }
         defer { close(descriptor) }
@@ -191,7 +254,7 @@ public final class JSONLinesSpool: Sink, Sendable {
             break
         }
         if failure == nil, fsync(descriptor) != 0 { failure = errno }
-        guard let code = failure else { return }
+        guard let code = failure else { return Int64(start) + Int64(bytes.count) }
         // All or nothing: cut back to where this append began (if that fails too, the next write reads the file back
         // and repairs it).
         if start >= 0 {
@@ -284,12 +347,20 @@ public struct Deliverer: Sendable {
                 let prefetch: Task<[OutboxRecord], any Error>? =
                     records.count < batchSize ? nil : Task { [self] in try await fetch(after: last.id, now: now) }
                 var outcomes: [Int64: DeliveryOutcome] = [:]
+                // What the sink made durable is recorded only with a batch it took whole: after a failure part-way,
+                // the files are read back from the marks recorded before.
+                var marks: [String: Int64] = [:]
                 if !live.isEmpty {
-                    do { outcomes = try await sink.deliver(live) } catch let error as SinkError where error.isLocal {
+                    do {
+                        outcomes = try await sink.deliver(live)
+                        marks = sink.takeMarks()
+                    } catch let error as SinkError where error.isLocal {
+                        _ = sink.takeMarks()
                         // Not the records' fault: they stay pending with their attempts as they were, and wait a little.
                         summary.localError = error.description
                         outcomes = Dictionary(uniqueKeysWithValues: live.map { ($0.id, .paused(error: error.description, after: localRetryDelay)) })
                     } catch {
+                        _ = sink.takeMarks()
                         outcomes = Dictionary(uniqueKeysWithValues: live.map { ($0.id, .retry(error: "\(error)", after: nil)) })
                     }
                 }
@@ -299,9 +370,11 @@ public struct Deliverer: Sendable {
                 }
                 if overlap {
                     let outcomesOfBatch = outcomes
-                    recording = Task { [self] in try await record(live: live, outcomes: outcomesOfBatch, expired: expired, now: now) }
+                    recording = Task { [self] in
+                        try await record(live: live, outcomes: outcomesOfBatch, expired: expired, marks: marks, now: now)
+                    }
                 } else {
-                    summary.add(try await record(live: live, outcomes: outcomes, expired: expired, now: now))
+                    summary.add(try await record(live: live, outcomes: outcomes, expired: expired, marks: marks, now: now))
                 }
                 // After a local failure the next batch would fail alike: the pass ends, and the rows wait their delay.
                 if shouldStop() || summary.localError != nil {
@@ -325,12 +398,20 @@ public struct Deliverer: Sendable {
         return try await database.read { db in try AppDatabase.deliverable(db, now: now, limit: limit, platforms: platforms, after: after) }
     }
 
-    /// Records a batch's outcomes in one transaction.
-    func record(live: [OutboxRecord], outcomes: [Int64: DeliveryOutcome], expired: [OutboxRecord], now: Date) async throws -> DeliverySummary {
+    /// Records a batch's outcomes in one transaction, with what the sink made durable for it (`marks`).
+    func record(
+        live: [OutboxRecord], outcomes: [Int64: DeliveryOutcome], expired: [OutboxRecord], marks: [String: Int64] = [:], now: Date
+    ) async throws -> DeliverySummary {
         let (sinkName, maximumAttempts, baseBackoff, maximumBackoff, random) = (sink.name, maximumAttempts, baseBackoff, maximumBackoff, random)
         let at = now.timeIntervalSince1970
         return try await database.write { db in
             var summary = DeliverySummary()
+            for (path, size) in marks {
+                try db.execute(
+                    sql:
+                        "INSERT INTO spool_mark (path, size, at) VALUES (?, ?, ?) ON CONFLICT (path) DO UPDATE SET size = excluded.size, at = excluded.at",
+                    arguments: [path, size, at])
+            }
             for record in expired {
                 try db.execute(
                     sql: "UPDATE outbox SET status = 'missed', last_error = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'",

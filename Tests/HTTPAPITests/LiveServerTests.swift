@@ -133,6 +133,9 @@ import Glibc
                 // Five connections, each with a byte of a request: the limit.
                 let held = try (0..<5).map { _ in try RawSocket(port: port, timeout: 60) }
                 for socket in held { try socket.send(Array("G".utf8)) }
+                // Connected is not yet accepted: wait (at most 10 s) until the server counts all five.
+                let deadline = ContinuousClock.now + .seconds(10)
+                while limit.current < 5 && ContinuousClock.now < deadline { usleep(1_000) }
                 // A sixth is answered 503 busy and closed, whatever it sends.
                 let sixth = try RawSocket(port: port, timeout: 60)
                 try sixth.send(Array("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
