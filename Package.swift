@@ -125,7 +125,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "Diagnostics",
-                "Storage", "Delivery", "Accounts", .product(name: "Logging", package: "swift-log"),
+                "Storage", "Delivery", "Accounts", "Engagement", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Metrics", package: "swift-metrics"),
             ]),
         // Composes calendar, selection and store into the reports the CLI and the API print.
@@ -135,7 +135,8 @@ let package = Package(
             name: "DailyVerseCLI",
             dependencies: [
                 "Diagnostics",
-                "HijriCalendar", "VerseCalendar", "Storage", "AppSchema", "ContentStore", "VerseOfTheDay", "Notifications", "Delivery", "Daemon",
+                "Accounts", "HijriCalendar", "VerseCalendar", "Storage", "AppSchema", "ContentStore", "VerseOfTheDay", "Notifications", "Delivery",
+                "Daemon",
                 "HTTPAPI", "Onboarding", "Engagement", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -150,7 +151,7 @@ let package = Package(
             name: "dailyverse-bench",
             dependencies: [
                 "HijriCalendar", "Storage", "AppSchema", "ContentStore", "Delivery", "Notifications", "HTTPAPI", "Accounts", "Onboarding",
-                "VerseOfTheDay", "PushServices", "PushStandIns", .product(name: "NIOCore", package: "swift-nio"),
+                "Engagement", "VerseOfTheDay", "PushServices", "PushStandIns", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

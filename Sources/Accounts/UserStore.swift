@@ -132,15 +132,24 @@ extension AppDatabase {
     ///
     /// A read; the session's and the user's last-used times are written only when they are more than a minute old,
     /// so an active client does not turn every request into a write.
-    public func authenticate(token: String, now: Date) throws -> User? {
+    /// The user a bearer token signs in, unless the token is unknown, signed out or expired by `policy`.
+    public func authenticate(token: String, now: Date, policy: SessionPolicy = SessionPolicy()) throws -> User? {
         guard SessionToken.isWellFormed(token) else { return nil }
         let hash = SessionToken.hash(token)
         let found = try read { db in
             try Row.fetchOne(
-                db, sql: "SELECT u.*, s.token_hash, s.last_used_at FROM session s JOIN user u ON u.id = s.user_id WHERE s.token_hash = ?",
+                db,
+                sql:
+                    "SELECT u.*, s.token_hash, s.last_used_at, s.created_at AS session_created_at FROM session s JOIN user u ON u.id = s.user_id WHERE s.token_hash = ?",
                 arguments: [hash])
         }
         guard let row = found, SessionToken.matches(token, storedHash: row["token_hash"]) else { return nil }
+        let user = Self.user(row)
+        guard
+            !policy.isExpired(
+                mode: user.mode, createdAt: Date(timeIntervalSince1970: row["session_created_at"]),
+                lastUsedAt: Date(timeIntervalSince1970: row["last_used_at"]), now: now)
+        else { return nil }
         if now.timeIntervalSince1970 - (row["last_used_at"] as Double) > 60 {
             try write { db in
                 try db.execute(sql: "UPDATE session SET last_used_at = ? WHERE token_hash = ?", arguments: [now.timeIntervalSince1970, hash])
@@ -150,7 +159,45 @@ extension AppDatabase {
         return Self.user(row)
     }
 
+    /// Removes the sessions `policy` has expired, a batch at a time; how many went.
+    @discardableResult
+    public func purgeExpiredSessions(now: Date, policy: SessionPolicy) throws -> Int {
+        let idleBefore = now.timeIntervalSince1970 - policy.idle
+        let createdBefore = now.timeIntervalSince1970 - policy.lifetime
+        var removed = 0
+        while true {
+            let count = try write { db in
+                try db.execute(
+                    sql: """
+                        DELETE FROM session WHERE token_hash IN (
+                            SELECT s.token_hash FROM session s JOIN user u ON u.id = s.user_id
+                            WHERE s.last_used_at < ? OR (u.mode = 'account' AND s.created_at < ?) LIMIT 10000)
+                        """, arguments: [idleBefore, createdBefore])
+                return db.changesCount
+            }
+            removed += count
+            if count < 10_000 { return removed }
+        }
+    }
+
     public func closeSession(token: String) throws {
         try write { db in try db.execute(sql: "DELETE FROM session WHERE token_hash = ?", arguments: [SessionToken.hash(token)]) }
+    }
+}
+
+/// When a bearer token stops working: unused for `idle` (any session), or older than `lifetime` (an account's: a
+/// guest has no password to sign in again with, so its token lasts as long as the guest, whom `guest_retention`
+/// purges when inactive). Expired sessions answer 401 as signed-out ones do, and are removed hourly.
+public struct SessionPolicy: Sendable, Equatable {
+    public var idle: TimeInterval
+    public var lifetime: TimeInterval
+
+    public init(idle: TimeInterval = 90 * 86_400, lifetime: TimeInterval = 365 * 86_400) {
+        self.idle = idle
+        self.lifetime = lifetime
+    }
+
+    public func isExpired(mode: User.Mode, createdAt: Date, lastUsedAt: Date, now: Date) -> Bool {
+        now.timeIntervalSince(lastUsedAt) > idle || (mode == .account && now.timeIntervalSince(createdAt) > lifetime)
     }
 }

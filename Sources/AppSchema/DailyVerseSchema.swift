@@ -23,6 +23,7 @@ extension Schema {
         Migration("v11-schedule-problems", DeliverySchema.v11ScheduleProblems),
         Migration("v12-normalized-emails", AccountsSchema.v12NormalizedEmails),
         Migration("v13-spool-marks", DeliverySchema.v13SpoolMarks),
+        Migration("v14-events-follow-their-user", EngagementSchema.v14EventsFollowTheirUser),
     ])
 }
 

@@ -1,5 +1,6 @@
 import Accounts
 import Delivery
+import Engagement
 import Foundation
 import Logging
 import Metrics
@@ -275,10 +276,19 @@ public enum DaemonBuilder {
         public var guests: TimeInterval
         /// Delivered, failed and missed outbox rows this old are removed.
         public var outbox: TimeInterval
+        /// Analytics events this old are removed.
+        public var events: TimeInterval
+        /// When sessions expire; expired ones are removed.
+        public var sessions: SessionPolicy
 
-        public init(guests: TimeInterval = 30 * 86_400, outbox: TimeInterval = 30 * 86_400) {
+        public init(
+            guests: TimeInterval = 30 * 86_400, outbox: TimeInterval = 30 * 86_400, events: TimeInterval = 365 * 86_400,
+            sessions: SessionPolicy = SessionPolicy()
+        ) {
             self.guests = guests
             self.outbox = outbox
+            self.events = events
+            self.sessions = sessions
         }
     }
 
@@ -312,6 +322,14 @@ public enum DaemonBuilder {
             MaintenanceService(name: "outbox prune", interval: 3600, clock: clock, logger: logger) { now in
                 let pruned = try database.pruneOutbox(settledBefore: now.addingTimeInterval(-retention.outbox))
                 return pruned > 0 ? "\(pruned) settled outbox rows removed" : nil
+            },
+            MaintenanceService(name: "event prune", interval: 3600, clock: clock, logger: logger) { now in
+                let pruned = try database.pruneEvents(before: now.addingTimeInterval(-retention.events))
+                return pruned > 0 ? "\(pruned) analytics events past their retention removed" : nil
+            },
+            MaintenanceService(name: "session expiry", interval: 3600, clock: clock, logger: logger) { now in
+                let expired = try database.purgeExpiredSessions(now: now, policy: retention.sessions)
+                return expired > 0 ? "\(expired) expired sessions removed" : nil
             },
             // The log is checkpointed at 256 MiB: a quiet database's is copied back hourly all the same.
             MaintenanceService(name: "log checkpoint", interval: 3600, clock: clock, logger: logger) { _ in

@@ -1,3 +1,4 @@
+import Accounts
 import ArgumentParser
 import Daemon
 import Foundation
@@ -75,6 +76,15 @@ struct DurationSetting: Sendable {
     static let outboxRetention = DurationSetting(
         name: "outbox retention", environment: "DAILYVERSE_OUTBOX_RETENTION", key: "outbox_retention",
         fallback: DaemonBuilder.Retention().outbox, range: retention)
+    static let eventRetention = DurationSetting(
+        name: "event retention", environment: "DAILYVERSE_EVENT_RETENTION", key: "event_retention",
+        fallback: DaemonBuilder.Retention().events, range: retention)
+    static let sessionIdle = DurationSetting(
+        name: "session idle", environment: "DAILYVERSE_SESSION_IDLE", key: "session_idle", fallback: SessionPolicy().idle, range: 3600...3650 * 86_400
+    )
+    static let sessionLifetime = DurationSetting(
+        name: "session lifetime", environment: "DAILYVERSE_SESSION_LIFETIME", key: "session_lifetime", fallback: SessionPolicy().lifetime,
+        range: retention)
 
     /// A day to ten years, for both retentions.
     static let retention: ClosedRange<TimeInterval> = 86_400...3650 * 86_400

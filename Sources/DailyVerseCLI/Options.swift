@@ -47,7 +47,7 @@ public struct GlobalOptions: ParsableArguments {
         [
             "database", "data", "sink", "grace", "emit_ahead", "apns_topic", "log_level", "listen", "guest_retention", "outbox_retention",
             "idle_timeout", "throttle_sign_in", "throttle_guests", "throttle_accounts", "trusted_proxies",
-            "max_connections",
+            "max_connections", "throttle_writes", "max_devices_per_user", "event_retention", "session_idle", "session_lifetime",
         ] + PushOptions.fileKeys)
 
     /// The configuration file, if one is named or the default exists. Flags override the environment, which
@@ -136,7 +136,7 @@ public struct GlobalOptions: ParsableArguments {
         }
         return Throttles(
             signIn: try throttle("throttle_sign_in", "5/15m"), guests: try throttle("throttle_guests", "10/1h"),
-            accounts: try throttle("throttle_accounts", "5/1h"))
+            accounts: try throttle("throttle_accounts", "5/1h"), writes: try throttle("throttle_writes", "120/1m"))
     }
 
     /// The pinned clock, or the wall clock.

@@ -1,3 +1,4 @@
+import Accounts
 import ArgumentParser
 import ContentStore
 import Daemon
@@ -111,6 +112,17 @@ struct ServeCommand: AsyncParsableCommand {
         try global.duration(.idleTimeout, flag: idleTimeout)
     }
 
+    /// How many devices one user may register (`max_devices_per_user`, 1 to 10,000; default 20).
+    func checkedDevicesPerUser() throws -> Int {
+        guard let text = try global.setting(flag: nil, environment: "DAILYVERSE_MAX_DEVICES_PER_USER", key: "max_devices_per_user") else {
+            return UserLimits().devicesPerUser
+        }
+        guard (1...5).contains(text.count), text.allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int(text), (1...10_000).contains(count) else {
+            throw CLIError("invalid max_devices_per_user '\(text.prefix(40))': expected a whole number from 1 to 10000")
+        }
+        return count
+    }
+
     /// The connection limit, within the open-file limit (raised to its hard limit first).
     func checkedConnections() throws -> Int {
         let text = try global.setting(flag: maxConnections, environment: "DAILYVERSE_MAX_CONNECTIONS", key: "max_connections")
@@ -139,8 +151,10 @@ struct ServeCommand: AsyncParsableCommand {
         let emitter = Emitter(database: database, configuration: configuration)
         let clock = try replayClock()
         let path = try global.databasePath()
+        let sessions = SessionPolicy(idle: try global.duration(.sessionIdle, flag: nil), lifetime: try global.duration(.sessionLifetime, flag: nil))
         let retention = DaemonBuilder.Retention(
-            guests: try global.duration(.guestRetention, flag: guestRetention), outbox: try global.duration(.outboxRetention, flag: outboxRetention))
+            guests: try global.duration(.guestRetention, flag: guestRetention), outbox: try global.duration(.outboxRetention, flag: outboxRetention),
+            events: try global.duration(.eventRetention, flag: nil), sessions: sessions)
         var services: [any Service] = []
         let address = try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
         let notifier = SystemdNotifier()
@@ -151,7 +165,7 @@ struct ServeCommand: AsyncParsableCommand {
                 reports: DailyVerseReports(database: database), clock: clock, onboarding: try global.onboardingMachine(database),
                 copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(), throttles: try global.throttles(),
                 openAPI: try OpenAPIDocument.load(from: global.dataDirectory()), vapidPublicKey: try push.vapidPublicKey(global),
-                trustedProxies: proxies)
+                trustedProxies: proxies, sessions: sessions, limits: UserLimits(devicesPerUser: try checkedDevicesPerUser()))
             // The scheduler's counters go to the same registry as the API's.
             MetricsSystem.bootstrap(environment.metricsFactory)
             let application = Application(

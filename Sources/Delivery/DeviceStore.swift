@@ -73,8 +73,10 @@ extension AppDatabase {
     /// token another user (or the command line) registered: a push token is the app install's own secret, so its
     /// previous device goes, with its settings, keys and undelivered rows, and nothing of it is shown or kept — the
     /// caller cannot tell it from a new token.
+    /// A new device beyond `maximum` of the user's is refused (`DeviceError.tooMany`).
     public func registerDevice(
-        _ settings: DeviceSettings, userID: String, now: Date, defaults: @escaping (Database) throws -> DeviceSettings = { _ in DeviceSettings() }
+        _ settings: DeviceSettings, userID: String, now: Date, maximum: Int = .max,
+        defaults: @escaping (Database) throws -> DeviceSettings = { _ in DeviceSettings() }
     ) throws -> (device: Device, created: Bool) {
         try write { db in
             guard let token = settings.token else { throw DeviceError.missing("token") }
@@ -85,6 +87,9 @@ extension AppDatabase {
                 let id: String = row["id"]
                 if row["user_id"] as String? == userID { return (try Self.updateDevice(db, id: id, settings, now: now), false) }
                 try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])
+            }
+            if try Int.fetchOne(db, sql: "SELECT count(*) FROM device WHERE user_id = ?", arguments: [userID]) ?? 0 >= maximum {
+                throw DeviceError.tooMany(maximum)
             }
             let merged = settings.filling(from: try defaults(db))
             return (try Self.insertDevice(db, merged, id: UUID().uuidString.lowercased(), userID: userID, now: now), true)

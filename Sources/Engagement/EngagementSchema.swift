@@ -30,4 +30,16 @@ public enum EngagementSchema {
                 PRIMARY KEY (user_id, name)) WITHOUT ROWID;
             ALTER TABLE session ADD COLUMN tutorial INTEGER NOT NULL DEFAULT 0;
             """)
+
+    /// v14: a user's analytics events go with the user (a purged guest's, an account removed; a guest merged into an
+    /// account gives its events to the account first), found by an index on the user, which the funnel's "went on to
+    /// complete" also looks them up by.
+    public static let v14EventsFollowTheirUser = MigrationStep(
+        sql: """
+            CREATE INDEX analytics_by_user ON analytics_event (user_id, name, at);
+            CREATE TRIGGER analytics_event_of_removed_user AFTER DELETE ON user
+            BEGIN
+                DELETE FROM analytics_event WHERE user_id = OLD.id;
+            END;
+            """)
 }

@@ -55,12 +55,15 @@ extension AppDatabase {
                 "SELECT v.screen, count(DISTINCT v.user_id) FROM analytics_event v WHERE \(onScreen) AND v.at >= ?1 AND v.at < ?2 GROUP BY v.screen",
                 range)
             let skipped = try usersPerScreen("onboarding_skipped")
+            // Each user's last completion in the range, once, joined to their screens: a correlated search per event
+            // made the funnel quadratic in the events.
             let completed = try perScreen(
                 """
-                SELECT v.screen, count(DISTINCT v.user_id) FROM analytics_event v
-                WHERE \(onScreen) AND v.at >= ?1 AND v.at < ?2 AND EXISTS (
-                    SELECT 1 FROM analytics_event c
-                    WHERE c.user_id = v.user_id AND c.name = 'onboarding_completed' AND c.at >= v.at AND c.at < ?2)
+                WITH done AS (
+                    SELECT user_id, max(at) AS at FROM analytics_event
+                    WHERE name = 'onboarding_completed' AND at >= ?1 AND at < ?2 AND user_id IS NOT NULL GROUP BY user_id)
+                SELECT v.screen, count(DISTINCT v.user_id) FROM analytics_event v JOIN done ON done.user_id = v.user_id AND done.at >= v.at
+                WHERE \(onScreen) AND v.at >= ?1 AND v.at < ?2
                 GROUP BY v.screen
                 """, range)
             // Every user starts on the first screen: whoever has any onboarding event reached it, even one who
@@ -82,6 +85,24 @@ extension AppDatabase {
                 screens: flow.screens.map {
                     .init(screen: $0.id, reached: reachedFirst[$0.id] ?? 0, skipped: skipped[$0.id] ?? 0, completed: completedFirst[$0.id] ?? 0)
                 })
+        }
+    }
+}
+
+extension AppDatabase {
+    /// Removes analytics events older than `cutoff`, 10,000 per transaction; how many went.
+    @discardableResult
+    public func pruneEvents(before cutoff: Date) throws -> Int {
+        var removed = 0
+        while true {
+            let count = try write { db in
+                try db.execute(
+                    sql: "DELETE FROM analytics_event WHERE id IN (SELECT id FROM analytics_event WHERE at < ? ORDER BY at LIMIT 10000)",
+                    arguments: [cutoff.timeIntervalSince1970])
+                return db.changesCount
+            }
+            removed += count
+            if count < 10_000 { return removed }
         }
     }
 }

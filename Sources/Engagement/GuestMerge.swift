@@ -19,6 +19,8 @@ extension AppDatabase {
             try Self.mergeOnboarding(db, from: guestID, into: accountID, flow: flow, now: now)
             try Self.mergeGuestSettings(db, from: guestID, into: accountID, now: now)
             try Self.mergeHints(db, from: guestID, into: accountID)
+            // The guest's events become the account's: its onboarding stays in the funnel, under the one user.
+            try db.execute(sql: "UPDATE analytics_event SET user_id = ? WHERE user_id = ?", arguments: [accountID, guestID])
             try Self.recordEvent(db, userID: accountID, name: "guest_merged", screen: nil, properties: ["guest": guestID], at: now)
             try Self.removeUser(db, id: guestID)
         }

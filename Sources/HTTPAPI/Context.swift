@@ -54,8 +54,14 @@ struct AuthenticationMiddleware: RouterMiddleware {
         guard let header = request.headers[.authorization] else { return try await next(request, context) }
         // The scheme name is case-insensitive (RFC 9110 §11.1): "bearer" is "Bearer".
         guard header.count > 7, header.prefix(7).lowercased() == "bearer ", case let token = String(header.dropFirst(7)),
-            let user = try environment.database.authenticate(token: token, now: environment.clock())
+            let user = try environment.database.authenticate(token: token, now: environment.clock(), policy: environment.sessions)
         else { throw APIError(.unauthorized, code: "unauthorized", "invalid or expired token") }
+        // Writes are limited per session: one user cannot keep the database's one writer busy for everyone.
+        if request.method != .get, request.method != .head,
+            let wait = environment.throttles.writes.admit("session " + SessionToken.hash(token), now: environment.clock())
+        {
+            throw APIError.tooManyRequests(wait, "too many changes from this session; try again later")
+        }
         var context = context
         context.identity = user
         context.token = token

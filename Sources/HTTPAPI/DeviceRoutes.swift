@@ -25,7 +25,9 @@ func addDeviceRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment
         let object = try await jsonObject(request, context)
         let now = environment.clock()
         let (device, created) = try answering(.body) {
-            try database.registerDevice(try DeviceRecord.settings(from: object), userID: user.id, now: now) { db in
+            try database.registerDevice(
+                try DeviceRecord.settings(from: object), userID: user.id, now: now, maximum: environment.limits.devicesPerUser
+            ) { db in
                 try AppDatabase.storedSettings(db, userID: user.id)?.deviceDefaults ?? DeviceSettings()
             }
         }

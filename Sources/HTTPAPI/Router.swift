@@ -37,6 +37,10 @@ public struct APIEnvironment: Sendable {
     let decoyHash: String
     /// The proxies whose `Forwarded` and `X-Forwarded-For` headers name the client (`trusted_proxies`).
     public let trustedProxies: TrustedProxies
+    /// When bearer tokens expire.
+    public let sessions: SessionPolicy
+    /// What one user may have.
+    public let limits: UserLimits
 
     public var database: AppDatabase { reports.database }
 
@@ -44,9 +48,12 @@ public struct APIEnvironment: Sendable {
         reports: DailyVerseReports, clock: @escaping @Sendable () -> Date, passwordHasher: PasswordHasher = PasswordHasher(),
         onboarding: OnboardingMachine, copy: OnboardingCopy, hints: HintCatalog, throttles: Throttles = Throttles(),
         hashing: HashingGate = HashingGate(), metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), openAPI: String? = nil,
-        vapidPublicKey: String? = nil, trustedProxies: TrustedProxies = .none
+        vapidPublicKey: String? = nil, trustedProxies: TrustedProxies = .none, sessions: SessionPolicy = SessionPolicy(),
+        limits: UserLimits = UserLimits()
     ) throws {
         self.trustedProxies = trustedProxies
+        self.sessions = sessions
+        self.limits = limits
         self.vapidPublicKey = vapidPublicKey
         self.metrics = metrics
         self.openAPI = openAPI
@@ -248,4 +255,12 @@ extension Calendar {
         let startOfDay = calendar.startOfDay(for: now)
         return calendar.date(byAdding: .day, value: 1, to: startOfDay) ?? now.addingTimeInterval(86_400)
     }
+}
+
+/// What one user may have and do: devices (a registration past it is 409 `too_many_devices`); requests that change
+/// something, per session, in `Throttles.writes`.
+public struct UserLimits: Sendable, Equatable {
+    public var devicesPerUser: Int
+
+    public init(devicesPerUser: Int = 20) { self.devicesPerUser = max(1, devicesPerUser) }
 }

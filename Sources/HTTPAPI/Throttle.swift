@@ -75,11 +75,14 @@ public struct Throttles: Sendable {
     public let guests: Throttle
     /// New accounts (and attempts at one), per client address.
     public let accounts: Throttle
+    /// Requests that change something (any method but GET and HEAD), per session.
+    public let writes: Throttle
 
     public init(
         signIn: Throttle = Throttle(limit: 5, window: 900), guests: Throttle = Throttle(limit: 10, window: 3600),
-        accounts: Throttle = Throttle(limit: 5, window: 3600)
+        accounts: Throttle = Throttle(limit: 5, window: 3600), writes: Throttle = Throttle(limit: 120, window: 60)
     ) {
+        self.writes = writes
         self.signIn = signIn
         self.signInPerEmail = Throttle(limit: min(signIn.limit, 100_000) * 10, window: signIn.window)
         self.guests = guests

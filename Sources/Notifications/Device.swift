@@ -109,6 +109,8 @@ public enum DeviceError: UserFacingError, Equatable, Sendable {
     case notFound(String)
     case duplicateToken(String)
     case missing(String)
+    /// A user already has the most devices allowed.
+    case tooMany(Int)
 
     public var description: String {
         switch self {
@@ -127,6 +129,7 @@ public enum DeviceError: UserFacingError, Equatable, Sendable {
         case .invalidDisplayTheme(let name): return "unknown display theme '\(name)'"
         case .notFound(let id): return "no device '\(id)'"
         case .missing(let field): return "missing \(field)"
+        case .tooMany(let limit): return "this user already has \(limit) devices, the most allowed: remove one first"
         case .duplicateToken(let token):
             return "a device with token '\(token.count > 80 ? String(token.prefix(77)) + "..." : token)' is already registered"
         }

@@ -22,7 +22,7 @@ import VerseCalendar
             (.invalidToken(platform: .apns, value: "x"), 400, "bad_token"),
             (.invalidTime("25:00"), 400, "bad_time"), (.invalidTimeZone("Mars/Olympus"), 400, "bad_zone"),
             (.invalidPlatform("palm"), 400, "bad_platform"), (.invalidLocale("fr"), 400, "bad_locale"),
-            (.invalidDisplayTheme("neon"), 400, "bad_theme"), (.missing("token"), 400, "missing_field"),
+            (.invalidDisplayTheme("neon"), 400, "bad_theme"), (.missing("token"), 400, "missing_field"), (.tooMany(20), 409, "too_many_devices"),
         ]
         for (error, status, code) in cases {
             let mapped = answer(error)
