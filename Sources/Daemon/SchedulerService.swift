@@ -88,6 +88,8 @@ public struct SchedulerService: Service {
     /// database disk) go out while later passes keep failing.
     func pass(now: Date, stop: StopFlag) async throws -> PassResult {
         let emitter = emitter, heartbeat = heartbeat, database = database
+        // A database file removed or replaced under the process ends it (below), before anything is written.
+        try database.checkFile()
         let started = ContinuousClock.now
         // Emitting is a long run of transactions: off the concurrency pool.
         let (emitted, emitError) = try await Self.blocking { () -> (EmitSummary, String?) in
@@ -149,6 +151,10 @@ public struct SchedulerService: Service {
                 }
                 wait = try nextWake(after: now)
                 if result.emitError != nil || result.delivered.localError != nil { wait = min(wait, Self.failureDelay) }
+            } catch let error as StorageError {
+                // The file was removed or replaced: no pass can succeed, and writing on would lose what it wrote.
+                logger.critical("database file gone: stopping", metadata: ["error": "\(error)"])
+                throw error
             } catch {
                 // A failed pass (the database's disk full, an I/O error) is said, and tried again: nothing it did is
                 // half-written (each batch is a transaction), and the watchdog notices if it never recovers.

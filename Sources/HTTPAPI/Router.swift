@@ -86,7 +86,13 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
     addHintRoutes(router, environment)
     addMetaRoutes(router, environment)
 
-    router.get("/health") { _, _ in json(["status": "ok"]) }
+    router.get("/health") { _, _ in
+        // A database file removed or replaced under the process: not healthy (the scheduler stops the process).
+        do { try environment.database.checkFile() } catch {
+            throw APIError(.serviceUnavailable, code: "database_gone", "\(error)")
+        }
+        return json(["status": "ok"])
+    }
 
     // GET /v1/today?tz=Asia/Baghdad[&date=YYYY-MM-DD][&calendar=…][&adjust=N][&translation=ID]
     router.get("/v1/today") { request, _ -> Response in
@@ -229,6 +235,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             var answer = APIError(.badRequest, code: "bad_request", "malformed HTTP request body (\(error))")
             answer.headers[.connection] = "close"
             throw answer
+        } catch let error as StorageError {
+            // The database file was removed or replaced: the process is stopping.
+            context.logger.error("database file gone", metadata: ["error": "\(error)"])
+            throw APIError(.serviceUnavailable, code: "database_gone", error.description)
         } catch  where AppDatabase.isMissingReference(error) {
             // The caller's user went while the request ran (a guest merged into an account by a sign-in, or purged):
             // their token is no longer valid, as the next request would find.

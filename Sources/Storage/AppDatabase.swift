@@ -12,6 +12,9 @@ public final class AppDatabase: Sendable {
     private let writer: any DatabaseWriter
     /// A pool on a file checkpoints its log on a thread of its own.
     let checkpointer: WALCheckpointer?
+    /// The file's device and inode when it was opened (nil in memory): a file removed or replaced under the process
+    /// is noticed before anything more is written (`checkFile`).
+    private let identity: FileIdentity?
 
     /// Migrates `writer` to `schema`, after refusing a database that a newer version wrote (`refuseNewer`).
     public convenience init(_ writer: any DatabaseWriter, schema: Schema) throws {
@@ -24,12 +27,28 @@ public final class AppDatabase: Sendable {
         self.writer = writer
         try schema.migrator.migrate(writer)
         checkpointer = nil
+        identity = FileIdentity(path: writer.path)
     }
 
     private init(pool: DatabasePool, path: String, schema: Schema, checkpointLimits: WALCheckpointer.Limits) throws {
         writer = pool
         try schema.migrator.migrate(pool)
         checkpointer = try WALCheckpointer(path: path, pool: pool, limits: checkpointLimits)
+        identity = FileIdentity(path: path)
+    }
+
+    /// Throws if the database file was removed or replaced since it was opened (a backup moved into its place, a
+    /// mistaken `rm`): writing on would go into a file no one opens again, or lay the old log over the new file.
+    /// Checked before every write, by each scheduler pass and by `/health`; a stat, a microsecond.
+    public func checkFile() throws(StorageError) {
+        guard let identity else { return }
+        let path = writer.path
+        guard let now = FileIdentity(path: path) else {
+            throw .fileChanged(path: path, reason: "it was removed while dailyverse was running")
+        }
+        guard now == identity else {
+            throw .fileChanged(path: path, reason: "it was replaced by another file while dailyverse was running")
+        }
     }
 
     // MARK: - Reading and writing
@@ -42,14 +61,24 @@ public final class AppDatabase: Sendable {
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T { try await writer.read(body) }
 
-    /// Writes in one transaction: everything `body` does, or nothing.
-    public func write<T>(_ body: (Database) throws -> T) throws -> T { try writer.write(body) }
+    /// Writes in one transaction: everything `body` does, or nothing; nothing at all if the file was removed or
+    /// replaced (`checkFile`).
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try checkFile()
+        return try writer.write(body)
+    }
 
-    public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T { try await writer.write(body) }
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try checkFile()
+        return try await writer.write(body)
+    }
 
     /// Runs `body` outside a transaction: for statements that cannot run inside one (checkpoints, `VACUUM`) and for
     /// callers that open their own.
-    public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) rethrows -> T { try writer.writeWithoutTransaction(body) }
+    public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+        try checkFile()
+        return try writer.writeWithoutTransaction(body)
+    }
 
     // MARK: - Opening
 
@@ -195,10 +224,27 @@ public final class AppDatabase: Sendable {
 /// A database that cannot be opened, as one line naming the file and the cause.
 public enum StorageError: UserFacingError, Equatable, Sendable {
     case cannotOpen(path: String, reason: String)
+    /// The file open was removed or replaced under the process.
+    case fileChanged(path: String, reason: String)
 
     public var description: String {
         switch self {
         case .cannotOpen(let path, let reason): "cannot open database '\(path)': \(reason)"
+        case .fileChanged(let path, let reason): "database '\(path)': \(reason); stopping rather than writing where no one will read"
         }
+    }
+}
+
+/// A file's device and inode: the same path naming another file has another identity.
+struct FileIdentity: Equatable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+
+    /// nil for a path with no file (or an in-memory database).
+    init?(path: String) {
+        guard !path.isEmpty, path != ":memory:" else { return nil }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 }

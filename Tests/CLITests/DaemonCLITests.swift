@@ -224,6 +224,27 @@ import FoundationNetworking
         #expect(child.terminationReason == .exit && child.terminationStatus == 0)
     }
 
+    /// A backup moved over the database while `serve` runs: `/health` says so at once, and the next pass stops the
+    /// process with status 1 instead of laying the old log over the new file.
+    @Test func aDatabaseReplacedUnderServeStopsIt() throws {
+        let db = CLI.freshDatabase()
+        #expect(
+            CLI.run(["devices", "add", "--platform", "apns", "--token", Self.apns, "--tz", "UTC", "--now", "2025-02-01T00:00:00Z"], database: db)
+                .status == 0)
+        let port = freePort()
+        // The device fires at 08:00, a few seconds after the start: the pass then finds the file replaced.
+        let child = try CLI.start(["serve", "--now", "2025-03-01T07:59:54Z", "--sink", "stdout", "--listen", "127.0.0.1:\(port)"], database: db)
+        defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
+        try waitUntil { health(port) == "{\"status\":\"ok\"}" }
+        let backup = db + ".backup"
+        try FileManager.default.copyItem(atPath: db, toPath: backup)
+        #expect(rename(backup, db) == 0)
+        #expect(health(port)?.contains("database_gone") == true)
+        try waitUntil { !child.isRunning }
+        child.waitUntilExit()
+        #expect(child.terminationReason == .exit && child.terminationStatus == 1)
+    }
+
     /// kill -9 at any moment, restart: one outbox row per device and date, each spooled once.
     @Test(arguments: ["emission", "delivery"])
     func killedMidwayAndRestartedNothingIsLostOrDoubled(phase: String) throws {
