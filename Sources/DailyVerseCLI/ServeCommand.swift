@@ -87,9 +87,15 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         // Checked whatever the mode, so that a typo in the configuration is found by a test run (--once) too.
         let (level, idle, proxies) = try reportingErrors { (try checkedLogLevel(), try checkedIdleTimeout(), try checkedTrustedProxies()) }
+        let (connections, devices, retention) = try reportingErrors {
+            (try checkedConnections(), try checkedDevicesPerUser(), try checkedRetention())
+        }
+        // The throttles are read again where the API is built; read here, a typo stops --once too.
+        _ = try reportingErrors { try global.throttles() }
         if once { return try await runOnce() }
         let (group, lock, sink) = try reportingErrors {
-            try makeServiceGroup(level: level, idleTimeout: idle, proxies: proxies, connections: try checkedConnections())
+            try makeServiceGroup(
+                level: level, idleTimeout: idle, proxies: proxies, connections: connections, devicesPerUser: devices, retention: retention)
         }
         defer { withExtendedLifetime(lock) {} }
         do { try await group.run() } catch {
@@ -110,6 +116,14 @@ struct ServeCommand: AsyncParsableCommand {
 
     func checkedIdleTimeout() throws -> TimeInterval {
         try global.duration(.idleTimeout, flag: idleTimeout)
+    }
+
+    /// What the hourly maintenance removes, and when sessions expire.
+    func checkedRetention() throws -> DaemonBuilder.Retention {
+        DaemonBuilder.Retention(
+            guests: try global.duration(.guestRetention, flag: guestRetention), outbox: try global.duration(.outboxRetention, flag: outboxRetention),
+            events: try global.duration(.eventRetention, flag: nil),
+            sessions: SessionPolicy(idle: try global.duration(.sessionIdle, flag: nil), lifetime: try global.duration(.sessionLifetime, flag: nil)))
     }
 
     /// How many devices one user may register (`max_devices_per_user`, 1 to 10,000; default 20).
@@ -143,7 +157,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// The daemon, and the lock that makes it the database's only scheduler (held while the group runs).
     func makeServiceGroup(
-        level: Logger.Level, idleTimeout idle: TimeInterval, proxies: TrustedProxies, connections: Int
+        level: Logger.Level, idleTimeout idle: TimeInterval, proxies: TrustedProxies, connections: Int, devicesPerUser: Int,
+        retention: DaemonBuilder.Retention
     ) throws -> (ServiceGroup, SchedulerLock, any Sink) {
         let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: level) }
         let (database, lock) = try global.openDatabaseAsScheduler(pool: true)
@@ -151,10 +166,6 @@ struct ServeCommand: AsyncParsableCommand {
         let emitter = Emitter(database: database, configuration: configuration)
         let clock = try replayClock()
         let path = try global.databasePath()
-        let sessions = SessionPolicy(idle: try global.duration(.sessionIdle, flag: nil), lifetime: try global.duration(.sessionLifetime, flag: nil))
-        let retention = DaemonBuilder.Retention(
-            guests: try global.duration(.guestRetention, flag: guestRetention), outbox: try global.duration(.outboxRetention, flag: outboxRetention),
-            events: try global.duration(.eventRetention, flag: nil), sessions: sessions)
         var services: [any Service] = []
         let address = try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
         let notifier = SystemdNotifier()
@@ -165,7 +176,7 @@ struct ServeCommand: AsyncParsableCommand {
                 reports: DailyVerseReports(database: database), clock: clock, onboarding: try global.onboardingMachine(database),
                 copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(), throttles: try global.throttles(),
                 openAPI: try OpenAPIDocument.load(from: global.dataDirectory()), vapidPublicKey: try push.vapidPublicKey(global),
-                trustedProxies: proxies, sessions: sessions, limits: UserLimits(devicesPerUser: try checkedDevicesPerUser()))
+                trustedProxies: proxies, sessions: retention.sessions, limits: UserLimits(devicesPerUser: devicesPerUser))
             // The scheduler's counters go to the same registry as the API's.
             MetricsSystem.bootstrap(environment.metricsFactory)
             let application = Application(

@@ -72,6 +72,16 @@ import Testing
         Harness.expectOneLineError(try Harness.run(["serve", "--once"] + arguments, database: CLI.freshDatabase()), naming: entry)
     }
 
+    /// Every setting of `serve` is checked whatever the mode: a typo stops a `--once` test run too, naming it.
+    @Test(arguments: [
+        ("DAILYVERSE_MAX_DEVICES_PER_USER", "0"), ("DAILYVERSE_MAX_CONNECTIONS", "many"), ("DAILYVERSE_SESSION_IDLE", "10s"),
+        ("DAILYVERSE_SESSION_LIFETIME", "forever"), ("DAILYVERSE_EVENT_RETENTION", "0d"), ("DAILYVERSE_THROTTLE_WRITES", "5"),
+    ])
+    func aBadLimitIsOneLineEvenOnce(variable: String, value: String) throws {
+        let outcome = try Harness.run(["serve", "--once"], database: CLI.freshDatabase(), environment: [variable: value])
+        Harness.expectOneLineError(outcome, naming: value)
+    }
+
     /// `--help` is not an error: usage on stdout, nothing on stderr, exit 0.
     @Test(arguments: [["--help"], ["-h"], ["sighting", "remove", "--help"], ["serve", "--help"]])
     func helpStillExitsZero(arguments: [String]) throws {
