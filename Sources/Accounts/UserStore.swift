@@ -162,22 +162,12 @@ extension AppDatabase {
     /// Removes the sessions `policy` has expired, a batch at a time; how many went.
     @discardableResult
     public func purgeExpiredSessions(now: Date, policy: SessionPolicy) throws -> Int {
-        let idleBefore = now.timeIntervalSince1970 - policy.idle
-        let createdBefore = now.timeIntervalSince1970 - policy.lifetime
-        var removed = 0
-        while true {
-            let count = try write { db in
-                try db.execute(
-                    sql: """
-                        DELETE FROM session WHERE token_hash IN (
-                            SELECT s.token_hash FROM session s JOIN user u ON u.id = s.user_id
-                            WHERE s.last_used_at < ? OR (u.mode = 'account' AND s.created_at < ?) LIMIT 10000)
-                        """, arguments: [idleBefore, createdBefore])
-                return db.changesCount
-            }
-            removed += count
-            if count < 10_000 { return removed }
-        }
+        try deleteInChunks(
+            sql: """
+                DELETE FROM session WHERE token_hash IN (
+                    SELECT s.token_hash FROM session s JOIN user u ON u.id = s.user_id
+                    WHERE s.last_used_at < ? OR (u.mode = 'account' AND s.created_at < ?) LIMIT ?)
+                """, arguments: [now.timeIntervalSince1970 - policy.idle, now.timeIntervalSince1970 - policy.lifetime])
     }
 
     public func closeSession(token: String) throws {

@@ -169,19 +169,11 @@ extension AppDatabase {
             try Int64.fetchOne(db, sql: "SELECT min(id) FROM outbox WHERE created_at >= ?", arguments: [cutoff.timeIntervalSince1970])
                 ?? (try Int64.fetchOne(db, sql: "SELECT max(id) + 1 FROM outbox") ?? 0)
         }
-        var removed = 0
-        while true {
-            let count = try write { db in
-                try db.execute(
-                    sql: """
-                        DELETE FROM outbox WHERE id IN (
-                            SELECT id FROM outbox WHERE id < ? AND status <> 'pending' AND created_at < ? ORDER BY id LIMIT ?)
-                        """, arguments: [bound, cutoff.timeIntervalSince1970, chunk])
-                return db.changesCount
-            }
-            removed += count
-            if count < chunk { return removed }
-        }
+        return try deleteInChunks(
+            sql: """
+                DELETE FROM outbox WHERE id IN (
+                    SELECT id FROM outbox WHERE id < ? AND status <> 'pending' AND created_at < ? ORDER BY id LIMIT ?)
+                """, arguments: [bound, cutoff.timeIntervalSince1970], chunk: chunk)
     }
 
     /// Rows waiting for delivery whose retry time has come, of the given platforms (nil: all), after the row `after`.

@@ -93,16 +93,8 @@ extension AppDatabase {
     /// Removes analytics events older than `cutoff`, 10,000 per transaction; how many went.
     @discardableResult
     public func pruneEvents(before cutoff: Date) throws -> Int {
-        var removed = 0
-        while true {
-            let count = try write { db in
-                try db.execute(
-                    sql: "DELETE FROM analytics_event WHERE id IN (SELECT id FROM analytics_event WHERE at < ? ORDER BY at LIMIT 10000)",
-                    arguments: [cutoff.timeIntervalSince1970])
-                return db.changesCount
-            }
-            removed += count
-            if count < 10_000 { return removed }
-        }
+        try deleteInChunks(
+            sql: "DELETE FROM analytics_event WHERE id IN (SELECT id FROM analytics_event WHERE at < ? ORDER BY at LIMIT ?)",
+            arguments: [cutoff.timeIntervalSince1970])
     }
 }

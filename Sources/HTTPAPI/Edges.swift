@@ -117,15 +117,7 @@ final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandl
         guard let parseError = error as? HTTPParserError, inFlight == 0 else { return context.fireErrorCaught(error) }
         answered = true
         let (status, code, message) = Self.describe(parseError)
-        let body = (try? JSONText.encoder.encode(APIError.Body(error: .init(code: code, message: message)))) ?? Data()
-        var fields: HTTPFields = [.contentType: "application/json; charset=utf-8", .connection: "close"]
-        fields[.contentLength] = String(body.count)
-        context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
-        context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: body))), promise: nil)
-        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        let written = context.eventLoop.makePromise(of: Void.self)
-        written.futureResult.whenComplete { _ in bound.value.close(promise: nil) }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+        answerAndClose(context, status: status, code: code, message: message)
     }
 
     static func describe(_ error: HTTPParserError) -> (HTTPResponse.Status, String, String) {
@@ -239,11 +231,25 @@ final class ConnectionLimitHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func refuse(_ context: ChannelHandlerContext) {
         guard !answered else { return }
         answered = true
-        let body =
-            (try? JSONText.encoder.encode(APIError.Body(error: .init(code: "busy", message: "too many connections; try again shortly")))) ?? Data()
-        var fields: HTTPFields = [.contentType: "application/json; charset=utf-8", .connection: "close", .retryAfter: "1"]
+        answerAndClose(
+            context, status: .serviceUnavailable, code: "busy", message: "too many connections; try again shortly", headers: [.retryAfter: "1"])
+    }
+}
+
+/// A handler that answers a connection itself, before or instead of the router.
+protocol ConnectionAnswering: ChannelOutboundHandler where OutboundOut == HTTPResponsePart {}
+
+extension ConnectionAnswering {
+    /// Writes the API's JSON error (with `Connection: close`) and closes the connection once it is written.
+    func answerAndClose(
+        _ context: ChannelHandlerContext, status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]
+    ) {
+        let body = (try? JSONText.encoder.encode(APIError.Body(error: .init(code: code, message: message)))) ?? Data()
+        var fields = headers
+        fields[.contentType] = "application/json; charset=utf-8"
+        fields[.connection] = "close"
         fields[.contentLength] = String(body.count)
-        context.write(wrapOutboundOut(.head(HTTPResponse(status: .serviceUnavailable, headerFields: fields))), promise: nil)
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
         context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: body))), promise: nil)
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         let written = context.eventLoop.makePromise(of: Void.self)
@@ -251,6 +257,9 @@ final class ConnectionLimitHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
     }
 }
+
+extension MalformedRequestHandler: ConnectionAnswering {}
+extension ConnectionLimitHandler: ConnectionAnswering {}
 
 /// How `serve` (and the tests that start a real server) run HTTP/1: at most `connections` open at once (one more is
 /// answered 503 and closed); an idle timeout, which also bounds how long a request's head may take to arrive (a

@@ -73,6 +73,21 @@ public final class AppDatabase: Sendable {
         return try await writer.write(body)
     }
 
+    /// Runs `sql`, a DELETE whose last argument is a chunk's size (`… LIMIT ?)`), one transaction per chunk until a
+    /// chunk removes fewer rows than its size, so that removing much never holds the one writer for long. How many
+    /// rows went.
+    public func deleteInChunks(sql: String, arguments: StatementArguments, chunk: Int = 10_000) throws -> Int {
+        var removed = 0
+        while true {
+            let count = try write { db in
+                try db.execute(sql: sql, arguments: arguments + [chunk])
+                return db.changesCount
+            }
+            removed += count
+            if count < chunk { return removed }
+        }
+    }
+
     /// Runs `body` outside a transaction: for statements that cannot run inside one (checkpoints, `VACUUM`) and for
     /// callers that open their own.
     public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
