@@ -29,20 +29,23 @@ extension Emitter {
     /// queues the device again at `now` with no last fired date, so that this pass schedules it from the clock's now.
     /// Its outbox rows for dates still more than a day ahead go too: they were written for days that have not come,
     /// and would stop those days from firing when they do; and a creation time ahead of the clock (a device added by a
-    /// command run with `--now` in the future) becomes now, since fires before it are not the device's. Exactly once per real local date still holds: the
-    /// outbox's unique key refuses a second row for a date already fired. Entries left behind by a change are dropped.
+    /// command run with `--now` in the future) becomes now, since fires before it are not the device's. Exactly once
+    /// per real local date still holds: the outbox's unique key refuses a second row for a date already fired.
+    /// Entries left behind by a change are dropped.
     func rescheduleAheadOfClock(now: Date) throws -> [ScheduleProblem] {
         let limit = now.addingTimeInterval(Scheduler.aheadOfClock).timeIntervalSince1970
-        // Cheap when there is none: the queue's key is ordered by instant, and these are at its very end.
+        let query = """
+            SELECT s.next_fire_at, s.device_seq, s.version, s.last_local_day, d.id, d.schedule_version = s.version AND d.enabled
+            FROM schedule s LEFT JOIN device d ON d.seq = s.device_seq WHERE s.next_fire_at > ?
+            """
+        // Looked for first in a read, which costs a seek to the queue's end (its key is ordered by instant): a pass
+        // that finds none takes no write lock for it.
+        guard
+            try database.read({ db in try Bool.fetchOne(db, sql: "SELECT 1 FROM schedule WHERE next_fire_at > ? LIMIT 1", arguments: [limit]) })
+                == true
+        else { return [] }
         return try database.write { db in
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT s.next_fire_at, s.device_seq, s.version, s.last_local_day, d.id, d.schedule_version = s.version AND d.enabled
-                    FROM schedule s LEFT JOIN device d ON d.seq = s.device_seq WHERE s.next_fire_at > ?
-                    """,
-                arguments: [limit])
-            guard !rows.isEmpty else { return [] }
+            let rows = try Row.fetchAll(db, sql: query, arguments: [limit])
             // The last UTC date a legitimate row can have: a local date at most a day after the UTC date of now.
             let lastDay = AppDatabase.outboxDay(dayNumber: CivilDate(instant: now, timeZone: TimeZone(identifier: "UTC")!).dayNumber + 1)
             var problems: [ScheduleProblem] = []
