@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import VerseCalendar
 
@@ -31,28 +32,59 @@ public struct CommentaryFile: Sendable {
         enum CodingKeys: String, CodingKey, CaseIterable { case verses, layer, occasion, body, source }
     }
 
-    /// A commentary file's limits: an edition verse by verse is tens of megabytes; one entry (a passage's commentary
-    /// with its source) is far below a megabyte.
-    public static let maximumFileBytes = 256 << 20
+    /// A commentary file's limits: one entry (a passage's commentary with its source) is far below a megabyte; a file
+    /// is read a line at a time, so its size is bounded only by the entries it holds.
     public static let maximumLineBytes = 1 << 20
 
+    /// Reads the file a line at a time (a line over `maximumLineBytes` is an error naming the file and the line, found
+    /// before more than that is held); a folder, a FIFO or a device is refused by name.
     public init(contentsOf url: URL) throws(StoreError) {
-        let data = try StoreError.contents(of: url, maximumBytes: Self.maximumFileBytes)
-        try self.init(data: data, name: url.lastPathComponent)
+        let name = url.lastPathComponent
+        var parser = Parser(name: name)
+        do {
+            let file = try InputFile(path: url.path)
+            try file.forEachLine(maximumLineBytes: Self.maximumLineBytes) { number, bytes, _ in
+                guard let line = String(validating: bytes, as: UTF8.self) else {
+                    throw StoreError.malformedLine(file: name, line: number, reason: "not valid UTF-8")
+                }
+                try parser.add(line[...], number: number)
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch let error as InputFileError {
+            throw error.isMissing ? .missingDataFile(url.path) : .unreadableFile(error)
+        } catch {
+            throw .malformedData(file: name, reason: "\(error)")
+        }
+        (entries, lineNumbers) = (parser.entries, parser.lineNumbers)
     }
 
     public init(data: Data, name: String) throws(StoreError) {
         guard let text = String(data: data, encoding: .utf8) else { throw .malformedData(file: name, reason: "not valid UTF-8") }
+        var parser = Parser(name: name)
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            guard line.utf8.count <= Self.maximumLineBytes else {
+                throw .malformedLine(file: name, line: index + 1, reason: "longer than \(Self.maximumLineBytes) bytes")
+            }
+            try parser.add(line, number: index + 1)
+        }
+        (entries, lineNumbers) = (parser.entries, parser.lineNumbers)
+    }
+
+    /// Checks and collects entries line by line; the first problem is an error naming the file, the line and why.
+    private struct Parser {
+        let name: String
         var entries: [CommentaryEntry] = []
         var lineNumbers: [Int] = []
         var seen = Set<String>()
         let decoder = JSONDecoder()
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let lineNumber = index + 1
+
+        init(name: String) { self.name = name }
+
+        mutating func add(_ rawLine: Substring, number lineNumber: Int) throws(StoreError) {
             func fail(_ reason: String) -> StoreError { .malformedLine(file: name, line: lineNumber, reason: reason) }
-            guard rawLine.utf8.count <= Self.maximumLineBytes else { throw fail("longer than \(Self.maximumLineBytes) bytes") }
             let line = rawLine.trimmingCharacters(in: .whitespaces)
-            if line.isEmpty || line.hasPrefix("#") { continue }
+            if line.isEmpty || line.hasPrefix("#") { return }
             let lineData = Data(line.utf8)
             if let object = try? JSONSerialization.jsonObject(with: lineData) as? [String: Any] {
                 let unknown = Set(object.keys).subtracting(Line.CodingKeys.allCases.map(\.rawValue))
@@ -65,7 +97,7 @@ public struct CommentaryFile: Sendable {
             }
             let parsed: Line
             do { parsed = try decoder.decode(Line.self, from: lineData) } catch {
-                throw fail("not a commentary object: \(Self.describe(error))")
+                throw fail("not a commentary object: \(CommentaryFile.describe(error))")
             }
             let verses: VerseRange
             do { verses = try VerseRange(parsing: parsed.verses) } catch { throw fail(error.description) }
@@ -76,7 +108,7 @@ public struct CommentaryFile: Sendable {
                     "unknown provenance '\(parsed.source.provenance)': expected one of \(CommentarySource.provenances.joined(separator: ", "))")
             }
             guard !parsed.body.unicodeScalars.contains("\u{FFFD}") else { throw fail("body contains U+FFFD, a sign of a wrong decoding") }
-            if let occasion = parsed.occasion, !Self.isOccasionID(occasion) {
+            if let occasion = parsed.occasion, !CommentaryFile.isOccasionID(occasion) {
                 throw fail("invalid occasion '\(occasion)': expected an occasion id such as ashura or qadr-23")
             }
             let source = CommentarySource(
@@ -89,8 +121,6 @@ public struct CommentaryFile: Sendable {
             entries.append(entry)
             lineNumbers.append(lineNumber)
         }
-        self.entries = entries
-        self.lineNumbers = lineNumbers
     }
 
     /// Occasion ids are lowercase letters, digits and hyphens, at most 64.

@@ -47,7 +47,7 @@ import Testing
         let loop = folder.appendingPathComponent("loop").path
         #expect(symlink(loop, loop) == 0)
         let longLine = folder.appendingPathComponent("one-line.jsonl")
-        try Data(repeating: UInt8(ascii: "x"), count: 1 << 20).write(to: longLine)
+        try Data(repeating: UInt8(ascii: "x"), count: 3 << 20).write(to: longLine)
         let cases: [([String], String)] = [
             (["devices", "import", folder.path], "not a regular file (a directory)"),
             (["devices", "import", fifo], "not a regular file (a FIFO)"),
@@ -57,6 +57,7 @@ import Testing
             (["devices", "import", longLine.path], "line 1 is longer than 65536 bytes"),
             (["import", "commentary", folder.path], "not a regular file (a directory)"),
             (["import", "commentary", fifo], "not a regular file (a FIFO)"),
+            (["import", "commentary", longLine.path], "line 1 is longer than 1048576 bytes"),
             (["import", "quran", "/dev/zero"], "not a regular file (a character device)"),
             (["devices", "list", "--db", "bad-\u{FFFD}.sqlite"], "not valid UTF-8"),
         ]
