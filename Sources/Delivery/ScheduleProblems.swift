@@ -73,6 +73,7 @@ extension Emitter {
     }
 
     /// Records a problem; whether it is new (an unknown zone is said once per device, a clock ahead each time).
+    @discardableResult
     static func record(_ db: Database, _ problem: ScheduleProblem, seq: Int64, now: Date, replacing: Bool) throws -> Bool {
         try db.execute(
             sql: "INSERT OR \(replacing ? "REPLACE" : "IGNORE") INTO schedule_problem (device_seq, kind, detail, found_at) VALUES (?, ?, ?, ?)",

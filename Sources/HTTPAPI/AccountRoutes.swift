@@ -69,7 +69,8 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         let body = try await request.decode(as: SessionRequest.self, context: context)
         let now = environment.clock()
         let forms = Email.signInForms(body.email)
-        let email = forms[0]
+        // Counted under the email's key: spelled in fullwidth letters it is still the same email.
+        let email = Email.key(forms[0])
         // An attempt is reserved before any hashing, atomically (requests sent at once cannot all pass a check made
         // before the count): for the email from this address, for this address, and for the email from anywhere.
         // Repeated failures are refused for a while, whatever the password.
