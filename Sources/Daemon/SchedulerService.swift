@@ -186,7 +186,7 @@ public struct SchedulerService: Service {
             switch problem.kind {
             case .clockAhead:
                 logger.error(
-                    "a device was scheduled more than a day ahead of the clock: rescheduled from now (did the clock run ahead, or a pass run with --now in the future?)",
+                    "a device was scheduled more than two days ahead of the clock: rescheduled from now (did the clock run ahead, or a pass run with --now in the future?)",
                     metadata: ["device": "\(problem.deviceID)", "found": "\(problem.detail)", "now": "\(now.iso8601UTC)"])
             case .unknownZone:
                 logger.warning(

@@ -277,7 +277,7 @@ struct ServeCommand: AsyncParsableCommand {
                 let said =
                     switch problem.kind {
                     case .clockAhead:
-                        "error: device \(problem.deviceID) was scheduled more than a day ahead of the clock (\(problem.detail)): rescheduled from now"
+                        "error: device \(problem.deviceID) was scheduled more than two days ahead of the clock (\(problem.detail)): rescheduled from now"
                     case .unknownZone: "warning: device \(problem.deviceID) has a time zone this system does not know (\(problem.detail)): not fired"
                     }
                 FileHandle.standardError.write(Data((said + "\n").utf8))

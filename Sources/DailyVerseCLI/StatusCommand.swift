@@ -117,7 +117,7 @@ struct StatusCommand: ParsableCommand {
             let schedule = report.schedule
             if schedule.clockAhead > 0 {
                 print(
-                    "schedule: \(schedule.clockAhead) devices were found scheduled more than a day ahead of the clock and rescheduled "
+                    "schedule: \(schedule.clockAhead) devices were found scheduled more than two days ahead of the clock and rescheduled "
                         + "from now (last at \(schedule.lastClockAhead ?? "?")): see the log")
             }
             if schedule.unknownZones > 0 {

@@ -197,7 +197,7 @@ public enum DeliverySchema {
             """)
 
     /// v11: what the scheduler found wrong with a device's schedule, once per device and kind, for the log (said once,
-    /// not every pass) and for `status`: `clock_ahead`, a queue entry more than a day ahead of the clock (left by a
+    /// not every pass) and for `status`: `clock_ahead`, a queue entry more than two days ahead of the clock (left by a
     /// clock that ran ahead, or by a pass with `--now` in the future), rescheduled from the clock's now; and
     /// `unknown_zone`, a stored zone this system's time zone data no longer knows. Removed with the device.
     public static let v11ScheduleProblems = MigrationStep(
