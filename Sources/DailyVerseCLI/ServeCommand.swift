@@ -85,18 +85,11 @@ struct ServeCommand: AsyncParsableCommand {
     var outboxRetention: TimeSpan?
 
     func run() async throws {
-        // Checked whatever the mode, so that a typo in the configuration is found by a test run (--once) too.
-        let (level, idle, proxies) = try reportingErrors { (try checkedLogLevel(), try checkedIdleTimeout(), try checkedTrustedProxies()) }
-        let (connections, devices, retention) = try reportingErrors {
-            (try checkedConnections(), try checkedDevicesPerUser(), try checkedRetention())
-        }
-        // The throttles are read again where the API is built; read here, a typo stops --once too.
-        _ = try reportingErrors { try global.throttles() }
+        // Read once and checked whatever the mode, so that a typo in the configuration is found by a test run (--once)
+        // too.
+        let settings = try reportingErrors { try Settings(self) }
         if once { return try await runOnce() }
-        let (group, lock, sink) = try reportingErrors {
-            try makeServiceGroup(
-                level: level, idleTimeout: idle, proxies: proxies, connections: connections, devicesPerUser: devices, retention: retention)
-        }
+        let (group, lock, sink) = try reportingErrors { try makeServiceGroup(settings) }
         defer { withExtendedLifetime(lock) {} }
         do { try await group.run() } catch {
             await sink.shutdown()
@@ -104,6 +97,51 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         await sink.shutdown()
+    }
+
+    /// Every setting `serve` reads beside the emission's and the sink's, each checked.
+    struct Settings {
+        let level: Logger.Level
+        let idleTimeout: TimeInterval
+        let proxies: TrustedProxies
+        /// The connection limit, within the open-file limit (raised to its hard limit first).
+        let connections: Int
+        let limits: UserLimits
+        let throttles: Throttles
+        /// What the hourly maintenance removes, and when sessions expire.
+        let retention: DaemonBuilder.Retention
+
+        init(_ command: ServeCommand) throws {
+            let global = command.global
+            level = try command.checkedLogLevel()
+            idleTimeout = try global.duration(.idleTimeout, flag: command.idleTimeout)
+            proxies = try TrustedProxies(
+                parsing: global.setting(flag: command.trustedProxies, environment: "DAILYVERSE_TRUSTED_PROXIES", key: "trusted_proxies") ?? "")
+            let requested = try Self.count(
+                global, flag: command.maxConnections, environment: "DAILYVERSE_MAX_CONNECTIONS", key: "max_connections", range: 1...9_999_999)
+            connections = try DescriptorBudget.connections(requested: requested, openFileLimit: DescriptorBudget.raiseSoftLimit())
+            limits = UserLimits(
+                devicesPerUser: try Self.count(
+                    global, flag: nil, environment: "DAILYVERSE_MAX_DEVICES_PER_USER", key: "max_devices_per_user", range: 1...10_000)
+                    ?? UserLimits().devicesPerUser)
+            throttles = try global.throttles()
+            retention = DaemonBuilder.Retention(
+                guests: try global.duration(.guestRetention, flag: command.guestRetention),
+                outbox: try global.duration(.outboxRetention, flag: command.outboxRetention), events: try global.duration(.eventRetention, flag: nil),
+                sessions: SessionPolicy(
+                    idle: try global.duration(.sessionIdle, flag: nil), lifetime: try global.duration(.sessionLifetime, flag: nil)))
+        }
+
+        /// A whole-number setting (flag, environment, file), nil when none gives it.
+        static func count(
+            _ global: GlobalOptions, flag: String?, environment: String, key: String, range: ClosedRange<Int>
+        ) throws -> Int? {
+            guard let text = try global.setting(flag: flag, environment: environment, key: key) else { return nil }
+            guard let value = GlobalOptions.wholeNumber(text[...], in: range) else {
+                throw CLIError("invalid \(key) '\(text.prefix(40))': expected a whole number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return value
+        }
     }
 
     func checkedLogLevel() throws -> Logger.Level {
@@ -114,53 +152,9 @@ struct ServeCommand: AsyncParsableCommand {
         return level
     }
 
-    func checkedIdleTimeout() throws -> TimeInterval {
-        try global.duration(.idleTimeout, flag: idleTimeout)
-    }
-
-    /// What the hourly maintenance removes, and when sessions expire.
-    func checkedRetention() throws -> DaemonBuilder.Retention {
-        DaemonBuilder.Retention(
-            guests: try global.duration(.guestRetention, flag: guestRetention), outbox: try global.duration(.outboxRetention, flag: outboxRetention),
-            events: try global.duration(.eventRetention, flag: nil),
-            sessions: SessionPolicy(idle: try global.duration(.sessionIdle, flag: nil), lifetime: try global.duration(.sessionLifetime, flag: nil)))
-    }
-
-    /// How many devices one user may register (`max_devices_per_user`, 1 to 10,000; default 20).
-    func checkedDevicesPerUser() throws -> Int {
-        guard let text = try global.setting(flag: nil, environment: "DAILYVERSE_MAX_DEVICES_PER_USER", key: "max_devices_per_user") else {
-            return UserLimits().devicesPerUser
-        }
-        guard (1...5).contains(text.count), text.allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int(text), (1...10_000).contains(count) else {
-            throw CLIError("invalid max_devices_per_user '\(text.prefix(40))': expected a whole number from 1 to 10000")
-        }
-        return count
-    }
-
-    /// The connection limit, within the open-file limit (raised to its hard limit first).
-    func checkedConnections() throws -> Int {
-        let text = try global.setting(flag: maxConnections, environment: "DAILYVERSE_MAX_CONNECTIONS", key: "max_connections")
-        var requested: Int? = nil
-        if let text {
-            guard (1...7).contains(text.count), text.allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int(text), count > 0 else {
-                throw CLIError("invalid max_connections '\(text.prefix(40))': expected a whole number of connections, such as 1024")
-            }
-            requested = count
-        }
-        return try DescriptorBudget.connections(requested: requested, openFileLimit: DescriptorBudget.raiseSoftLimit())
-    }
-
-    func checkedTrustedProxies() throws -> TrustedProxies {
-        try TrustedProxies(
-            parsing: global.setting(flag: trustedProxies, environment: "DAILYVERSE_TRUSTED_PROXIES", key: "trusted_proxies") ?? "")
-    }
-
     /// The daemon, and the lock that makes it the database's only scheduler (held while the group runs).
-    func makeServiceGroup(
-        level: Logger.Level, idleTimeout idle: TimeInterval, proxies: TrustedProxies, connections: Int, devicesPerUser: Int,
-        retention: DaemonBuilder.Retention
-    ) throws -> (ServiceGroup, SchedulerLock, any Sink) {
-        let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: level) }
+    func makeServiceGroup(_ settings: Settings) throws -> (ServiceGroup, SchedulerLock, any Sink) {
+        let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: settings.level) }
         let (database, lock) = try global.openDatabaseAsScheduler(pool: true)
         let configuration = try emit.configuration(global, ahead: true)
         let emitter = Emitter(database: database, configuration: configuration)
@@ -174,14 +168,14 @@ struct ServeCommand: AsyncParsableCommand {
             let (host, port) = try Self.hostAndPort(address)
             let environment = try APIEnvironment(
                 reports: DailyVerseReports(database: database), clock: clock, onboarding: try global.onboardingMachine(database),
-                copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(), throttles: try global.throttles(),
+                copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(), throttles: settings.throttles,
                 openAPI: try OpenAPIDocument.load(from: global.dataDirectory()), vapidPublicKey: try push.vapidPublicKey(global),
-                trustedProxies: proxies, sessions: retention.sessions, limits: UserLimits(devicesPerUser: devicesPerUser))
+                trustedProxies: settings.proxies, sessions: settings.retention.sessions, limits: settings.limits)
             // The scheduler's counters go to the same registry as the API's.
             MetricsSystem.bootstrap(environment.metricsFactory)
             let application = Application(
                 router: buildRouter(environment),
-                server: apiServer(idleTimeout: idle, connections: ConnectionLimit(maximum: connections)),
+                server: apiServer(idleTimeout: settings.idleTimeout, connections: ConnectionLimit(maximum: settings.connections)),
                 configuration: .init(address: .hostname(host, port: port), serverName: "dailyverse"),
                 onServerRunning: { _ in
                     logger.info("API listening", metadata: ["address": "\(address)"])
@@ -196,7 +190,7 @@ struct ServeCommand: AsyncParsableCommand {
             "starting",
             metadata: [
                 "database": "\(path)", "sink": "\(deliverer.sink.name)", "listen": "\(address)",
-                "emit_ahead": "\(Int(configuration.ahead))s", "max_connections": "\(connections)",
+                "emit_ahead": "\(Int(configuration.ahead))s", "max_connections": "\(settings.connections)",
             ])
         // Precedence is flags, environment, file: a file setting that loses is said, so that it is not a surprise
         // (the shipped unit sets the database, data and sink in its environment).
@@ -207,7 +201,8 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         let group = DaemonBuilder.serviceGroup(
-            database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, retention: retention, notifier: notifier,
+            database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, retention: settings.retention,
+            notifier: notifier,
             readiness: readiness, services: services)
         return (group, lock, deliverer.sink)
     }
