@@ -52,7 +52,7 @@ public struct CommentaryFile: Sendable {
         } catch let error as StoreError {
             throw error
         } catch let error as InputFileError {
-            throw error.isMissing ? .missingDataFile(url.path) : .unreadableFile(error)
+            throw StoreError(error)
         } catch {
             throw .malformedData(file: name, reason: "\(error)")
         }

@@ -35,16 +35,20 @@ public enum StoreError: UserFacingError, Equatable, Sendable {
 }
 
 extension StoreError {
-    /// A data or import file's bytes, at most `maximumBytes`: a missing file is `missingDataFile`, anything else that
-    /// is not a regular file that can be read (a folder, a FIFO, a device, a symbolic link loop, a permission) or is
-    /// over the limit is `unreadableFile`, each naming the file.
+    /// A data or import file that cannot be read as one: a missing file is `missingDataFile`; anything else that is
+    /// not a regular file that can be read (a folder, a FIFO, a device, a symbolic link loop, a permission), or is
+    /// over a limit, is `unreadableFile`; each names the file.
+    init(_ error: InputFileError) {
+        self = error.isMissing ? .missingDataFile(error.path) : .unreadableFile(error)
+    }
+
+    /// A data or import file's bytes, at most `maximumBytes`.
     static func contents(of url: URL, maximumBytes: Int) throws(StoreError) -> Data {
         do {
             let file = try InputFile(path: url.path)
             return Data(try file.readAll(maximumBytes: maximumBytes))
         } catch {
-            if error.isMissing { throw .missingDataFile(url.path) }
-            throw .unreadableFile(error)
+            throw StoreError(error)
         }
     }
 }
