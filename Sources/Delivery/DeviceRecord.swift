@@ -44,6 +44,8 @@ public struct DeviceRecord: Encodable, Sendable {
     /// Why and when the push service made this device disabled (its token unknown there).
     public let disabledReason: String?
     public let disabledAt: String?
+    /// Whether this system knows the zone (shown by `text()`; the JSON has the zone as stored).
+    let zoneKnown: Bool
 
     public enum Token: Encodable, Sendable {
         case plain(String)
@@ -87,6 +89,7 @@ public struct DeviceRecord: Encodable, Sendable {
         nextFireAt = state.nextFireAt?.iso8601UTC
         disabledReason = state.disabledReason
         disabledAt = state.disabledAt?.iso8601UTC
+        zoneKnown = state.zoneKnown
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -113,7 +116,7 @@ public struct DeviceRecord: Encodable, Sendable {
         """
         id            \(id)
         platform      \(platform)
-        time zone     \(timezone)\(TimeZone.iana(timezone) == nil ? " (unknown to this system's time zone data: not firing until it is changed)" : "")
+        time zone     \(timezone)\(zoneKnown ? "" : " (unknown to this system's time zone data: not firing until it is changed)")
         reminder      \(reminderTime) (\(locale))
         calendar      \(calendar)\(adjustment == 0 ? "" : String(format: " %+d", adjustment))
         display theme \(displayTheme)

@@ -51,13 +51,19 @@ public struct DeviceState: Sendable {
     /// Why and when its push service made it disabled (its token unknown there); cleared when it registers again.
     public let disabledReason: String?
     public let disabledAt: Date?
+    /// Whether this system's time zone data knows the stored zone (a device whose zone it dropped does not fire).
+    public let zoneKnown: Bool
 
-    public init(device: Device, lastLocalDate: CivilDate?, nextFireAt: Date?, disabledReason: String? = nil, disabledAt: Date? = nil) {
+    public init(
+        device: Device, lastLocalDate: CivilDate?, nextFireAt: Date?, disabledReason: String? = nil, disabledAt: Date? = nil,
+        zoneKnown: Bool = true
+    ) {
         self.device = device
         self.lastLocalDate = lastLocalDate
         self.nextFireAt = nextFireAt
         self.disabledReason = disabledReason
         self.disabledAt = disabledAt
+        self.zoneKnown = zoneKnown
     }
 }
 
@@ -370,11 +376,12 @@ extension AppDatabase {
         let after = DeviceColumn.count
         let last = try (row[after] as String?).map { try CivilDate(parsing: $0) }
         // When it would fire next; the queue holds the same instant (computed when it last fired or changed). None
-        // for a zone this system no longer knows: the device is shown as it is stored.
-        let next = device.enabled ? Self.nextFire(device, lastFired: last, now: now) : nil
+        // for a zone this system no longer knows: the device is shown as it is stored. The zone is looked up once.
+        let zone = TimeZone.iana(device.timeZone)
+        let next = device.enabled ? Self.nextFire(device, in: zone, lastFired: last, now: now) : nil
         return DeviceState(
             device: device, lastLocalDate: last, nextFireAt: next, disabledReason: row[after + 1],
-            disabledAt: (row[after + 2] as Double?).map(Date.init(timeIntervalSince1970:)))
+            disabledAt: (row[after + 2] as Double?).map(Date.init(timeIntervalSince1970:)), zoneKnown: zone != nil)
     }
 
     /// Checks a device's settings; its zone only when `zone` (a new device, or a change that sets it): a stored zone
@@ -394,8 +401,8 @@ extension AppDatabase {
     }
 
     /// When a device fires next; nil when its stored zone is one this system does not know.
-    static func nextFire(_ device: Device, lastFired: CivilDate?, now: Date) -> Date? {
-        guard let zone = TimeZone.iana(device.timeZone) else { return nil }
+    static func nextFire(_ device: Device, in zone: TimeZone?, lastFired: CivilDate?, now: Date) -> Date? {
+        guard let zone else { return nil }
         return Scheduler.next(lastFired: lastFired, time: device.reminderTime, zone: zone, now: now, eligibleFrom: device.createdAt).fireAt
     }
 
@@ -403,7 +410,7 @@ extension AppDatabase {
     /// does not know is queued now, for the next pass to say so (once) and look at it again daily.
     static func enqueue(_ db: Database, _ device: Device, seq: Int64, version: Int, lastFired: CivilDate?, now: Date) throws {
         guard device.enabled else { return }
-        let next = nextFire(device, lastFired: lastFired, now: now) ?? now
+        let next = nextFire(device, in: TimeZone.iana(device.timeZone), lastFired: lastFired, now: now) ?? now
         try db.execute(
             sql: "INSERT OR REPLACE INTO schedule (next_fire_at, device_seq, version, last_local_day) VALUES (?, ?, ?, ?)",
             arguments: [next.timeIntervalSince1970, seq, version, lastFired?.dayNumber])

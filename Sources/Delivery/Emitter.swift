@@ -168,7 +168,7 @@ public struct Emitter: Sendable {
         let now: Date
         let through: Date
         var contents: ContentCache
-        var zones: [String: ZoneWindow] = [:]
+        var zones: [String: ZoneWindow?] = [:]
         var templates: [TemplateKey: PayloadTemplate] = [:]
         /// A batch's headers and payloads, one after another: one buffer rather than two strings a device.
         var payloads = JSONBytes()
@@ -227,9 +227,8 @@ public struct Emitter: Sendable {
         /// A zone's offsets around now, worked out once per pass; nil for a name the system no longer knows.
         mutating func zone(_ name: String) -> ZoneWindow? {
             if let known = zones[name] { return known }
-            guard let named = TimeZone.iana(name) else { return nil }
-            let zone = ZoneWindow(named, around: now)
-            zones[name] = zone
+            let zone = TimeZone.iana(name).map { ZoneWindow($0, around: now) }
+            zones[name] = .some(zone)  // an unknown name too: asked of the system once a pass
             return zone
         }
 
