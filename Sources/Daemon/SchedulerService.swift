@@ -151,7 +151,7 @@ public struct SchedulerService: Service {
                 }
                 wait = try nextWake(after: now)
                 if result.emitError != nil || result.delivered.localError != nil { wait = min(wait, Self.failureDelay) }
-            } catch let error as StorageError {
+            } catch let error as StorageError where error.isFileChange {
                 // The file was removed or replaced: no pass can succeed, and writing on would lose what it wrote.
                 logger.critical("database file gone: stopping", metadata: ["error": "\(error)"])
                 throw error

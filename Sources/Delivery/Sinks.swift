@@ -34,7 +34,8 @@ public protocol Sink: Sendable {
     /// Whether a batch may be sent while the one before is still being recorded (see `Deliverer.run`).
     var overlapsRecording: Bool { get }
     /// What the last `deliver` made durable, for the outbox to record in the same transaction as the batch's
-    /// outcomes: the spool's files and their sizes after the append (`spool_mark`). Empty for other sinks.
+    /// outcomes: the spool's files and their sizes after the append (`spool_mark`); empty after a failed `deliver`,
+    /// and for other sinks.
     func takeMarks() -> [String: Int64]
 }
 
@@ -111,8 +112,12 @@ public final class JSONLinesSpool: Sink, Sendable {
     }
 
     public func deliver(_ records: [OutboxRecord]) throws -> [Int64: DeliveryOutcome] {
-        try recent.withLock { recent in
+        // The sizes are the outbox's to record only with a batch taken whole: after a failure part-way there are none,
+        // and a restart reads the files back from the sizes recorded before.
+        marks.withLock { $0 = [:] }
+        return try recent.withLock { recent in
             var outcomes: [Int64: DeliveryOutcome] = [:]
+            var sizes: [String: Int64] = [:]
             let byFile = Dictionary(grouping: records) { "\($0.localDate).jsonl" }
             for (file, group) in byFile.sorted(by: { $0.key < $1.key }) {
                 let url = directory.appendingPathComponent(file)
@@ -133,8 +138,9 @@ public final class JSONLinesSpool: Sink, Sendable {
                     throw error
                 }
                 recent[file] = Array((remembered + [written]).suffix(Self.rememberedAppends))
-                marks.withLock { $0[url.path] = size }
+                sizes[url.path] = size
             }
+            marks.withLock { $0 = sizes }
             return outcomes
         }
     }
@@ -347,20 +353,16 @@ public struct Deliverer: Sendable {
                 let prefetch: Task<[OutboxRecord], any Error>? =
                     records.count < batchSize ? nil : Task { [self] in try await fetch(after: last.id, now: now) }
                 var outcomes: [Int64: DeliveryOutcome] = [:]
-                // What the sink made durable is recorded only with a batch it took whole: after a failure part-way,
-                // the files are read back from the marks recorded before.
                 var marks: [String: Int64] = [:]
                 if !live.isEmpty {
                     do {
                         outcomes = try await sink.deliver(live)
                         marks = sink.takeMarks()
                     } catch let error as SinkError where error.isLocal {
-                        _ = sink.takeMarks()
                         // Not the records' fault: they stay pending with their attempts as they were, and wait a little.
                         summary.localError = error.description
                         outcomes = Dictionary(uniqueKeysWithValues: live.map { ($0.id, .paused(error: error.description, after: localRetryDelay)) })
                     } catch {
-                        _ = sink.takeMarks()
                         outcomes = Dictionary(uniqueKeysWithValues: live.map { ($0.id, .retry(error: "\(error)", after: nil)) })
                     }
                 }

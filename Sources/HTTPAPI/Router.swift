@@ -235,7 +235,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             var answer = APIError(.badRequest, code: "bad_request", "malformed HTTP request body (\(error))")
             answer.headers[.connection] = "close"
             throw answer
-        } catch let error as StorageError {
+        } catch let error as StorageError where error.isFileChange {
             // The database file was removed or replaced: the process is stopping.
             context.logger.error("database file gone", metadata: ["error": "\(error)"])
             throw APIError(.serviceUnavailable, code: "database_gone", error.description)

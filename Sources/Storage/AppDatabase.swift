@@ -242,6 +242,12 @@ public enum StorageError: UserFacingError, Equatable, Sendable {
     /// The file open was removed or replaced under the process.
     case fileChanged(path: String, reason: String)
 
+    /// Whether the file open was removed or replaced: nothing more can be written, and the process should stop.
+    public var isFileChange: Bool {
+        if case .fileChanged = self { return true }
+        return false
+    }
+
     public var description: String {
         switch self {
         case .cannotOpen(let path, let reason): "cannot open database '\(path)': \(reason)"
