@@ -60,6 +60,21 @@ import Glibc
         }
     }
 
+    /// Sends `start`, then `byte` every 0.1 s (at most 200 of them): whether the server closed the connection meanwhile.
+    static func closedWhileTrickling(port: Int, start: String, byte: Character) async throws -> Bool {
+        try await blocking {
+            let socket = try RawSocket(port: port, timeout: 0.05)
+            defer { socket.close() }
+            try socket.send(Array(start.utf8))
+            for _ in 0..<200 {
+                Thread.sleep(forTimeInterval: 0.1)
+                guard socket.sendOne(byte.asciiValue ?? 0x20) else { return true }
+                if socket.readUntilClosed().closed { return true }
+            }
+            return false
+        }
+    }
+
     @Test func requestsTheParserRefusesGetTheJSONError() async throws {
         try await withServer { port in
             let manyHeaders = "GET /health HTTP/1.1\r\nHost: x\r\n" + (0..<1000).map { "X-H\($0): v\r\n" }.joined() + "\r\n"
@@ -110,18 +125,8 @@ import Glibc
     @Test func aHeadTrickledAByteAtATimeIsCutOffAtTheDeadline() async throws {
         try await withServer(idleTimeout: 0.5) { port in
             // Each byte of a head that never ends comes well within the idle timeout, which each byte restarts; the
-            // head is not complete 0.5 s after the connection opened, so it is closed. Bounded: 200 bytes, 0.1 s apart.
-            let closed = try await Self.blocking {
-                let socket = try RawSocket(port: port, timeout: 0.05)
-                defer { socket.close() }
-                try socket.send(Array("GET /health HTTP/1.1\r\nX-Long: ".utf8))
-                for _ in 0..<200 {
-                    Thread.sleep(forTimeInterval: 0.1)
-                    guard socket.sendOne(UInt8(ascii: "a")) else { return true }
-                    if socket.readUntilClosed().closed { return true }
-                }
-                return false
-            }
+            // head is not complete 0.5 s after the connection opened, so it is closed.
+            let closed = try await Self.closedWhileTrickling(port: port, start: "GET /health HTTP/1.1\r\nX-Long: ", byte: "a")
             #expect(closed, "the connection stayed open for a head trickled over 20 s")
         }
     }
@@ -160,18 +165,9 @@ import Glibc
     @Test func aBodyTrickledAByteAtATimeIsCutOffAtTheDeadline() async throws {
         try await withServer(idleTimeout: 0.5) { port in
             // Each byte comes well within the idle timeout, which a body's chunks restart; the request as a whole does
-            // not arrive within it after its head, so the connection is closed. Bounded: 200 bytes, 0.1 s apart.
-            let closed = try await Self.blocking {
-                let socket = try RawSocket(port: port, timeout: 0.05)
-                defer { socket.close() }
-                try socket.send(Array("POST /v1/guests HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n\r\n".utf8))
-                for _ in 0..<200 {
-                    Thread.sleep(forTimeInterval: 0.1)
-                    guard socket.sendOne(UInt8(ascii: " ")) else { return true }
-                    if socket.readUntilClosed().closed { return true }
-                }
-                return false
-            }
+            // not arrive within it after its head, so the connection is closed.
+            let closed = try await Self.closedWhileTrickling(
+                port: port, start: "POST /v1/guests HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n\r\n", byte: " ")
             #expect(closed, "the connection stayed open for a body trickled over 20 s")
         }
     }
