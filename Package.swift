@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "dailyverse", targets: ["dailyverse"]),
         .executable(name: "dailyverse-bench", targets: ["dailyverse-bench"]),
+        .library(name: "Astronomy", targets: ["Astronomy"]),
         .library(name: "HijriCalendar", targets: ["HijriCalendar"]),
         .library(name: "VerseCalendar", targets: ["VerseCalendar"]),
         .library(name: "Storage", targets: ["Storage"]),
@@ -43,6 +44,9 @@ let package = Package(
         // The one protocol of the errors a person can act on (a bad flag, file, setting or request): the CLI prints them as
         // they are, the API answers them with a 4xx and a code.
         .target(name: "Diagnostics"),
+        // Pure: the Sun and the Moon (VSOP87, ELP 2000-82 as Meeus truncates it), their settings, new moons and the
+        // crescent's visibility (Odeh's criterion). Checked against JPL's DE421 in its tests.
+        .target(name: "Astronomy"),
         // Pure: Gregorian <-> Hijri (Umm al-Qura table, tabular arithmetic, sighted overrides, adjustments).
         .target(name: "HijriCalendar", dependencies: ["Diagnostics"]),
         // Pure: month themes, occasions and the deterministic selection rule.
@@ -157,6 +161,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The fixtures (gzipped JSON Lines from JPL's DE421 through Skyfield, and PyEphem) are read from the source tree.
+        .testTarget(name: "AstronomyTests", dependencies: ["Astronomy"], exclude: ["Fixtures"]),
         .testTarget(name: "HijriCalendarTests", dependencies: ["HijriCalendar"]),
         .testTarget(name: "VerseCalendarTests", dependencies: ["VerseCalendar", "HijriCalendar"]),
         .testTarget(
