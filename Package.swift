@@ -47,8 +47,9 @@ let package = Package(
         // Pure: the Sun and the Moon (VSOP87, ELP 2000-82 as Meeus truncates it), their settings, new moons and the
         // crescent's visibility (Odeh's criterion). Checked against JPL's DE421 in its tests.
         .target(name: "Astronomy"),
-        // Pure: Gregorian <-> Hijri (Umm al-Qura table, tabular arithmetic, sighted overrides, adjustments).
-        .target(name: "HijriCalendar", dependencies: ["Diagnostics"]),
+        // Pure: Gregorian <-> Hijri (Umm al-Qura table, tabular arithmetic, sighted overrides, the calendar predicted from
+        // the crescent's visibility, adjustments).
+        .target(name: "HijriCalendar", dependencies: ["Diagnostics", "Astronomy"]),
         // Pure: month themes, occasions and the deterministic selection rule.
         .target(name: "VerseCalendar", dependencies: ["Diagnostics", "HijriCalendar"]),
         // The database, whatever its tables: the connection (a pool or a queue), the migrator run on opening, the log
@@ -139,8 +140,8 @@ let package = Package(
             name: "DailyVerseCLI",
             dependencies: [
                 "Diagnostics",
-                "Accounts", "HijriCalendar", "VerseCalendar", "Storage", "AppSchema", "ContentStore", "VerseOfTheDay", "Notifications", "Delivery",
-                "Daemon",
+                "Accounts", "Astronomy", "HijriCalendar", "VerseCalendar", "Storage", "AppSchema", "ContentStore", "VerseOfTheDay", "Notifications",
+                "Delivery", "Daemon",
                 "HTTPAPI", "Onboarding", "Engagement", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -163,7 +164,7 @@ let package = Package(
         ),
         // The fixtures (gzipped JSON Lines from JPL's DE421 through Skyfield, and PyEphem) are read from the source tree.
         .testTarget(name: "AstronomyTests", dependencies: ["Astronomy"], exclude: ["Fixtures"]),
-        .testTarget(name: "HijriCalendarTests", dependencies: ["HijriCalendar"]),
+        .testTarget(name: "HijriCalendarTests", dependencies: ["HijriCalendar", "Astronomy"]),
         .testTarget(name: "VerseCalendarTests", dependencies: ["VerseCalendar", "HijriCalendar"]),
         .testTarget(
             name: "StorageTests",

@@ -63,7 +63,11 @@ public enum Crescent {
     /// or the Moon does not set near it (polar latitudes). `conjunction`, a Julian day of UT, is the new moon the
     /// crescent follows; by default the one nearest the sunset.
     public static func evening(site: Site, year: Int, month: Int, day: Int, conjunction: Double? = nil) -> CrescentEvening? {
-        let localMidnight = JulianDay.midnight(year: year, month: month, day: day) - site.longitude / 360
+        evening(site: site, localMidnight: JulianDay.midnight(year: year, month: month, day: day) - site.longitude / 360, conjunction: conjunction)
+    }
+
+    /// The evening of the day that begins at `localMidnight` (a Julian day of UT) at `site`.
+    static func evening(site: Site, localMidnight: Double, conjunction: Double?) -> CrescentEvening? {
         guard let sunset = Setting.sunset(site: site, localMidnight: localMidnight),
             let moonset = Setting.moonset(site: site, nearest: sunset)
         else { return nil }

@@ -13,15 +13,64 @@ public enum Setting {
     /// mean time), or nil when the Sun does not set that day (polar day or night).
     public static func sunset(site: Site, localMidnight: Double) -> Double? {
         let altitude = { (t: Double) in Sky(julianDayUT: t).sun(from: site).altitude - sunHorizon }
+        // First from the hour angle at which the Sun reaches the horizon, refined by secant steps (four or five
+        // positions); where that estimate is not a setting inside the day (near the poles), by sampling the day.
+        let noon = Sky(julianDayUT: localMidnight + 0.5)
+        if let estimate = settingEstimate(noon, noon.sunEquatorial, site: site, horizon: sunHorizon, hourAngleRate: 360.9856),
+            let root = secant(altitude, from: estimate), isSetting(altitude, at: root), root >= localMidnight, root < localMidnight + 1
+        {
+            return root
+        }
         return crossings(of: altitude, from: localMidnight, to: localMidnight + 1, step: 1.0 / 24).first
     }
 
     /// The moonset nearest to `instant` (before or after it, within 13 hours), or nil when there is none.
     public static func moonset(site: Site, nearest instant: Double) -> Double? {
-        crossings(
-            of: { moonAltitudeAboveSetting(Sky(julianDayUT: $0), site: site) }, from: instant - 13.0 / 24, to: instant + 13.0 / 24, step: 1.0 / 24
-        )
-        .min { abs($0 - instant) < abs($1 - instant) }
+        let altitude = { (t: Double) in moonAltitudeAboveSetting(Sky(julianDayUT: t), site: site) }
+        let sky = Sky(julianDayUT: instant)
+        let moon = sky.moon(from: site)
+        let horizon = -refraction - Angle.degrees(asin(Moon.radius / moon.distance))
+        // The Moon's hour angle grows about 347.8° a day (the Earth's turn less the Moon's motion).
+        if let estimate = settingEstimate(sky, sky.moonEquatorial, site: site, horizon: horizon, hourAngleRate: 347.8),
+            let root = secant(altitude, from: estimate), isSetting(altitude, at: root), abs(root - instant) < 13.0 / 24
+        {
+            return root
+        }
+        return crossings(of: altitude, from: instant - 13.0 / 24, to: instant + 13.0 / 24, step: 1.0 / 24)
+            .min { abs($0 - instant) < abs($1 - instant) }
+    }
+
+    /// When a body at `place` (geocentric, at `sky`'s instant) reaches `horizon` going down, nearest that instant: from
+    /// the hour angle of setting (Meeus 15.1), or nil when it neither rises nor sets that day.
+    static func settingEstimate(_ sky: Sky, _ place: EquatorialPlace, site: Site, horizon: Double, hourAngleRate: Double) -> Double? {
+        let phi = Angle.radians(site.latitude)
+        let delta = Angle.radians(place.declination)
+        let cosine = (sin(Angle.radians(horizon)) - sin(phi) * sin(delta)) / (cos(phi) * cos(delta))
+        guard abs(cosine) < 0.999 else { return nil }
+        let setting = Angle.degrees(acos(cosine))
+        let hourAngle = sky.siderealTime + site.longitude - place.rightAscension
+        return sky.julianDayUT + Angle.signed(setting - hourAngle) / hourAngleRate
+    }
+
+    /// A root of `value` near `start` by secant steps, or nil when they do not settle within an hour of it.
+    static func secant(_ value: (Double) -> Double, from start: Double) -> Double? {
+        var t0 = start
+        var t1 = start + 0.001
+        var v0 = value(t0)
+        for _ in 0..<12 {
+            let v1 = value(t1)
+            guard v1 != v0 else { return t1 }
+            let next = t1 - v1 * (t1 - t0) / (v1 - v0)
+            guard abs(next - start) < 0.05 else { return nil }
+            if abs(next - t1) < 1e-8 { return next }
+            (t0, v0, t1) = (t1, v1, next)
+        }
+        return nil
+    }
+
+    /// Whether `value` goes down through zero at `root` (above a minute before, below a minute after).
+    static func isSetting(_ value: (Double) -> Double, at root: Double) -> Bool {
+        value(root - 1.0 / 1440) > 0 && value(root + 1.0 / 1440) < 0
     }
 
     /// How far the Moon's centre is above the altitude at which it sets, degrees.

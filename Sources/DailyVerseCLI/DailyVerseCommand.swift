@@ -17,7 +17,7 @@ public struct DailyVerseCommand: AsyncParsableCommand {
             """,
         subcommands: [
             TodayCommand.self, HijriCommand.self, GregorianCommand.self, VerseCommand.self, CalendarCommand.self, ImportCommand.self,
-            SightingCommand.self,
+            SightingCommand.self, CrescentCommand.self,
             DevicesCommand.self, ServeCommand.self, OutboxCommand.self, StatusCommand.self, PushCommand.self, VapidCommand.self, ContentCommand.self,
             OnboardingCommand.self, GuestsCommand.self,
         ],

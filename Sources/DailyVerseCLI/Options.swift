@@ -1,5 +1,6 @@
 import AppSchema
 import ArgumentParser
+import Astronomy
 import ContentStore
 import Daemon
 import Diagnostics
@@ -35,6 +36,14 @@ public struct GlobalOptions: ParsableArguments {
     @Option(
         name: .long,
         parsing: .unconditional,
+        help: ArgumentHelp(
+            "The region whose predicted calendar to keep (data/calendar/crescent-regions.json). Default: $DAILYVERSE_REGION, else 'region' in the configuration file, else the data's default (iran).",
+            valueName: "id"))
+    var region: String?
+
+    @Option(
+        name: .long,
+        parsing: .unconditional,
         help: ArgumentHelp("Configuration file (TOML). Default: $DAILYVERSE_CONFIG, else /etc/dailyverse/config.toml if present.", valueName: "path"))
     var config: String?
 
@@ -47,7 +56,7 @@ public struct GlobalOptions: ParsableArguments {
         [
             "database", "data", "sink", "grace", "emit_ahead", "apns_topic", "log_level", "listen", "guest_retention", "outbox_retention",
             "idle_timeout", "throttle_sign_in", "throttle_guests", "throttle_accounts", "trusted_proxies",
-            "max_connections", "throttle_writes", "max_devices_per_user", "event_retention", "session_idle", "session_lifetime",
+            "max_connections", "throttle_writes", "max_devices_per_user", "event_retention", "session_idle", "session_lifetime", "region",
         ] + PushOptions.fileKeys)
 
     /// The configuration file, if one is named or the default exists. Flags override the environment, which
@@ -146,6 +155,15 @@ public struct GlobalOptions: ParsableArguments {
         return Throttles(
             signIn: try throttle("throttle_sign_in", "5/15m"), guests: try throttle("throttle_guests", "10/1h"),
             accounts: try throttle("throttle_accounts", "5/1h"), writes: try throttle("throttle_writes", "120/1m"))
+    }
+
+    /// The region named by `--region`, `DAILYVERSE_REGION` or the configuration file, else nil (the data's default).
+    func regionID() throws -> String? { try setting(flag: region, environment: "DAILYVERSE_REGION", key: "region") }
+
+    /// The configured region among `regions`, else their default; an unknown name is an error listing the known.
+    func region(in regions: CrescentRegions) throws -> CrescentRegion {
+        guard let id = try regionID() else { return regions.defaultRegion }
+        return try regions.region(id)
     }
 
     /// The pinned clock, or the wall clock.

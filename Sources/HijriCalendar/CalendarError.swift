@@ -11,6 +11,9 @@ public enum CalendarError: UserFacingError, Equatable, Sendable {
     case publishedStartTooFar(year: Int, month: Int, date: CivilDate, ummAlQura: CivilDate)
     case publishedStartsInconsistent(String)
     case unknownTimeZone(String)
+    case malformedRegions(String)
+    case unknownRegion(String, known: [String])
+    case predictedUnavailable(String?)
 
     public var description: String {
         switch self {
@@ -32,6 +35,16 @@ public enum CalendarError: UserFacingError, Equatable, Sendable {
             "published month starts are inconsistent: \(detail)"
         case .unknownTimeZone(let name):
             "unknown time zone '\(name)': expected an IANA name such as Asia/Baghdad or UTC"
+        case .malformedRegions(let detail):
+            "crescent regions: \(detail)"
+        case .unknownRegion(let name, let known):
+            "unknown region '\(name)': expected one of \(known.joined(separator: ", "))"
+        case .predictedUnavailable(let region):
+            if let region {
+                "no predicted calendar for the region '\(region)': its table is missing from data/calendar/predicted"
+            } else {
+                "the predicted calendar needs a region and its table"
+            }
         }
     }
 }

@@ -6,6 +6,9 @@ public enum CalendarKind: String, CaseIterable, Codable, Sendable {
     case tabular
     /// Umm al-Qura, except for the month starts the operator has published (moon sighting).
     case sighted
+    /// Each month from the first evening its crescent is seen at the installation's region's sites (Odeh's
+    /// criterion), except for the month starts the operator has published: the Shia calendar kept by sighting.
+    case predicted
 
     public init(parsing text: String) throws(CalendarError) {
         guard let kind = CalendarKind(rawValue: text) else { throw .unknownCalendar(text) }

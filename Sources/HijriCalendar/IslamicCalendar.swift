@@ -1,3 +1,5 @@
+import Astronomy
+
 /// One of the Hijri calendars, ready to convert in both directions.
 ///
 /// Value type: build it once (the sighted calendar from the published starts in the store) and share it.
@@ -18,16 +20,30 @@ public struct IslamicCalendar: Sendable {
         IslamicCalendar(kind: .sighted, table: try SightedMonthStarts.table(published: published))
     }
 
-    /// The calendar of `kind`; `published` is read only by the sighted calendar.
+    /// The predicted calendar of `region` from its table (`PredictedTable`), with the published starts put in
+    /// (see `PredictedMonthStarts` for the rule).
+    public static func predicted(
+        table: PredictedTable, region: CrescentRegion, published: [PublishedMonthStart]
+    ) throws(CalendarError) -> IslamicCalendar {
+        guard table.regionID == region.id else { throw .predictedUnavailable(region.id) }
+        let starts = try PredictedMonthStarts.applying(published, to: table.starts, firstYear: table.firstYear, region: region)
+        return IslamicCalendar(kind: .predicted, table: MonthTable(firstYear: table.firstYear, starts: starts))
+    }
+
+    /// The calendar of `kind`; `published` is read only by the sighted and predicted calendars, `predicted` (a
+    /// region and its table) only by the predicted one.
     public static func make(
-        _ kind: CalendarKind, published: [PublishedMonthStart] = []
+        _ kind: CalendarKind, published: [PublishedMonthStart] = [], predicted: (table: PredictedTable, region: CrescentRegion)? = nil
     ) throws(CalendarError)
         -> IslamicCalendar
     {
         switch kind {
-        case .ummAlQura: .ummAlQura
-        case .tabular: .tabular
-        case .sighted: try .sighted(published: published)
+        case .ummAlQura: return .ummAlQura
+        case .tabular: return .tabular
+        case .sighted: return try .sighted(published: published)
+        case .predicted:
+            guard let predicted else { throw .predictedUnavailable(nil) }
+            return try .predicted(table: predicted.table, region: predicted.region, published: published)
         }
     }
 

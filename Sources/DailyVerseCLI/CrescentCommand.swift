@@ -1,0 +1,86 @@
+import ArgumentParser
+import Astronomy
+import ContentStore
+import Diagnostics
+import Foundation
+import HijriCalendar
+
+struct CrescentCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "crescent", abstract: "The new crescent: its visibility on an evening, and the predicted calendar's tables.",
+        discussion: """
+            A month of the predicted calendar begins on the day after the first evening its crescent counts as seen \
+            (Odeh's criterion, at or above the region's zone) at any of the region's sites, else after 30 days. The \
+            regions are in data/calendar/crescent-regions.json (README, "The calendars").
+            """,
+        subcommands: [CrescentEveningCommand.self, CrescentTableCommand.self])
+}
+
+/// The regions from the data folder (these commands do not need the database).
+func crescentRegions(_ global: GlobalOptions) throws -> CrescentRegions {
+    let url = try global.dataDirectory().appendingPathComponent(CrescentRegions.file)
+    let bytes = try InputFile(path: url.path).readAll(maximumBytes: CrescentRegions.maximumFileBytes)
+    return try CrescentRegions(json: Data(bytes))
+}
+
+struct CrescentEveningCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "evening", abstract: "Judge one evening's crescent at each of a region's sites.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp("The civil day whose evening is judged, YYYY-MM-DD.", valueName: "date")) var date: String
+
+    func run() throws {
+        try reportingErrors {
+            let day = try CivilDate(parsing: date)
+            let regions = try crescentRegions(global)
+            let region = try global.region(in: regions)
+            let conjunction = Conjunction.nearest(JulianDay.unixEpoch + Double(day.dayNumber) + 0.75)
+            var rows: [CrescentEvidence] = []
+            for site in region.sites {
+                let single = CrescentRegion(id: region.id, name: region.name, sites: [site], rule: region.rule)
+                if let evidence = CrescentEvidence(single.verdict(dayNumber: day.dayNumber, conjunction: conjunction), rule: region.rule) {
+                    rows.append(evidence)
+                }
+            }
+            if global.json { return try printJSON(rows) }
+            print("Evening of \(day) · \(region.name) · rule \(region.rule.name) (\(region.rule.zone.meaning) or better)")
+            print("conjunction \(rows.first?.conjunction ?? "-")\n")
+            print("site              sunset     lag min  age h      V  zone  seen")
+            for row in rows {
+                let name = row.site.padding(toLength: 16, withPad: " ", startingAt: 0)
+                let sunset = String(row.sunset.dropFirst(11).prefix(5))
+                print(
+                    "\(name)  \(sunset) UT  " + String(format: "%6.1f  %5.1f  %5.2f", row.lagMinutes, row.ageHours, row.v)
+                        + "  \(row.zone)     \(row.seen ? "yes" : "no")")
+            }
+            let seen = rows.contains { $0.seen }
+            print(
+                "\n\(seen ? "Seen" : "Not seen") by the rule: \(seen ? "the next day begins a month" : "a month that reached its 29th day completes 30")"
+            )
+        }
+    }
+}
+
+struct CrescentTableCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "table",
+        abstract:
+            "Compute a region's predicted calendar, \(PredictedMonthStarts.firstYear)-\(PredictedMonthStarts.lastYear) AH, as the CSV data/calendar/predicted/<region>.csv holds.",
+        discussion: "The tables in data/ are made with this command; the tests check that the code still gives them.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp("Write the table to this file (replaced whole) instead of standard output.", valueName: "file")) var out: String?
+
+    func run() throws {
+        try reportingErrors {
+            let region = try global.region(in: crescentRegions(global))
+            let bar = ProgressBar("months of \(region.id)")
+            let total = (PredictedMonthStarts.lastYear - PredictedMonthStarts.firstYear + 1) * 12
+            let starts = PredictedMonthStarts.chain(region: region) { bar.update($0, total) }
+            let table = try PredictedTable(regionID: region.id, firstYear: PredictedMonthStarts.firstYear, starts: starts)
+            guard let out else { return print(table.csv, terminator: "") }
+            try Data(table.csv.utf8).write(to: URL(fileURLWithPath: try checkedPath(out, what: "--out")), options: .atomic)
+            if global.json { return try printJSON(["region": region.id, "file": out, "months": "\(total)"]) }
+            print("wrote \(out): \(total) months of \(region.name)")
+        }
+    }
+}

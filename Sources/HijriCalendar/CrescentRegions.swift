@@ -1,0 +1,93 @@
+import Astronomy
+import Foundation
+
+/// The regions a predicted calendar can be kept for: named presets, each with its sites and the rule by which a
+/// crescent counts as seen there (`data/calendar/crescent-regions.json`, whose README says how each was chosen).
+public struct CrescentRegions: Sendable {
+    public let regions: [CrescentRegion]
+    /// The region a new installation keeps its calendar for.
+    public let defaultRegion: CrescentRegion
+
+    /// The sites' latitudes: farther from the equator the Sun does not set on some days, and a month could not be
+    /// decided on them.
+    public static let latitudeRange = -60.0...60.0
+    public static let maximumSites = 20
+    /// Where the data folder keeps them, and the largest such file read.
+    public static let file = "calendar/crescent-regions.json"
+    public static let maximumFileBytes = 1 << 20
+    /// Where the data folder keeps a region's predicted table.
+    public static func tableFile(_ id: String) -> String { "calendar/predicted/\(id).csv" }
+
+    public init(regions: [CrescentRegion], defaultID: String) throws(CalendarError) {
+        var seen = Set<String>()
+        for region in regions {
+            guard Self.isValidID(region.id) else {
+                throw .malformedRegions("region id '\(region.id)' must be 1-40 lowercase letters, digits and dashes")
+            }
+            guard seen.insert(region.id).inserted else { throw .malformedRegions("two regions named '\(region.id)'") }
+            guard (1...Self.maximumSites).contains(region.sites.count) else {
+                throw .malformedRegions("region '\(region.id)' has \(region.sites.count) sites: expected 1 to \(Self.maximumSites)")
+            }
+            for site in region.sites {
+                guard Self.latitudeRange.contains(site.latitude), (-180.0...180.0).contains(site.longitude), (-500.0...9000.0).contains(site.height)
+                else {
+                    throw .malformedRegions(
+                        "site '\(site.name)' of region '\(region.id)' at \(site.latitude), \(site.longitude), \(site.height) m: expected a latitude within ±60°, a longitude within ±180° and a height of -500 to 9000 m"
+                    )
+                }
+            }
+        }
+        guard let defaultRegion = regions.first(where: { $0.id == defaultID }) else {
+            throw .malformedRegions("the default region '\(defaultID)' is not among the regions")
+        }
+        self.regions = regions
+        self.defaultRegion = defaultRegion
+    }
+
+    /// Reads the regions file's JSON.
+    public init(json: Data) throws(CalendarError) {
+        struct File: Decodable {
+            struct Entry: Decodable {
+                struct Place: Decodable {
+                    let name: String
+                    let latitude: Double
+                    let longitude: Double
+                    let height: Double
+                }
+                let id: String
+                let name: String
+                let rule: String
+                let sites: [Place]
+            }
+            let `default`: String
+            let regions: [Entry]
+        }
+        let file: File
+        do { file = try JSONDecoder().decode(File.self, from: json) } catch {
+            throw .malformedRegions("not the regions file's JSON (\(error))")
+        }
+        var regions: [CrescentRegion] = []
+        for entry in file.regions {
+            guard let rule = VisibilityRule(name: entry.rule) else {
+                throw .malformedRegions(
+                    "region '\(entry.id)' has the unknown rule '\(entry.rule)': expected one of \(VisibilityRule.names.joined(separator: ", "))")
+            }
+            guard !entry.sites.isEmpty else { throw .malformedRegions("region '\(entry.id)' has no sites") }
+            regions.append(
+                CrescentRegion(
+                    id: entry.id, name: entry.name,
+                    sites: entry.sites.map { Site(name: $0.name, latitude: $0.latitude, longitude: $0.longitude, height: $0.height) }, rule: rule))
+        }
+        try self.init(regions: regions, defaultID: file.default)
+    }
+
+    /// The region named `id`, or an error listing the names.
+    public func region(_ id: String) throws(CalendarError) -> CrescentRegion {
+        guard let region = regions.first(where: { $0.id == id }) else { throw .unknownRegion(id, known: regions.map(\.id)) }
+        return region
+    }
+
+    static func isValidID(_ id: String) -> Bool {
+        (1...40).contains(id.utf8.count) && id.utf8.allSatisfy { ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 }
+    }
+}
