@@ -60,7 +60,9 @@ let package = Package(
         // The content in SQLite: its tables' migrations, seeding from data/, the importers, the queries, content check.
         .target(
             name: "ContentStore",
-            dependencies: ["Diagnostics", "Storage", "HijriCalendar", "VerseCalendar", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "Diagnostics", "Storage", "Astronomy", "HijriCalendar", "VerseCalendar", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         // Each user's onboarding progress, the events and their funnel, contextual hints, and signing a guest into an
         // account: their tables' migrations and queries.
@@ -134,7 +136,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Metrics", package: "swift-metrics"),
             ]),
         // Composes calendar, selection and store into the reports the CLI and the API print.
-        .target(name: "VerseOfTheDay", dependencies: ["HijriCalendar", "VerseCalendar", "Storage", "ContentStore"]),
+        .target(name: "VerseOfTheDay", dependencies: ["Astronomy", "HijriCalendar", "VerseCalendar", "Storage", "ContentStore"]),
         // The command tree; the executable only calls into it.
         .target(
             name: "DailyVerseCLI",

@@ -7,7 +7,7 @@ import Storage
 public struct UserSettings: Hashable, Sendable, Codable {
     public var reminderTime = "08:00"
     public var timezone = "UTC"
-    public var calendar = "umm-al-qura"
+    public var calendar = CalendarKind.installationDefault.rawValue
     public var adjustment = 0
     public var displayTheme = "parchment"
     /// Off until the user grants permission.

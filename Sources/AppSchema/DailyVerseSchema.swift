@@ -24,6 +24,7 @@ extension Schema {
         Migration("v12-normalized-emails", AccountsSchema.v12NormalizedEmails),
         Migration("v13-spool-marks", DeliverySchema.v13SpoolMarks),
         Migration("v14-events-follow-their-user", EngagementSchema.v14EventsFollowTheirUser),
+        Migration("v15-predicted-calendar", ContentSchema.v15CrescentRegions, DeliverySchema.v15PredictedCalendar),
     ])
 }
 

@@ -59,6 +59,15 @@ public enum ContentSchema {
             ALTER TABLE occasion ADD COLUMN name_arabic TEXT;
             """)
 
+    /// v15: the regions a predicted calendar is kept for, as data/calendar/crescent-regions.json gives them, each with
+    /// its table (data/calendar/predicted/<id>.csv, the CSV text): seeded with the rest of the content.
+    public static let v15CrescentRegions = MigrationStep(
+        sql: """
+            CREATE TABLE crescent_region (
+                id TEXT PRIMARY KEY NOT NULL, position INTEGER NOT NULL UNIQUE, name TEXT NOT NULL, rule TEXT NOT NULL,
+                sites TEXT NOT NULL, is_default INTEGER NOT NULL CHECK (is_default IN (0, 1)), predicted TEXT NOT NULL);
+            """)
+
     /// v10: occasions: several on one day (a rank decides which leads), nights kept from the evening before, a day that
     /// is the month's last (day 0), a note for another tradition's date. Commentary may name the occasion it was
     /// written for, and is then shown on that occasion only; an entry's key includes it. Both tables are rebuilt

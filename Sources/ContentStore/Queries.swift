@@ -151,9 +151,14 @@ extension AppDatabase {
         }
     }
 
-    /// The calendar of `kind`, with the published starts for the sighted one.
+    /// The calendar of `kind`, with the published starts for the sighted and predicted ones (the predicted one for
+    /// the region this process keeps, `useCrescentRegion`).
     public func islamicCalendar(_ kind: CalendarKind) throws -> IslamicCalendar {
-        kind == .sighted ? try IslamicCalendar.sighted(published: publishedMonthStarts()) : try IslamicCalendar.make(kind)
+        switch kind {
+        case .sighted: try IslamicCalendar.sighted(published: publishedMonthStarts())
+        case .predicted: try predictedCalendar()
+        case .ummAlQura, .tabular: try IslamicCalendar.make(kind)
+        }
     }
 
     /// Publishes (or replaces) a month start; refused, with nothing written, if the sighted calendar could not hold it.

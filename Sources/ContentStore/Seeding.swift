@@ -7,7 +7,7 @@ import VerseCalendar
 /// The bundled content, read from `data/` and checked before anything is written.
 public struct BundledContent: Sendable {
     /// Bump when the way data/ is read into the database changes, so existing databases are seeded again.
-    static let formatVersion = 3
+    static let formatVersion = 4
 
     public static let arabicEdition = Edition(
         id: "quran-simple", kind: "quran", language: "ar", name: "Tanzil Quran Text (Simple, Version 1.1)",
@@ -26,6 +26,9 @@ public struct BundledContent: Sendable {
     let displayThemes: [DisplayTheme]
     let calendar: VerseCalendarData
     let commentary: [CommentaryEntry]
+    let crescentRegions: CrescentRegions
+    /// Each region's predicted table, as its CSV text.
+    let predictedTables: [String: String]
 
     struct SurahEntry: Decodable {
         let number: Int
@@ -64,6 +67,7 @@ public struct BundledContent: Sendable {
         do { calendar = try VerseCalendarData(months: months, occasions: occasions) } catch {
             throw .malformedData(file: "calendar", reason: error.description)
         }
+        (crescentRegions, predictedTables) = try Self.readCrescentRegions(in: directory)
         var commentary: [CommentaryEntry] = []
         let commentaryFolder = url("commentary")
         let files = ((try? FileManager.default.contentsOfDirectory(atPath: commentaryFolder.path)) ?? [])
@@ -94,6 +98,31 @@ public struct BundledContent: Sendable {
                 throw .malformedData(file: "commentary", reason: "\(entry.verses.key) \(entry.layer) names the unknown occasion '\(occasion)'")
             }
         }
+    }
+
+    /// The regions of the predicted calendar and each one's table; a table must cover the years the predicted calendars
+    /// cover.
+    static func readCrescentRegions(in directory: URL) throws(StoreError) -> (CrescentRegions, [String: String]) {
+        let file = directory.appendingPathComponent(CrescentRegions.file)
+        guard let json = try? Data(contentsOf: file) else { throw .missingDataFile(file.path) }
+        let regions: CrescentRegions
+        do { regions = try CrescentRegions(json: json) } catch { throw .malformedData(file: CrescentRegions.file, reason: error.description) }
+        var tables: [String: String] = [:]
+        for region in regions.regions {
+            let path = CrescentRegions.tableFile(region.id)
+            let url = directory.appendingPathComponent(path)
+            guard let text = try? String(contentsOf: url, encoding: .utf8) else { throw .missingDataFile(url.path) }
+            let table: PredictedTable
+            do { table = try PredictedTable(regionID: region.id, csv: text) } catch { throw .malformedData(file: path, reason: error.description) }
+            guard table.firstYear == PredictedMonthStarts.firstYear, table.lastYear == PredictedMonthStarts.lastYear else {
+                throw .malformedData(
+                    file: path,
+                    reason:
+                        "covers \(table.firstYear)-\(table.lastYear) AH: expected \(PredictedMonthStarts.firstYear)-\(PredictedMonthStarts.lastYear)")
+            }
+            tables[region.id] = text
+        }
+        return (regions, tables)
     }
 
     /// The data files, relative to `directory`, sorted.
@@ -251,6 +280,17 @@ extension AppDatabase {
                         occasion.id, occasion.name, occasion.nameArabic, occasion.description, occasion.note, occasion.month, occasion.day,
                         occasion.observed.rawValue, occasion.rank, occasion.verses.surah, occasion.verses.start, occasion.verses.end,
                         occasion.theme.id,
+                    ])
+            }
+
+            try db.execute(sql: "DELETE FROM crescent_region")
+            for (position, region) in content.crescentRegions.regions.enumerated() {
+                let sites = String(decoding: try JSONEncoder().encode(region.sites), as: UTF8.self)
+                try db.execute(
+                    sql: "INSERT INTO crescent_region (id, position, name, rule, sites, is_default, predicted) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    arguments: [
+                        region.id, position, region.name, region.rule.name, sites, region.id == content.crescentRegions.defaultRegion.id,
+                        content.predictedTables[region.id],
                     ])
             }
 

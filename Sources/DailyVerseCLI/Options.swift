@@ -218,6 +218,7 @@ public struct GlobalOptions: ParsableArguments {
             // A database seeded before can serve without its data folder; an empty one cannot.
             guard case .dataDirectoryNotFound = error, try database.seededFingerprint() != nil else { throw error }
         }
+        try database.useCrescentRegion(regionID())
         return database
     }
 }
@@ -226,17 +227,22 @@ public struct GlobalOptions: ParsableArguments {
 struct CalendarOptions: ParsableArguments {
     @Option(
         name: .long, parsing: .unconditional,
-        help: ArgumentHelp("The Hijri calendar (sighted: Umm al-Qura with the published month starts).", valueName: "name"))
-    var calendar: CalendarKind = .ummAlQura
+        help: ArgumentHelp(
+            "The Hijri calendar: predicted (the default: month starts from the crescent's visibility at --region's sites, with the published starts), umm-al-qura, tabular, or sighted (Umm al-Qura with the published starts).",
+            valueName: "name"))
+    var calendar: CalendarKind = .installationDefault
 
     /// `.unconditional`: the value may start with a dash, so `--adjust -1` reads as users type it.
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Shift the Hijri date by this many days.", valueName: "days"))
     var adjust: Adjustment = .zero
 
-    /// The chosen calendar and adjustment; only the sighted calendar needs the database (its published starts).
+    /// The chosen calendar and adjustment; the sighted and predicted calendars need the database (the published
+    /// starts, the regions' tables), the others not.
     func resolve(_ global: GlobalOptions) throws -> (IslamicCalendar, Adjustment) {
-        let calendar = self.calendar == .sighted ? try global.openDatabase().islamicCalendar(.sighted) : try IslamicCalendar.make(self.calendar)
-        return (calendar, adjust)
+        switch calendar {
+        case .sighted, .predicted: (try global.openDatabase().islamicCalendar(calendar), adjust)
+        case .ummAlQura, .tabular: (try IslamicCalendar.make(calendar), adjust)
+        }
     }
 }
 

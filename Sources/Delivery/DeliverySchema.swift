@@ -157,6 +157,24 @@ public enum DeliverySchema {
         db.clearSchemaCache()
     }
 
+    /// v15: a device may keep the predicted calendar. Widening a CHECK changes nothing stored, so the table's text is
+    /// edited in place, as v7 did for the outbox.
+    public static let v15PredictedCalendar = MigrationStep { db in
+        let before = "CHECK (calendar IN ('umm-al-qura', 'tabular', 'sighted'))"
+        let after = "CHECK (calendar IN ('umm-al-qura', 'tabular', 'sighted', 'predicted'))"
+        let version = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
+        try db.execute(sql: "PRAGMA writable_schema = ON")
+        try db.execute(
+            sql: "UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'device' AND instr(sql, ?) > 0",
+            arguments: [before, after, before])
+        guard db.changesCount == 1 else {
+            throw DatabaseError(resultCode: .SQLITE_ERROR, message: "migration v15: the device table is not as v4 created it")
+        }
+        try db.execute(sql: "PRAGMA schema_version = \(version + 1)")
+        try db.execute(sql: "PRAGMA writable_schema = OFF")
+        db.clearSchemaCache()
+    }
+
     /// v8: the outbox's unique key keeps its meaning, (device, local date), with the day first. Device first, each
     /// day's rows went into every part of an index holding all the days the retention keeps, and a pass dirtied a page
     /// per row: a day's emission wrote far more after a week of rows than on the first day (the README's `--history`

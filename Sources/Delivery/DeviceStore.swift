@@ -133,7 +133,7 @@ extension AppDatabase {
         guard let timeZone = settings.timeZone else { throw DeviceError.missing("timezone") }
         let device = Device(
             id: id, token: token, timeZone: timeZone, reminderTime: settings.reminderTime ?? .default, locale: settings.locale ?? .en,
-            calendar: settings.calendar ?? .ummAlQura, adjustment: settings.adjustment ?? .zero,
+            calendar: settings.calendar ?? .installationDefault, adjustment: settings.adjustment ?? .zero,
             displayTheme: settings.displayTheme ?? "parchment", enabled: settings.enabled ?? true, createdAt: now, updatedAt: now)
         try validate(db, device)
         let (endpoint, p256dh, auth) = columns(token)

@@ -153,10 +153,10 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
     return router
 }
 
-/// `calendar` and `adjust` from a query string (defaults: umm-al-qura, 0); an error names the value at fault.
+/// `calendar` and `adjust` from a query string (defaults: the predicted calendar, 0); an error names the value at fault.
 func calendarChoice(_ request: Request) throws -> (CalendarKind, Adjustment) {
     let query = request.uri.queryParameters
-    let calendar = try answering(.url) { try CalendarKind(parsing: query["calendar"].map(String.init) ?? CalendarKind.ummAlQura.rawValue) }
+    let calendar = try answering(.url) { try CalendarKind(parsing: query["calendar"].map(String.init) ?? CalendarKind.installationDefault.rawValue) }
     let text = query["adjust"].map(String.init) ?? "0"
     guard let days = Int(text) else {
         let range = Adjustment.range

@@ -10,6 +10,10 @@ public enum CalendarKind: String, CaseIterable, Codable, Sendable {
     /// criterion), except for the month starts the operator has published: the Shia calendar kept by sighting.
     case predicted
 
+    /// What a new installation, device, account or request gets when it names no calendar: the predicted calendar, the
+    /// Shia calendar kept by sighting. Devices and accounts keep the calendar they chose.
+    public static let installationDefault = CalendarKind.predicted
+
     public init(parsing text: String) throws(CalendarError) {
         guard let kind = CalendarKind(rawValue: text) else { throw .unknownCalendar(text) }
         self = kind

@@ -74,7 +74,7 @@ public struct Device: Hashable, Sendable {
 
     public init(
         id: String, token: PushToken, timeZone: String, reminderTime: ReminderTime = .default, locale: DeviceLocale = .en,
-        calendar: CalendarKind = .ummAlQura, adjustment: Adjustment = .zero, displayTheme: String = "parchment",
+        calendar: CalendarKind = .installationDefault, adjustment: Adjustment = .zero, displayTheme: String = "parchment",
         enabled: Bool = true, createdAt: Date, updatedAt: Date
     ) {
         self.id = id

@@ -1,6 +1,7 @@
 import Diagnostics
 import Foundation
 import GRDB
+import Synchronization
 
 /// The database: one connection (or pool), migrated to a schema when it opens, its log checkpointed.
 ///
@@ -15,6 +16,8 @@ public final class AppDatabase: Sendable {
     /// The file's device and inode when it was opened (nil in memory): a file removed or replaced under the process
     /// is noticed before anything more is written (`checkFile`).
     private let identity: FileIdentity?
+    /// What the domains keep beside the connection for as long as it is open (a parsed table, a per-process choice).
+    public let kept = Kept()
 
     /// Migrates `writer` to `schema`, after refusing a database that a newer version wrote (`refuseNewer`).
     public convenience init(_ writer: any DatabaseWriter, schema: Schema) throws {
@@ -49,6 +52,15 @@ public final class AppDatabase: Sendable {
         guard now == identity else {
             throw .fileChanged(path: path, reason: "it was replaced by another file while dailyverse was running")
         }
+    }
+
+    /// Values kept by key for the life of an `AppDatabase`: each domain names its keys after itself.
+    public final class Kept: Sendable {
+        private let values = Mutex<[String: any Sendable]>([:])
+
+        public func value<T: Sendable>(_ key: String, as type: T.Type = T.self) -> T? { values.withLock { $0[key] as? T } }
+
+        public func set(_ key: String, _ value: (any Sendable)?) { values.withLock { $0[key] = value } }
     }
 
     // MARK: - Reading and writing

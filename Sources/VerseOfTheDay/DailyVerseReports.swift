@@ -1,3 +1,4 @@
+import Astronomy
 import ContentStore
 import Foundation
 import HijriCalendar
@@ -13,7 +14,8 @@ public struct TodayRequest: Sendable {
     public let translation: String
 
     public init(
-        date: CivilDate, timeZone: String, calendar: CalendarKind = .ummAlQura, adjustment: Adjustment = .zero, translation: String = "en.pickthall"
+        date: CivilDate, timeZone: String, calendar: CalendarKind = .installationDefault, adjustment: Adjustment = .zero,
+        translation: String = "en.pickthall"
     ) {
         self.date = date
         self.timeZone = timeZone
@@ -57,15 +59,18 @@ public struct DailyVerseReports: Sendable {
     public func year(_ year: Int, calendar kind: CalendarKind, adjustment: Adjustment) throws -> YearReport {
         let calendar = try database.islamicCalendar(kind)
         let data = try database.verseCalendar()
+        let announced = kind == .sighted || kind == .predicted ? Set(try database.publishedMonthStarts().map { $0.year * 12 + $0.month }) : []
+        let region = kind == .predicted ? try database.crescentRegion().region : nil
         var months: [YearReport.Month] = []
         for month in 1...12 {
             let start = try calendar.civilDate(for: HijriDate(year: year, month: month, day: 1), adjustment: adjustment)
             let theme = data.months[month - 1].theme
+            let (basis, evidence) = try Self.basis(year: year, month: month, kind: kind, calendar: calendar, announced: announced, region: region)
             months.append(
                 .init(
                     month: month, monthName: HijriMonth(rawValue: month)!.englishName, monthNameArabic: HijriMonth(rawValue: month)!.arabicName,
                     start: start.description, length: try calendar.monthLength(year: year, month: month),
-                    theme: .init(id: theme.id, name: theme.name)))
+                    theme: .init(id: theme.id, name: theme.name), basis: basis, evidence: evidence))
         }
         var occasions: [YearReport.OccasionDate] = []
         for occasion in data.occasions {
@@ -80,7 +85,28 @@ public struct DailyVerseReports: Sendable {
                     id: occasion.id, name: occasion.name, hijri: day.description, gregorian: date.description, observed: occasion.observed.rawValue,
                     shownOn: shown.description, rank: occasion.rank, verses: occasion.verses.key))
         }
-        return YearReport(hijriYear: year, calendar: kind.rawValue, adjustment: adjustment.days, months: months, occasions: occasions)
+        return YearReport(
+            hijriYear: year, calendar: kind.rawValue, region: region?.id, adjustment: adjustment.days, months: months, occasions: occasions)
+    }
+
+    /// Where a month's start comes from, and for a predicted one the evening that decided it (the 29th of the month
+    /// before: seen, a month of 29 days; not seen, 30).
+    static func basis(
+        year: Int, month: Int, kind: CalendarKind, calendar: IslamicCalendar, announced: Set<Int>, region: CrescentRegion?
+    ) throws -> (YearReport.Basis, CrescentEvidence?) {
+        if announced.contains(year * 12 + month) { return (.announced, nil) }
+        switch kind {
+        case .ummAlQura, .sighted: return (.ummAlQura, nil)
+        case .tabular: return (.tabular, nil)
+        case .predicted:
+            guard let region else { return (.predicted, nil) }
+            let (previousYear, previousMonth) = month == 1 ? (year - 1, 12) : (year, month - 1)
+            guard let previous = try? calendar.firstDay(year: previousYear, month: previousMonth) else { return (.predicted, nil) }
+            let evidence = PredictedMonthStarts.evidence(region: region, previousStart: previous)
+            let expected = previous + (evidence?.seen == true ? 29 : 30)
+            // A month moved to keep 29 or 30 days before an announced start says so.
+            return (try calendar.firstDay(year: year, month: month) == expected ? .predicted : .moved, evidence)
+        }
     }
 }
 
@@ -88,9 +114,23 @@ public struct DailyVerseReports: Sendable {
 public struct YearReport: Encodable, Sendable {
     public let hijriYear: Int
     public let calendar: String
+    /// The region of a predicted calendar, else nil.
+    public let region: String?
     public let adjustment: Int
     public let months: [Month]
     public let occasions: [OccasionDate]
+
+    /// Where a month's start comes from.
+    public enum Basis: String, Encodable, Sendable {
+        /// Published by the operator (`sighting set`, `sighting import`).
+        case announced
+        /// From the crescent's visibility at the region's sites (the evidence says which evening decided).
+        case predicted
+        /// Predicted, then moved by a day so that the months before an announced start keep 29 or 30 days.
+        case moved
+        case ummAlQura = "umm-al-qura"
+        case tabular
+    }
 
     public struct Month: Encodable, Sendable {
         public let month: Int
@@ -99,8 +139,24 @@ public struct YearReport: Encodable, Sendable {
         public let start: String
         public let length: Int
         public let theme: ThemeRef
+        public let basis: Basis
+        /// For a predicted month, the evening that decided its start.
+        public let evidence: CrescentEvidence?
         enum CodingKeys: String, CodingKey {
-            case month, monthName = "month_name", monthNameArabic = "month_name_arabic", start, length, theme
+            case month, monthName = "month_name", monthNameArabic = "month_name_arabic", start, length, theme, basis, evidence
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(month, forKey: .month)
+            try container.encode(monthName, forKey: .monthName)
+            try container.encode(monthNameArabic, forKey: .monthNameArabic)
+            try container.encode(start, forKey: .start)
+            try container.encode(length, forKey: .length)
+            try container.encode(theme, forKey: .theme)
+            try container.encode(basis, forKey: .basis)
+            // null, not absent, for a month with none: every month has the same keys.
+            try container.encode(evidence, forKey: .evidence)
         }
     }
 
@@ -123,5 +179,15 @@ public struct YearReport: Encodable, Sendable {
         enum CodingKeys: String, CodingKey { case id, name, hijri, gregorian, observed, shownOn = "shown_on", rank, verses }
     }
 
-    enum CodingKeys: String, CodingKey { case hijriYear = "hijri_year", calendar, adjustment, months, occasions }
+    enum CodingKeys: String, CodingKey { case hijriYear = "hijri_year", calendar, region, adjustment, months, occasions }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(hijriYear, forKey: .hijriYear)
+        try container.encode(calendar, forKey: .calendar)
+        try container.encode(region, forKey: .region)
+        try container.encode(adjustment, forKey: .adjustment)
+        try container.encode(months, forKey: .months)
+        try container.encode(occasions, forKey: .occasions)
+    }
 }

@@ -86,19 +86,22 @@ struct CLI {
 }
 
 @Suite struct CLITests {
+    /// A newcomer's `today`: the predicted calendar for the default region (Iran), which began Ramadan 1446 on
+    /// 2 March 2025 (Umm al-Qura: the 1st).
     @Test func todayJSONHasExactlyTheDocumentedKeys() throws {
-        let result = CLI.run(["today", "--date", "2025-03-01", "--tz", "Asia/Baghdad", "--json"])
+        let result = CLI.run(["today", "--date", "2025-03-02", "--tz", "Asia/Baghdad", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let json = result.json
         #expect(Set(json.keys) == ["date", "timezone", "hijri", "occasion", "other_occasions", "theme", "verse", "layers", "attribution"])
         #expect((json["other_occasions"] as? [Any])?.isEmpty == true)
-        #expect(json["date"] as? String == "2025-03-01")
+        #expect(json["date"] as? String == "2025-03-02")
         #expect(json["timezone"] as? String == "Asia/Baghdad")
         #expect(json["occasion"] is NSNull)
         let hijri = try #require(json["hijri"] as? [String: Any])
         #expect(Set(hijri.keys) == ["year", "month", "day", "month_name", "calendar", "adjustment"])
         #expect(hijri["month_name"] as? String == "Ramadan")
         #expect(hijri["day"] as? Int == 1)
+        #expect(hijri["calendar"] as? String == "predicted")
         let theme = try #require(json["theme"] as? [String: Any])
         #expect(Set(theme.keys) == ["id", "name", "relevance"])
         let verse = try #require(json["verse"] as? [String: Any])
@@ -112,10 +115,11 @@ struct CLI {
         #expect((json["attribution"] as? String)?.contains("Tanzil") == true)
     }
 
-    /// One instant, four zones: the eve of 23 Ramadan 1446 (2025-03-22) shows "Tonight: the Third Night of Qadr"
-    /// where it is still the 22nd, and not where the 23rd has begun, unless an adjustment makes it the 22nd there too.
+    /// One instant, four zones: the eve of 23 Ramadan 1446 (2025-03-23 by the predicted calendar) shows "Tonight: the
+    /// Third Night of Qadr" where it is still the 23rd, and not where the 24th has begun, unless an adjustment makes it
+    /// the 23rd there too.
     @Test func tonightFollowsEachZonesCivilDay() throws {
-        let instant = "2025-03-22T12:00:00Z"
+        let instant = "2025-03-23T12:00:00Z"
         for (zone, adjust, tonight) in [
             ("America/Los_Angeles", "0", true), ("Asia/Tehran", "0", true), ("Pacific/Auckland", "0", false), ("Pacific/Auckland", "-1", true),
             ("Asia/Tehran", "+1", false),
@@ -132,16 +136,16 @@ struct CLI {
     }
 
     @Test func todayAtAnInstantUsesTheZonesDate() {
-        let tokyo = CLI.run(["today", "--at", "2025-02-28T20:00:00Z", "--tz", "Asia/Tokyo", "--json"]).json
-        let la = CLI.run(["today", "--at", "2025-02-28T20:00:00Z", "--tz", "America/Los_Angeles", "--json"]).json
-        #expect(tokyo["date"] as? String == "2025-03-01")
-        #expect(la["date"] as? String == "2025-02-28")
+        let tokyo = CLI.run(["today", "--at", "2025-03-01T20:00:00Z", "--tz", "Asia/Tokyo", "--json"]).json
+        let la = CLI.run(["today", "--at", "2025-03-01T20:00:00Z", "--tz", "America/Los_Angeles", "--json"]).json
+        #expect(tokyo["date"] as? String == "2025-03-02")
+        #expect(la["date"] as? String == "2025-03-01")
         #expect((tokyo["hijri"] as? [String: Any])?["month"] as? Int == 9)
         #expect((la["hijri"] as? [String: Any])?["month"] as? Int == 8)
         // --now and DAILYVERSE_NOW pin the clock.
         let pinned = CLI.run(["today", "--now", "2024-07-16T12:00:00Z", "--tz", "UTC", "--json"]).json
         #expect((pinned["occasion"] as? [String: Any])?["id"] as? String == "ashura")
-        let env = CLI.run(["today", "--tz", "UTC", "--json"], environment: ["DAILYVERSE_NOW": "2025-06-14T09:00:00Z"]).json
+        let env = CLI.run(["today", "--tz", "UTC", "--json"], environment: ["DAILYVERSE_NOW": "2025-06-15T09:00:00Z"]).json
         #expect((env["occasion"] as? [String: Any])?["id"] as? String == "ghadir")
     }
 
@@ -156,16 +160,23 @@ struct CLI {
     }
 
     @Test func conversions() {
-        let hijri = CLI.run(["hijri", "2025-03-01", "--json"]).json
+        let hijri = CLI.run(["hijri", "2025-03-02", "--json"]).json
         #expect(Set(hijri.keys) == ["gregorian", "hijri", "calendar"])
-        #expect(hijri["gregorian"] as? String == "2025-03-01")
+        #expect(hijri["gregorian"] as? String == "2025-03-02")
         let h = hijri["hijri"] as? [String: Any] ?? [:]
         #expect(Set(h.keys) == ["year", "month", "day", "month_name", "month_length"])
         #expect(h["year"] as? Int == 1446 && h["month"] as? Int == 9 && h["day"] as? Int == 1 && h["month_length"] as? Int == 29)
         let gregorian = CLI.run(["gregorian", "1446-09-01", "--json"]).json
-        #expect(gregorian["gregorian"] as? String == "2025-03-01")
+        #expect(gregorian["gregorian"] as? String == "2025-03-02")
+        #expect(CLI.run(["gregorian", "1446-09-01", "--calendar", "umm-al-qura", "--json"]).json["gregorian"] as? String == "2025-03-01")
         #expect(CLI.run(["gregorian", "1446-09-01", "--calendar", "tabular", "--json"]).json["calendar"] as? String == "tabular")
-        #expect(CLI.run(["hijri", "2025-02-28", "--adjust", "1"]).stdout.contains("1 Ramadan 1446"))
+        #expect(CLI.run(["hijri", "2025-03-01", "--adjust", "1"]).stdout.contains("1 Ramadan 1446"))
+        // Another region's prediction, named on the command line or in the environment.
+        #expect(CLI.run(["hijri", "2025-06-26", "--region", "north-america"]).stdout.contains("1 Muharram 1447"))
+        #expect(CLI.run(["hijri", "2025-06-26"], environment: ["DAILYVERSE_REGION": "north-america"]).stdout.contains("1 Muharram 1447"))
+        #expect(CLI.run(["hijri", "2025-06-26"]).stdout.contains("Dhu al-Hijjah 1446"))
+        let unknown = CLI.run(["hijri", "2025-06-26", "--region", "atlantis"])
+        #expect(unknown.status == 1 && unknown.stderr.contains("'atlantis'") && unknown.stderr.contains("iran, iraq"), "\(unknown.stderr)")
     }
 
     @Test func verseWithLayers() {
@@ -182,9 +193,9 @@ struct CLI {
         let json = CLI.run(["calendar", "--hijri-year", "1446", "--json"]).json
         let months = json["months"] as? [[String: Any]] ?? []
         #expect(months.count == 12)
-        #expect(months[8]["start"] as? String == "2025-03-01")
+        #expect(months[8]["start"] as? String == "2025-03-02")
         let occasions = json["occasions"] as? [[String: Any]] ?? []
-        #expect(occasions.contains { $0["id"] as? String == "ghadir" && $0["gregorian"] as? String == "2025-06-14" })
+        #expect(occasions.contains { $0["id"] as? String == "ghadir" && $0["gregorian"] as? String == "2025-06-15" })
         #expect(CLI.run(["calendar", "--hijri-year", "1446"]).stdout.contains("Ramadan"))
     }
 
@@ -309,7 +320,7 @@ final class NotifySocket {
     static let commands: [[String]] = [
         ["today"], ["hijri"], ["gregorian"], ["verse"], ["calendar"],
         ["import", "quran"], ["import", "translation"], ["import", "commentary"],
-        ["sighting", "set"], ["sighting", "list"], ["sighting", "remove"],
+        ["sighting", "set"], ["sighting", "list"], ["sighting", "remove"], ["crescent", "evening"], ["crescent", "table"],
         ["devices", "add"], ["devices", "list"], ["devices", "show"], ["devices", "update"], ["devices", "remove"], ["devices", "import"],
         ["serve"], ["outbox", "requeue"], ["outbox", "prune"], ["outbox", "list"], ["status"], ["push", "test"],
         ["vapid", "generate"], ["vapid", "public-key"], ["content", "coverage"], ["content", "check"], ["onboarding", "funnel"],
@@ -341,7 +352,7 @@ final class NotifySocket {
 /// opens anything, on one line that names it and what the option takes.
 @Suite struct TypedOptionTests {
     @Test(arguments: [
-        (["today", "--calendar", "lunar"], "'lunar'", "'umm-al-qura', 'tabular' or 'sighted'"),
+        (["today", "--calendar", "lunar"], "'lunar'", "'umm-al-qura', 'tabular', 'sighted' or 'predicted'"),
         (["hijri", "2025-03-01", "--adjust", "3"], "'3'", "'-2', '-1', '0', '1' or '2'"),
         (["outbox", "list", "--status", "lost"], "'lost'", "'pending', 'delivered', 'failed' or 'missed'"),
         (["devices", "add", "--platform", "pigeon", "--token", "x", "--tz", "UTC"], "'pigeon'", "'apns', 'fcm' or 'webpush'"),

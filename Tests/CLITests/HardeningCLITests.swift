@@ -96,19 +96,20 @@ import Testing
 
     /// `--adjust -1` and `--adjust=-1` are the same option, and -1 shows the Hijri date of the day before.
     @Test func negativeAdjustmentReadsAsTyped() throws {
-        let spaced = CLI.run(["hijri", "2025-03-01", "--adjust", "-1", "--json"])
-        let joined = CLI.run(["hijri", "2025-03-01", "--adjust=-1", "--json"])
+        let uq = ["--calendar", "umm-al-qura"]
+        let spaced = CLI.run(["hijri", "2025-03-01", "--adjust", "-1", "--json"] + uq)
+        let joined = CLI.run(["hijri", "2025-03-01", "--adjust=-1", "--json"] + uq)
         #expect(spaced.status == 0, "\(spaced.stderr)")
         #expect(joined.status == 0, "\(joined.stderr)")
         #expect(!spaced.stdout.isEmpty && spaced.stdout == joined.stdout)
-        let unadjusted = Harness.ymd(CLI.run(["hijri", "2025-03-01", "--adjust", "0", "--json"]).json)
+        let unadjusted = Harness.ymd(CLI.run(["hijri", "2025-03-01", "--adjust", "0", "--json"] + uq).json)
         let adjusted = Harness.ymd(spaced.json)
-        let dayBefore = Harness.ymd(CLI.run(["hijri", "2025-02-28", "--json"]).json)
-        // 2025-03-01 is 1 Ramadan 1446; one day back is 29 Sha'ban (Sha'ban 1446 has 29 days).
+        let dayBefore = Harness.ymd(CLI.run(["hijri", "2025-02-28", "--json"] + uq).json)
+        // 2025-03-01 is 1 Ramadan 1446 by Umm al-Qura; one day back is 29 Sha'ban (Sha'ban 1446 has 29 days there).
         #expect(unadjusted == [1446, 9, 1])
         #expect(adjusted == [1446, 8, 29])
         #expect(adjusted == dayBefore)
-        #expect(CLI.run(["hijri", "2025-03-01", "--adjust", "-1"]).stdout.contains("29 Sha'ban 1446"))
+        #expect(CLI.run(["hijri", "2025-03-01", "--adjust", "-1"] + uq).stdout.contains("29 Sha'ban 1446"))
         // `today` takes it too, and reports the adjustment it used.
         let today = CLI.run(["today", "--date", "2025-03-01", "--adjust", "-1", "--json"])
         #expect(today.status == 0, "\(today.stderr)")
@@ -239,22 +240,27 @@ import Testing
 
     // MARK: - 4. An adjusted date out of range names the adjusted date
 
-    /// 1882-11-12 is 1 Muharram 1300, the first day of the Umm al-Qura table; 2174-11-25 is its last.
+    /// 1882-11-12 is 1 Muharram 1300, the first day of the Umm al-Qura table; 2174-11-25 is its last. The predicted
+    /// calendar's range (1300–1500) ends sooner: a date past it is named too.
     @Test func adjustedDateOutOfRangeIsNamed() throws {
-        let first = CLI.run(["hijri", "1882-11-12", "--json"])
+        let uq = ["--calendar", "umm-al-qura"]
+        let first = CLI.run(["hijri", "1882-11-12", "--json"] + uq)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(Harness.ymd(first.json) == [1300, 1, 1])
         for option in [["--adjust=-1"], ["--adjust", "-1"]] {
-            let outcome = try Harness.run(["hijri", "1882-11-12"] + option)
+            let outcome = try Harness.run(["hijri", "1882-11-12"] + option + uq)
             Harness.expectOneLineError(outcome, naming: "1882-11-11")
             #expect(outcome.stderr.contains("adjusted by -1"), "\(outcome.stderr)")
         }
-        let last = CLI.run(["hijri", "2174-11-25", "--json"])
+        let last = CLI.run(["hijri", "2174-11-25", "--json"] + uq)
         #expect(last.status == 0, "\(last.stderr)")
         #expect(Harness.ymd(last.json) == [1600, 12, 30])
-        let after = try Harness.run(["hijri", "2174-11-25", "--adjust", "1"])
+        let after = try Harness.run(["hijri", "2174-11-25", "--adjust", "1"] + uq)
         Harness.expectOneLineError(after, naming: "2174-11-26")
         #expect(after.stderr.contains("adjusted by +1"), "\(after.stderr)")
+        let predicted = try Harness.run(["hijri", "2100-01-01"])
+        Harness.expectOneLineError(predicted, naming: "2100-01-01")
+        #expect(predicted.stderr.contains("predicted") && predicted.stderr.contains("1500"), "\(predicted.stderr)")
     }
 
     // MARK: - 5. The log level is checked by --once too

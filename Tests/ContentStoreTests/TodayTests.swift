@@ -32,7 +32,7 @@ import VerseOfTheDay
         ] as [(String, String, String?, String)])
     func fixtures(date: String, hijri: String, occasion: String?, verse: String) throws {
         let service = DailyVerseReports(database: try seededDatabase())
-        let report = try service.today(TodayRequest(date: try CivilDate(parsing: date), timeZone: "UTC"))
+        let report = try service.today(TodayRequest(date: try CivilDate(parsing: date), timeZone: "UTC", calendar: .ummAlQura))
         #expect(report.hijriDate == (try HijriDate(parsing: hijri)))
         #expect(report.occasion?.id == occasion)
         #expect(report.verse.key == verse)
@@ -49,7 +49,7 @@ import VerseOfTheDay
             var tonight: [String: String] = [:]
             for offset in -1...30 {
                 let date = try CivilDate(parsing: "2025-03-01").adding(days: offset)
-                let report = try service.today(TodayRequest(date: date, timeZone: "UTC", adjustment: Adjustment(adjust)))
+                let report = try service.today(TodayRequest(date: date, timeZone: "UTC", calendar: .ummAlQura, adjustment: Adjustment(adjust)))
                 if let lead = report.selection.occasions.first, lead.tonight, lead.occasion.id.hasPrefix("qadr-") {
                     tonight[date.description] = lead.occasion.id
                     #expect(report.occasion?.tonight == true && report.occasion?.observed == "night")
@@ -64,6 +64,33 @@ import VerseOfTheDay
         }
     }
 
+    /// With no calendar named, the day is the predicted calendar's (Iran, the default region), which keeps the days
+    /// that matter when Iran kept them, a day after Umm al-Qura: the night of Eid al-Fitr 1446 on the evening of
+    /// 30 March 2025 (not the 29th), Ashura 1447 on 6 July 2025, and 18 February 2026 still in Sha'ban.
+    @Test(
+        arguments: [
+            ("2025-03-29", "1446-09-28", nil, "1446-09-29", "night-of-eid-al-fitr"),
+            ("2025-03-30", "1446-09-29", "night-of-eid-al-fitr", "1446-10-01", "eid-al-fitr"),
+            ("2025-03-31", "1446-10-01", "eid-al-fitr", "1446-10-02", nil),
+            ("2025-07-05", "1447-01-09", "tasua", "1447-01-10", "ashura"),
+            ("2025-07-06", "1447-01-10", "ashura", "1447-01-11", nil),
+            ("2026-02-18", "1447-08-29", nil, "1447-09-01", nil),
+        ] as [(String, String, String?, String, String?)])
+    func theDefaultCalendarKeepsTheShiaDates(
+        date: String, hijri: String, occasion: String?, ummAlQura: String, ummAlQuraOccasion: String?
+    )
+        throws
+    {
+        let service = DailyVerseReports(database: try seededDatabase())
+        let day = try CivilDate(parsing: date)
+        let report = try service.today(TodayRequest(date: day, timeZone: "UTC"))
+        #expect(report.hijriDate == (try HijriDate(parsing: hijri)) && report.hijri.calendar == "predicted")
+        #expect(report.occasion?.id == occasion)
+        let saudi = try service.today(TodayRequest(date: day, timeZone: "UTC", calendar: .ummAlQura))
+        #expect(saudi.hijriDate == (try HijriDate(parsing: ummAlQura)))
+        #expect(saudi.occasion?.id == ummAlQuraOccasion)
+    }
+
     /// Days that hold several occasions: the rank decides which leads, and the others are named beside it.
     @Test(
         arguments: [
@@ -73,7 +100,7 @@ import VerseOfTheDay
         ] as [(String, String, [String])])
     func aDaysOccasionsLeadByRankAndTheOthersAreNamed(date: String, lead: String, others: [String]) throws {
         let report = try DailyVerseReports(database: try seededDatabase())
-            .today(TodayRequest(date: try CivilDate(parsing: date), timeZone: "UTC"))
+            .today(TodayRequest(date: try CivilDate(parsing: date), timeZone: "UTC", calendar: .ummAlQura))
         #expect(report.occasion?.id == lead)
         #expect(report.otherOccasions.map(\.id) == others)
         #expect(report.layers.first { $0.id == "foundation" }?.body != nil)

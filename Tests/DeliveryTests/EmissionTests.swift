@@ -126,15 +126,28 @@ import Testing
         #expect(try database.outbox(status: .missed).map(\.localDate).contains("2025-03-01"))
     }
 
+    /// 14 June 2025 is Eid al-Ghadir (18 Dhu al-Hijjah 1446) by Umm al-Qura and the 17th by the predicted calendar (the
+    /// default, Iran), which keeps it on the 15th: each device is sent its own calendar's day.
     @Test func payloadsCarryTheDaysVerseForTheDevicesCalendar() async throws {
         let database = try seededDatabase()
-        _ = try database.addDevice(
-            DeviceSettings(token: try apnsToken(5), timeZone: "Asia/Baghdad", locale: .ar), now: instant("2025-02-01T00:00:00Z"))
-        _ = try Emitter(database: database, configuration: configuration).run(now: instant("2025-06-14T05:10:00Z"))
-        let row = try #require(try database.outbox(status: .pending).first)
+        let saudi = try database.addDevice(
+            DeviceSettings(token: try apnsToken(5), timeZone: "Asia/Baghdad", locale: .ar, calendar: .ummAlQura), now: instant("2025-02-01T00:00:00Z")
+        )
+        let shia = try database.addDevice(
+            DeviceSettings(token: try apnsToken(6), timeZone: "Asia/Baghdad", locale: .ar), now: instant("2025-02-01T00:00:00Z"))
+        #expect(shia.calendar == .predicted)
+        let emitter = Emitter(database: database, configuration: configuration)
+        _ = try emitter.run(now: instant("2025-06-14T05:10:00Z"))
+        let first = try database.outbox(status: .pending)
+        let row = try #require(first.first { $0.deviceID == saudi.id })
         #expect(row.payload.contains("\"verse_key\":\"5:67\""))
         #expect(row.payload.contains("عيد الغدير"))
         #expect(row.headers.contains("\"apns-priority\":\"10\""))
+        let shiaRow = try #require(first.first { $0.deviceID == shia.id })
+        #expect(shiaRow.payload.contains("\"hijri_date\":\"1446-12-17\"") && !shiaRow.payload.contains("عيد الغدير"), "\(shiaRow.payload)")
+        _ = try emitter.run(now: instant("2025-06-15T05:10:00Z"))
+        let next = try #require(try database.outbox(status: .pending).first { $0.deviceID == shia.id && $0.localDate == "2025-06-15" })
+        #expect(next.payload.contains("\"verse_key\":\"5:67\"") && next.payload.contains("عيد الغدير"), "\(next.payload)")
     }
 }
 

@@ -40,8 +40,11 @@ import Testing
                 #expect(error == "bad_year", "year \(year)")
             }
             // Inside 1–9999 but outside the calendar: out_of_range; at its edges: served.
-            for (year, expected) in [("1299", 400), ("1300", 200), ("1600", 200), ("1601", 400), ("9999", 400)] {
+            for (year, expected) in [("1299", 400), ("1300", 200), ("1500", 200), ("1501", 400), ("9999", 400)] {
                 #expect(try await status(client, "/v1/calendar/\(year)").0 == expected, "year \(year)")
+            }
+            for (year, expected) in [("1299", 400), ("1300", 200), ("1600", 200), ("1601", 400)] {
+                #expect(try await status(client, "/v1/calendar/\(year)?calendar=umm-al-qura").0 == expected, "year \(year)")
             }
             #expect(try await status(client, "/v1/calendar/9999?calendar=tabular").0 == 400)
             #expect(try await status(client, "/v1/calendar/9000?calendar=tabular").0 == 200)

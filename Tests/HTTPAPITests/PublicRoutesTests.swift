@@ -75,7 +75,12 @@ func makeEnvironment(
 
     @Test func todayFollowsTheZoneAndCachesUntilItsMidnight() async throws {
         try await app().test(.router) { client in
+            // By default the predicted calendar (Iran began Ramadan 1446 on 2 March): 1 March is still Sha'ban.
             try await client.execute(uri: "/v1/today?tz=Asia/Tokyo", method: .get) { response in
+                let hijri = try object(response.body)["hijri"] as? [String: Any]
+                #expect(hijri?["calendar"] as? String == "predicted" && hijri?["month_name"] as? String == "Sha'ban" && hijri?["day"] as? Int == 30)
+            }
+            try await client.execute(uri: "/v1/today?tz=Asia/Tokyo&calendar=umm-al-qura", method: .get) { response in
                 #expect(response.status == .ok)
                 let json = try object(response.body)
                 #expect(json["date"] as? String == "2025-03-01")
@@ -85,21 +90,21 @@ func makeEnvironment(
                 #expect(response.headers[.cacheControl] == "public, max-age=68400")
                 #expect(response.headers[.eTag]?.hasPrefix("\"") == true)
             }
-            try await client.execute(uri: "/v1/today?tz=America/Los_Angeles", method: .get) { response in
+            try await client.execute(uri: "/v1/today?tz=America/Los_Angeles&calendar=umm-al-qura", method: .get) { response in
                 let json = try object(response.body)
                 #expect(json["date"] as? String == "2025-02-28")
                 #expect((json["hijri"] as? [String: Any])?["month_name"] as? String == "Sha'ban")
                 #expect(response.headers[.cacheControl] == "public, max-age=43200")  // 12:00 there
             }
-            try await client.execute(uri: "/v1/today?tz=Asia/Baghdad&date=2025-06-14", method: .get) { response in
+            try await client.execute(uri: "/v1/today?tz=Asia/Baghdad&date=2025-06-15", method: .get) { response in
                 let json = try object(response.body)
                 #expect((json["occasion"] as? [String: Any])?["id"] as? String == "ghadir")
                 #expect((json["occasion"] as? [String: Any])?["tonight"] as? Bool == false)
             }
-            // The eve of 23 Ramadan 1446 shows the night as tonight; with --adjust -1 it is a day later.
+            // The eve of 23 Ramadan 1446 (predicted: 23 March) shows the night as tonight; with --adjust -1 it is a day later.
             for (uri, tonight) in [
-                ("/v1/today?tz=Asia/Baghdad&date=2025-03-22", true), ("/v1/today?tz=Asia/Baghdad&date=2025-03-23", false),
-                ("/v1/today?tz=Asia/Baghdad&date=2025-03-23&adjust=-1", true),
+                ("/v1/today?tz=Asia/Baghdad&date=2025-03-23", true), ("/v1/today?tz=Asia/Baghdad&date=2025-03-24", false),
+                ("/v1/today?tz=Asia/Baghdad&date=2025-03-24&adjust=-1", true),
             ] {
                 try await client.execute(uri: uri, method: .get) { response in
                     let occasion = try object(response.body)["occasion"] as? [String: Any]
@@ -154,7 +159,8 @@ func makeEnvironment(
                     (screens[2]["layers"] as? [[String: Any]])?.map { $0["id"] as? String } == [
                         "foundation", "classical_shia", "contemporary", "ahlul_bayt", "comparative",
                     ])
-                #expect(((screens[3]["today"] as? [String: Any])?["hijri"] as? [String: Any])?["month_name"] as? String == "Ramadan")
+                // The predicted calendar's day (Tokyo, 1 March 2025): 30 Sha'ban 1446.
+                #expect(((screens[3]["today"] as? [String: Any])?["hijri"] as? [String: Any])?["month_name"] as? String == "Sha'ban")
                 #expect((screens[4]["themes"] as? [Any])?.count == 4)
                 #expect(screens[4]["skippable"] as? Bool == false)
                 // No mojibake anywhere in the copy.

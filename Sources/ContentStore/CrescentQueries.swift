@@ -1,0 +1,94 @@
+import Astronomy
+import Foundation
+import GRDB
+import HijriCalendar
+import Storage
+
+/// The predicted calendar in the store: the regions seeded from data/, the one this process keeps its calendar for,
+/// and the calendar itself with the published starts put in.
+///
+/// A region's table is parsed once per seeding and kept (`AppDatabase.kept`); the calendar is built again only when
+/// the published starts change, so that `today` and the API pay a read of the published starts and no astronomy.
+extension AppDatabase {
+    private static let regionKey = "content.crescent.region"
+    private static let tableKey = "content.crescent.table"
+    private static let calendarKey = "content.crescent.calendar"
+
+    private struct KeptTable: Sendable {
+        let fingerprint: String
+        let region: CrescentRegion
+        let table: PredictedTable
+    }
+
+    private struct KeptCalendar: Sendable {
+        let key: String
+        let calendar: IslamicCalendar
+    }
+
+    /// The regions as seeded.
+    public func crescentRegions() throws -> CrescentRegions {
+        try read { db in try Self.crescentRegions(db) }
+    }
+
+    static func crescentRegions(_ db: Database) throws -> CrescentRegions {
+        let rows = try Row.fetchAll(db, sql: "SELECT id, name, rule, sites, is_default FROM crescent_region ORDER BY position")
+        guard !rows.isEmpty else { throw StoreError.notSeeded("crescent regions") }
+        var regions: [CrescentRegion] = []
+        var defaultID = ""
+        for row in rows {
+            let id: String = row["id"]
+            guard let rule = VisibilityRule(name: row["rule"]),
+                let sites = try? JSONDecoder().decode([Site].self, from: Data((row["sites"] as String).utf8))
+            else { throw StoreError.malformedData(file: "crescent_region", reason: "the region '\(id)' cannot be read") }
+            regions.append(CrescentRegion(id: id, name: row["name"], sites: sites, rule: rule))
+            if row["is_default"] as Bool { defaultID = id }
+        }
+        return try CrescentRegions(regions: regions, defaultID: defaultID)
+    }
+
+    /// Keeps the predicted calendar for the region `id` in this process (nil: the data's default region); an unknown
+    /// name is an error listing the known ones.
+    public func useCrescentRegion(_ id: String?) throws {
+        if let id { _ = try crescentRegions().region(id) }
+        kept.set(Self.regionKey, id)
+        kept.set(Self.calendarKey, nil)
+    }
+
+    /// The region this process keeps the predicted calendar for, and its table.
+    public func crescentRegion() throws -> (region: CrescentRegion, table: PredictedTable) {
+        let chosen = kept.value(Self.regionKey, as: String.self)
+        return try read { db in
+            let fingerprint = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seed_fingerprint'") ?? ""
+            if let table = kept.value(Self.tableKey, as: KeptTable.self), table.fingerprint == fingerprint,
+                chosen == nil ? table.region.id == (try Self.defaultRegionID(db)) : table.region.id == chosen
+            {
+                return (table.region, table.table)
+            }
+            let regions = try Self.crescentRegions(db)
+            let region = try chosen.map { try regions.region($0) } ?? regions.defaultRegion
+            guard let csv = try String.fetchOne(db, sql: "SELECT predicted FROM crescent_region WHERE id = ?", arguments: [region.id]) else {
+                throw CalendarError.predictedUnavailable(region.id)
+            }
+            let table = try PredictedTable(regionID: region.id, csv: csv)
+            kept.set(Self.tableKey, KeptTable(fingerprint: fingerprint, region: region, table: table))
+            return (region, table)
+        }
+    }
+
+    private static func defaultRegionID(_ db: Database) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT id FROM crescent_region WHERE is_default")
+    }
+
+    /// The predicted calendar of this process's region with the published starts put in.
+    func predictedCalendar() throws -> IslamicCalendar {
+        let (region, table) = try crescentRegion()
+        let published = try publishedMonthStarts()
+        let key =
+            "\(region.id) \(table.starts.count) \(table.starts[0]) "
+            + published.map { "\($0.year)-\($0.month)=\($0.firstDay.dayNumber)" }.joined(separator: ",")
+        if let kept = kept.value(Self.calendarKey, as: KeptCalendar.self), kept.key == key { return kept.calendar }
+        let calendar = try IslamicCalendar.predicted(table: table, region: region, published: published)
+        kept.set(Self.calendarKey, KeptCalendar(key: key, calendar: calendar))
+        return calendar
+    }
+}
