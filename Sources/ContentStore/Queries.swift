@@ -175,6 +175,26 @@ extension AppDatabase {
         }
     }
 
+    /// Publishes (or replaces) many month starts in one transaction: all of them, or, if the calendars could not hold
+    /// them with the starts already published, none. Returns how many replaced a start published before.
+    public func publishMonthStarts(_ starts: [PublishedMonthStart], at now: Date) throws -> (published: Int, replaced: Int) {
+        try write { db in
+            let given = Set(starts.map { $0.year * 12 + $0.month })
+            let kept = try Self.publishedMonthStarts(db)
+            let replaced = kept.filter { given.contains($0.year * 12 + $0.month) && !starts.contains($0) }.count
+            _ = try IslamicCalendar.sighted(published: kept.filter { !given.contains($0.year * 12 + $0.month) } + starts)
+            let statement = try db.makeStatement(
+                sql: """
+                    INSERT INTO published_month_start (year, month, first_day, created_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (year, month) DO UPDATE SET first_day = excluded.first_day, created_at = excluded.created_at
+                    """)
+            for start in starts {
+                try statement.execute(arguments: [start.year, start.month, start.firstDay.description, now.iso8601UTC])
+            }
+            return (starts.count, replaced)
+        }
+    }
+
     /// Removes a published start; false if there was none.
     @discardableResult
     public func removeMonthStart(year: Int, month: Int) throws -> Bool {

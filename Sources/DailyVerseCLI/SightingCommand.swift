@@ -1,5 +1,6 @@
 import ArgumentParser
 import ContentStore
+import Diagnostics
 import Foundation
 import HijriCalendar
 import VerseCalendar
@@ -7,12 +8,13 @@ import VerseOfTheDay
 
 struct SightingCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "sighting", abstract: "Manage published month starts for the sighted calendar.",
+        commandName: "sighting", abstract: "Manage published month starts: announcements that the predicted and sighted calendars follow.",
         discussion: """
-            A published start may differ from Umm al-Qura by at most 2 days. Neighbouring months move with it so that \
-            every month keeps 29 or 30 days (README, "The calendars").
+            A published start replaces the predicted one, and the months after it follow from it; in the sighted \
+            calendar it replaces Umm al-Qura's. It may differ from Umm al-Qura by at most 2 days, and neighbouring months \
+            move with it so that every month keeps 29 or 30 days (README, "The calendars").
             """,
-        subcommands: [SightingSetCommand.self, SightingListCommand.self, SightingRemoveCommand.self])
+        subcommands: [SightingSetCommand.self, SightingImportCommand.self, SightingListCommand.self, SightingRemoveCommand.self])
 }
 
 struct SightingSetCommand: ParsableCommand {
@@ -32,6 +34,85 @@ struct SightingSetCommand: ParsableCommand {
             if global.json { return try printJSON(start) }
             print("published: \(HijriMonth(rawValue: month)!.englishName) \(year) begins on \(start.firstDay)")
         }
+    }
+}
+
+struct SightingImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import", abstract: "Publish the month starts of a CSV file, such as data/sightings/iran-observed.csv.",
+        discussion: """
+            The file begins with the header hijri_year,hijri_month,first_day and gives one month a line (first_day: the \
+            Gregorian first day, YYYY-MM-DD). All or nothing: every line is checked (a month 1-12, a date within 2 days \
+            of Umm al-Qura, starts k months apart 29k to 30k days apart, with those already published) before any is \
+            written. --years keeps the lines of a range of Hijri years and leaves the others out.
+            """)
+    static let header = "hijri_year,hijri_month,first_day"
+    static let maximumLineBytes = 200
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: ArgumentHelp("CSV file.", valueName: "file")) var file: String
+    @Option(help: ArgumentHelp("Only the Hijri years FIRST-LAST (such as 1423-1447).", valueName: "first-last")) var years: String?
+
+    func run() throws {
+        try reportingErrors {
+            let range = try years.map(Self.years)
+            let input = try InputFile(path: checkedPath(file, what: "the file's name"))
+            let name = URL(fileURLWithPath: file).lastPathComponent
+            var starts: [PublishedMonthStart] = []
+            var seen: [Int: Int] = [:]  // month key -> line
+            var leftOut = 0
+            var headerSeen = false
+            try input.forEachLine(maximumLineBytes: Self.maximumLineBytes) { number, bytes, _ in
+                guard let line = String(validating: bytes, as: UTF8.self) else { throw CLIError("\(name):\(number): not valid UTF-8") }
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if trimmed.isEmpty || trimmed.hasPrefix("#") { return }
+                guard headerSeen else {
+                    guard trimmed == Self.header else {
+                        throw CLIError("\(name):\(number): expected the header \(Self.header), found '\(trimmed.prefix(60))'")
+                    }
+                    headerSeen = true
+                    return
+                }
+                let fields = trimmed.split(separator: ",", omittingEmptySubsequences: false)
+                guard fields.count == 3, let year = GlobalOptions.wholeNumber(fields[0], in: 1...9999),
+                    let month = GlobalOptions.wholeNumber(fields[1], in: 1...12)
+                else {
+                    throw CLIError("\(name):\(number): expected hijri_year (1-9999),hijri_month (1-12),first_day, found '\(trimmed.prefix(60))'")
+                }
+                if let range, !range.contains(year) {
+                    leftOut += 1
+                    return
+                }
+                let start: PublishedMonthStart
+                do {
+                    start = PublishedMonthStart(year: year, month: month, firstDay: try CivilDate(parsing: String(fields[2])))
+                    try SightedMonthStarts.validate(start)
+                } catch CalendarError.outOfRange(let date, let calendar, let supported) {
+                    let error = CalendarError.outOfRange(date: date, calendar: calendar, supported: supported)
+                    throw CLIError("\(name):\(number): \(error); --years leaves such lines out")
+                } catch { throw CLIError("\(name):\(number): \(error)") }
+                if let other = seen[year * 12 + month] { throw CLIError("\(name):\(number): \(year)-\(month) was given already on line \(other)") }
+                seen[year * 12 + month] = number
+                starts.append(start)
+            }
+            guard headerSeen else { throw CLIError("\(name): empty: expected the header \(Self.header)") }
+            let database = try global.openDatabase()
+            let (published, replaced) = try database.publishMonthStarts(starts, at: global.clock())
+            let years = starts.isEmpty ? "" : " (\(starts.map(\.year).min()!)-\(starts.map(\.year).max()!) AH)"
+            if global.json { return try printJSON(["published": published, "replaced": replaced, "left_out": leftOut]) }
+            print(
+                "published \(published) month starts from \(name)\(years)"
+                    + (replaced > 0 ? "; \(replaced) replaced a start published before" : "")
+                    + (leftOut > 0 ? "; left out \(leftOut) lines outside --years" : ""))
+        }
+    }
+
+    /// `FIRST-LAST`, two Hijri years in order.
+    static func years(_ text: String) throws -> ClosedRange<Int> {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, let first = GlobalOptions.wholeNumber(parts[0], in: 1...9999),
+            let last = GlobalOptions.wholeNumber(parts[1], in: 1...9999), first <= last
+        else { throw CLIError("invalid --years '\(text)': expected FIRST-LAST, two Hijri years from 1 to 9999 in order, such as 1423-1447") }
+        return first...last
     }
 }
 

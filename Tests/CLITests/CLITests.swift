@@ -320,7 +320,7 @@ final class NotifySocket {
     static let commands: [[String]] = [
         ["today"], ["hijri"], ["gregorian"], ["verse"], ["calendar"],
         ["import", "quran"], ["import", "translation"], ["import", "commentary"],
-        ["sighting", "set"], ["sighting", "list"], ["sighting", "remove"], ["crescent", "evening"], ["crescent", "table"],
+        ["sighting", "set"], ["sighting", "import"], ["sighting", "list"], ["sighting", "remove"], ["crescent", "evening"], ["crescent", "table"],
         ["devices", "add"], ["devices", "list"], ["devices", "show"], ["devices", "update"], ["devices", "remove"], ["devices", "import"],
         ["serve"], ["outbox", "requeue"], ["outbox", "prune"], ["outbox", "list"], ["status"], ["push", "test"],
         ["vapid", "generate"], ["vapid", "public-key"], ["content", "coverage"], ["content", "check"], ["onboarding", "funnel"],

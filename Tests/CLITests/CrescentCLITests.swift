@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+/// The predicted calendar from the command line: its evidence, one evening's verdict, and announcements imported.
+@Suite struct CrescentCLITests {
+    static let observed = CLI.repository.appendingPathComponent("data/sightings/iran-observed.csv").path
+
+    /// `calendar --hijri-year 1447` shows each month's evidence: Ramadan 1447 began on 19 February 2026 because the
+    /// crescent was seen on the evening of the 18th (not on the 17th, the day of the conjunction).
+    @Test func theCalendarShowsEachMonthsEvidence() throws {
+        let text = CLI.run(["calendar", "--hijri-year", "1447"])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.hasPrefix("Hijri year 1447 AH · predicted for Iran (5 sites, odeh-b)"), "\(text.stdout.prefix(200))")
+        #expect(text.stdout.contains("Ramadan            2026-02-19  30 days"))
+        #expect(text.stdout.contains("seen on the evening of 2026-02-18 at Tehran · conjunction 2026-02-17 12:01 UT"))
+        let json = CLI.run(["calendar", "--hijri-year", "1447", "--json"]).json
+        #expect(json["region"] as? String == "iran")
+        let months = try #require(json["months"] as? [[String: Any]])
+        #expect(months.allSatisfy { $0["basis"] as? String == "predicted" && $0["evidence"] is [String: Any] })
+        let ramadan = try #require(months[8]["evidence"] as? [String: Any])
+        #expect(
+            Set(ramadan.keys) == [
+                "evening", "site", "seen", "rule", "conjunction", "sunset", "moonset", "lag_minutes", "age_hours", "arcv", "arcl", "width", "v",
+                "zone",
+            ])
+        #expect(ramadan["evening"] as? String == "2026-02-18" && ramadan["seen"] as? Bool == true && ramadan["zone"] as? String == "A")
+        let saudi = CLI.run(["calendar", "--hijri-year", "1447", "--calendar", "umm-al-qura", "--json"]).json
+        #expect(saudi["region"] is NSNull)
+        #expect((saudi["months"] as? [[String: Any]])?.allSatisfy { $0["basis"] as? String == "umm-al-qura" && $0["evidence"] is NSNull } == true)
+    }
+
+    @Test func anEveningIsJudgedAtEachSite() throws {
+        let before = CLI.run(["crescent", "evening", "--date", "2026-02-17", "--json"])
+        #expect(before.status == 0, "\(before.stderr)")
+        let sites = try #require(try JSONSerialization.jsonObject(with: Data(before.stdout.utf8)) as? [[String: Any]])
+        #expect(sites.map { $0["site"] as? String } == ["Tehran", "Mashhad", "Ahvaz", "Bandar Abbas", "Chabahar"])
+        #expect(sites.allSatisfy { $0["zone"] as? String == "D" && $0["seen"] as? Bool == false })
+        let after = CLI.run(["crescent", "evening", "--date", "2026-02-18", "--region", "iraq"])
+        #expect(after.stdout.contains("Najaf") && after.stdout.contains("Seen by the rule"), "\(after.stdout)")
+        for bad in [["--date", "2026-02-30"], ["--date", "2026-02-18", "--region", "mars"]] {
+            let result = CLI.run(["crescent", "evening"] + bad)
+            #expect(result.status == 1 && result.stderr.split(separator: "\n").count == 1, "\(bad): \(result.stderr)")
+            #expect(result.stderr.contains(bad.last == "mars" ? "'mars'" : "2026-02-30"))
+        }
+    }
+
+    /// Iran's observed months imported replace the predictions: all of 1446 is announced, and 1448 (after the last
+    /// announcement) is predicted again from 1 Shawwal 1447 as announced.
+    @Test func importedAnnouncementsReplaceThePrediction() throws {
+        let db = CLI.freshDatabase()
+        let first = CLI.run(["sighting", "import", Self.observed, "--years", "1423-1447", "--json"], database: db)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.json["published"] as? Int == 298 && first.json["replaced"] as? Int == 0 && first.json["left_out"] as? Int == 1896)
+        let again = CLI.run(["sighting", "import", Self.observed, "--years", "1423-1447"], database: db)
+        #expect(again.stdout.contains("published 298 month starts from iran-observed.csv (1423-1447 AH)") && !again.stdout.contains("replaced"))
+        let year = CLI.run(["calendar", "--hijri-year", "1446", "--json"], database: db).json
+        #expect((year["months"] as? [[String: Any]])?.allSatisfy { $0["basis"] as? String == "announced" } == true)
+        let next = try #require(CLI.run(["calendar", "--hijri-year", "1448", "--json"], database: db).json["months"] as? [[String: Any]])
+        #expect(next.allSatisfy { ["predicted", "announced"].contains($0["basis"] as? String) })
+        #expect(next.contains { $0["basis"] as? String == "predicted" })
+        #expect(CLI.run(["sighting", "list", "--json"], database: db).stdout.filter { $0 == "{" }.count == 298)
+    }
+
+    /// A bad file is refused on one line naming the line at fault, and nothing of it is written.
+    @Test func aBadFileIsRefusedWholeNamingTheLine() throws {
+        let db = CLI.freshDatabase()
+        let folder = URL(fileURLWithPath: db).deletingLastPathComponent()
+        let header = "hijri_year,hijri_month,first_day\n"
+        let cases: [(String, String)] = [
+            ("", "empty"),
+            ("year,month,day\n1447,1,2025-06-27\n", ":1: expected the header"),
+            (header + "1447,1,2025-06-27\n1447,13,2025-07-26\n", ":3: expected hijri_year"),
+            (header + "1447,1,2025-06-27\n1447,2,2025-02-30\n", ":3: invalid date '2025-02-30'"),
+            (header + "1265,1,1848-11-28\n", ":2: date 1265-1 is outside"),
+            (header + "1447,1,2025-06-27\n1447,1,2025-06-26\n", ":3: 1447-1 was given already on line 2"),
+            (header + "1447,9,2026-02-25\n", ":2: published start 2026-02-25"),
+            (header + "1447,1,2025-06-25\n1447,2,2025-07-27\n", "are 32 days apart"),
+            (header + String(repeating: "9", count: 300) + "\n", ":2: expected hijri_year"),
+        ]
+        for (index, (content, expected)) in cases.enumerated() {
+            let file = folder.appendingPathComponent("bad-\(index).csv")
+            try Data(content.utf8).write(to: file)
+            let result = CLI.run(["sighting", "import", file.path], database: db)
+            #expect(result.status == 1 && result.stderr.contains(expected), "case \(index): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "case \(index): \(result.stderr)")
+        }
+        #expect(CLI.run(["sighting", "import", Self.observed], database: db).stderr.contains("--years leaves such lines out"))
+        #expect(CLI.run(["sighting", "list", "--json"], database: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]")
+    }
+}
