@@ -47,6 +47,8 @@ let package = Package(
         // Pure: the Sun and the Moon (VSOP87, ELP 2000-82 as Meeus truncates it), their settings, new moons and the
         // crescent's visibility (Odeh's criterion). Checked against JPL's DE421 in its tests.
         .target(name: "Astronomy"),
+        // Pure: a crescent visibility map drawn as SVG and PNG (the zones on a grid, coastlines, the region's sites).
+        .target(name: "CrescentMap", dependencies: ["Astronomy"]),
         // Pure: Gregorian <-> Hijri (Umm al-Qura table, tabular arithmetic, sighted overrides, the calendar predicted from
         // the crescent's visibility, adjustments).
         .target(name: "HijriCalendar", dependencies: ["Diagnostics", "Astronomy"]),
@@ -89,6 +91,7 @@ let package = Package(
             name: "HTTPAPI",
             dependencies: [
                 "Diagnostics", "Storage", "ContentStore", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "Accounts", "Onboarding", "Engagement",
+                "Astronomy", "CrescentMap",
                 "Notifications", "Delivery", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -142,7 +145,8 @@ let package = Package(
             name: "DailyVerseCLI",
             dependencies: [
                 "Diagnostics",
-                "Accounts", "Astronomy", "HijriCalendar", "VerseCalendar", "Storage", "AppSchema", "ContentStore", "VerseOfTheDay", "Notifications",
+                "Accounts", "Astronomy", "CrescentMap", "HijriCalendar", "VerseCalendar", "Storage", "AppSchema", "ContentStore", "VerseOfTheDay",
+                "Notifications",
                 "Delivery", "Daemon",
                 "HTTPAPI", "Onboarding", "Engagement", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -157,8 +161,8 @@ let package = Package(
         .executableTarget(
             name: "dailyverse-bench",
             dependencies: [
-                "HijriCalendar", "Storage", "AppSchema", "ContentStore", "Delivery", "Notifications", "HTTPAPI", "Accounts", "Onboarding",
-                "Engagement", "VerseOfTheDay", "PushServices", "PushStandIns", .product(name: "NIOCore", package: "swift-nio"),
+                "Astronomy", "HijriCalendar", "Storage", "AppSchema", "ContentStore", "Delivery", "Notifications", "HTTPAPI", "Accounts",
+                "Onboarding", "Engagement", "VerseOfTheDay", "PushServices", "PushStandIns", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -167,6 +171,8 @@ let package = Package(
         // The fixtures (gzipped JSON Lines from JPL's DE421 through Skyfield, and PyEphem) are read from the source tree.
         .testTarget(name: "AstronomyTests", dependencies: ["Astronomy"], exclude: ["Fixtures"]),
         .testTarget(name: "HijriCalendarTests", dependencies: ["HijriCalendar", "Astronomy"]),
+        // Reads data/map's coastlines from the source tree; decodes the PNG with Python's zlib.
+        .testTarget(name: "CrescentMapTests", dependencies: ["CrescentMap", "Astronomy"]),
         .testTarget(name: "VerseCalendarTests", dependencies: ["VerseCalendar", "HijriCalendar"]),
         .testTarget(
             name: "StorageTests",

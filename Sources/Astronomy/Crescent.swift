@@ -67,19 +67,19 @@ public enum Crescent {
     }
 
     /// The evening of the day that begins at `localMidnight` (a Julian day of UT) at `site`.
-    static func evening(site: Site, localMidnight: Double, conjunction: Double?) -> CrescentEvening? {
-        guard let sunset = Setting.sunset(site: site, localMidnight: localMidnight),
-            let moonset = Setting.moonset(site: site, nearest: sunset)
+    static func evening(site: Site, localMidnight: Double, conjunction: Double?, sky: SkyAt = Sky.theories) -> CrescentEvening? {
+        guard let sunset = Setting.sunset(site: site, localMidnight: localMidnight, sky: sky),
+            let moonset = Setting.moonset(site: site, nearest: sunset, sky: sky)
         else { return nil }
         let conjunction = conjunction ?? Conjunction.nearest(sunset)
-        return evening(site: site, sunset: sunset, moonset: moonset, conjunction: conjunction)
+        return evening(site: site, sunset: sunset, moonset: moonset, conjunction: conjunction, sky: sky)
     }
 
     /// Odeh's quantities at the best time, sunset + 4/9 of the lag (Yallop's best time, which Odeh keeps), even when
     /// the lag is negative.
-    static func evening(site: Site, sunset: Double, moonset: Double, conjunction: Double) -> CrescentEvening {
+    static func evening(site: Site, sunset: Double, moonset: Double, conjunction: Double, sky skyAt: SkyAt = Sky.theories) -> CrescentEvening {
         let best = sunset + 4.0 / 9.0 * (moonset - sunset)
-        let sky = Sky(julianDayUT: best)
+        let sky = skyAt(best)
         let sun = sky.sun(from: site)
         let moon = sky.moon(from: site)
         let arcl = Angle.degrees(sun.direction.angle(to: moon.direction))

@@ -11,11 +11,11 @@ public enum Setting {
 
     /// The sunset at `site` on the civil day starting at `localMidnight` (a Julian day of UT: 00:00 of the site's local
     /// mean time), or nil when the Sun does not set that day (polar day or night).
-    public static func sunset(site: Site, localMidnight: Double) -> Double? {
-        let altitude = { (t: Double) in Sky(julianDayUT: t).sun(from: site).altitude - sunHorizon }
+    public static func sunset(site: Site, localMidnight: Double, sky skyAt: SkyAt = Sky.theories) -> Double? {
+        let altitude = { (t: Double) in skyAt(t).sun(from: site).altitude - sunHorizon }
         // First from the hour angle at which the Sun reaches the horizon, refined by secant steps (four or five
         // positions); where that estimate is not a setting inside the day (near the poles), by sampling the day.
-        let noon = Sky(julianDayUT: localMidnight + 0.5)
+        let noon = skyAt(localMidnight + 0.5)
         if let estimate = settingEstimate(noon, noon.sunEquatorial, site: site, horizon: sunHorizon, hourAngleRate: 360.9856),
             let root = secant(altitude, from: estimate), isSetting(altitude, at: root), root >= localMidnight, root < localMidnight + 1
         {
@@ -25,9 +25,9 @@ public enum Setting {
     }
 
     /// The moonset nearest to `instant` (before or after it, within 13 hours), or nil when there is none.
-    public static func moonset(site: Site, nearest instant: Double) -> Double? {
-        let altitude = { (t: Double) in moonAltitudeAboveSetting(Sky(julianDayUT: t), site: site) }
-        let sky = Sky(julianDayUT: instant)
+    public static func moonset(site: Site, nearest instant: Double, sky skyAt: SkyAt = Sky.theories) -> Double? {
+        let altitude = { (t: Double) in moonAltitudeAboveSetting(skyAt(t), site: site) }
+        let sky = skyAt(instant)
         let moon = sky.moon(from: site)
         let horizon = -refraction - Angle.degrees(asin(Moon.radius / moon.distance))
         // The Moon's hour angle grows about 347.8° a day (the Earth's turn less the Moon's motion).

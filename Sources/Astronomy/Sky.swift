@@ -24,6 +24,9 @@ public struct HorizontalPlace: Sendable, Hashable {
     let direction: Vector3
 }
 
+/// The sky at an instant (a Julian day of UT): `Sky.theories` computes it, a `SkyTable` interpolates it.
+public typealias SkyAt = @Sendable (Double) -> Sky
+
 /// The geocentric apparent places of the Sun and the Moon at one instant, and what it takes to see them from a site.
 ///
 /// Built once per instant and asked for as many sites as needed: the theories run once, the parallax per site.
@@ -42,6 +45,33 @@ public struct Sky: Sendable {
     /// Nutation in longitude, degrees.
     public let nutationInLongitude: Double
 
+    /// The sky from the theories, at each instant asked.
+    public static let theories: SkyAt = { Sky(julianDayUT: $0) }
+
+    /// A sky whose places were found elsewhere (interpolated by a `SkyTable`).
+    init(
+        julianDayUT: Double, deltaT: Double, sun: EclipticPlace, moon: EclipticPlace, sunEquatorial: EquatorialPlace,
+        moonEquatorial: EquatorialPlace, trueObliquity: Double, nutationInLongitude: Double
+    ) {
+        self.julianDayUT = julianDayUT
+        self.deltaT = deltaT
+        self.sun = sun
+        self.moon = moon
+        self.sunEquatorial = sunEquatorial
+        self.moonEquatorial = moonEquatorial
+        self.trueObliquity = trueObliquity
+        self.nutationInLongitude = nutationInLongitude
+        siderealTime = Self.siderealTime(julianDayUT: julianDayUT, nutationInLongitude: nutationInLongitude, trueObliquity: trueObliquity)
+    }
+
+    /// Greenwich apparent sidereal time, degrees: Meeus 12.4 (IAU 1982 GMST, on UT) plus the equation of the equinoxes.
+    static func siderealTime(julianDayUT: Double, nutationInLongitude: Double, trueObliquity: Double) -> Double {
+        let d = julianDayUT - JulianDay.j2000
+        let tu = d / 36_525
+        let meanSidereal = 280.46061837 + 360.98564736629 * d + tu * tu * (0.000387933 - tu / 38_710_000)
+        return Angle.normalized(meanSidereal + nutationInLongitude * cos(Angle.radians(trueObliquity)))
+    }
+
     /// The sky at `julianDayUT`; `deltaT` in seconds, by default `DeltaT`'s.
     public init(julianDayUT: Double, deltaT: Double? = nil) {
         let deltaT = deltaT ?? DeltaT.seconds(julianDayUT: julianDayUT)
@@ -55,11 +85,7 @@ public struct Sky: Sendable {
         nutationInLongitude = nutation.longitude
         sunEquatorial = Self.equatorial(sun, obliquity: trueObliquity)
         moonEquatorial = Self.equatorial(moon, obliquity: trueObliquity)
-        // Meeus 12.4 (IAU 1982 GMST, on UT) plus the equation of the equinoxes.
-        let d = julianDayUT - JulianDay.j2000
-        let tu = d / 36_525
-        let meanSidereal = 280.46061837 + 360.98564736629 * d + tu * tu * (0.000387933 - tu / 38_710_000)
-        siderealTime = Angle.normalized(meanSidereal + nutation.longitude * cos(Angle.radians(trueObliquity)))
+        siderealTime = Self.siderealTime(julianDayUT: julianDayUT, nutationInLongitude: nutation.longitude, trueObliquity: trueObliquity)
     }
 
     /// The Sun's place as seen from `site`.

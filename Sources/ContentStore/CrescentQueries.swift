@@ -75,6 +75,9 @@ extension AppDatabase {
         }
     }
 
+    /// The coastlines' GeoJSON as seeded, if the data folder had it.
+    public func coastlineGeoJSON() throws -> String? { try meta("map_coastline") }
+
     private static func defaultRegionID(_ db: Database) throws -> String? {
         try String.fetchOne(db, sql: "SELECT id FROM crescent_region WHERE is_default")
     }

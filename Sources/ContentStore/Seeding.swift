@@ -29,6 +29,9 @@ public struct BundledContent: Sendable {
     let crescentRegions: CrescentRegions
     /// Each region's predicted table, as its CSV text.
     let predictedTables: [String: String]
+    /// The coastlines drawn under the crescent maps (Natural Earth's GeoJSON, kept as it is), if the folder has them.
+    let coastline: String?
+    public static let coastlineFile = "map/ne_110m_coastline.geojson"
 
     struct SurahEntry: Decodable {
         let number: Int
@@ -68,6 +71,7 @@ public struct BundledContent: Sendable {
             throw .malformedData(file: "calendar", reason: error.description)
         }
         (crescentRegions, predictedTables) = try Self.readCrescentRegions(in: directory)
+        coastline = try? String(contentsOf: url(Self.coastlineFile), encoding: .utf8)
         var commentary: [CommentaryEntry] = []
         let commentaryFolder = url("commentary")
         let files = ((try? FileManager.default.contentsOfDirectory(atPath: commentaryFolder.path)) ?? [])
@@ -283,6 +287,11 @@ extension AppDatabase {
                     ])
             }
 
+            if let coastline = content.coastline {
+                try Self.setMeta(db, "map_coastline", coastline)
+            } else {
+                try db.execute(sql: "DELETE FROM meta WHERE key = 'map_coastline'")
+            }
             try db.execute(sql: "DELETE FROM crescent_region")
             for (position, region) in content.crescentRegions.regions.enumerated() {
                 let sites = String(decoding: try JSONEncoder().encode(region.sites), as: UTF8.self)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Astronomy
 import ContentStore
+import CrescentMap
 import Diagnostics
 import Foundation
 import HijriCalendar
@@ -13,7 +14,7 @@ struct CrescentCommand: ParsableCommand {
             (Odeh's criterion, at or above the region's zone) at any of the region's sites, else after 30 days. The \
             regions are in data/calendar/crescent-regions.json (README, "The calendars").
             """,
-        subcommands: [CrescentEveningCommand.self, CrescentTableCommand.self])
+        subcommands: [CrescentEveningCommand.self, CrescentMapCommand.self, CrescentTableCommand.self])
 }
 
 /// The regions from the data folder (these commands do not need the database).
@@ -57,6 +58,48 @@ struct CrescentEveningCommand: ParsableCommand {
             print(
                 "\n\(seen ? "Seen" : "Not seen") by the rule: \(seen ? "the next day begins a month" : "a month that reached its 29th day completes 30")"
             )
+        }
+    }
+}
+
+struct CrescentMapCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "map", abstract: "Draw the world's visibility zones (A-D) for one evening's crescent, with the region's sites.",
+        discussion: """
+            Each cell of a grid (latitudes within 60°) is judged at its own sunset and best time, as the astronomical \
+            centres' maps are. SVG by default (on standard output without --out); --out FILE.png draws a PNG.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp("The civil day whose evening is drawn, YYYY-MM-DD (1900 to 2100).", valueName: "date")) var date: String
+    @Option(help: ArgumentHelp("Write to this file, .svg or .png (replaced whole).", valueName: "file")) var out: String?
+    @Option(help: ArgumentHelp("Grid spacing in degrees, 1 to 10.", valueName: "degrees")) var spacing = 2
+
+    func run() throws {
+        try reportingErrors {
+            let day = try CivilDate(parsing: date)
+            guard MapPicture.dayNumbers.contains(day.dayNumber) else {
+                throw CLIError("date \(date) is outside the years a map can be drawn for (1900-01-01 to 2100-12-31)")
+            }
+            guard (1...10).contains(spacing) else { throw CLIError("invalid --spacing \(spacing): expected 1 to 10 degrees") }
+            let format = try out.map { path -> String in
+                let lower = path.lowercased()
+                guard lower.hasSuffix(".svg") || lower.hasSuffix(".png") else {
+                    throw CLIError("invalid --out '\(path)': expected a file name ending in .svg or .png")
+                }
+                return String(lower.suffix(3))
+            }
+            let directory = try global.dataDirectory()
+            let region = try global.region(in: crescentRegions(global))
+            let bytes = try InputFile(path: directory.appendingPathComponent(Coastlines.file).path).readAll(maximumBytes: Coastlines.maximumBytes)
+            let coastlines = try Coastlines(geoJSON: Data(bytes))
+            let bar = ProgressBar("rows")
+            let picture = MapPicture.evening(
+                dayNumber: day.dayNumber, region: region, coastlines: coastlines, spacing: Double(spacing), progress: bar.update)
+            guard let out else { return print(picture.svg, terminator: "") }
+            let data = format == "png" ? Data(picture.png) : Data(picture.svg.utf8)
+            try data.write(to: URL(fileURLWithPath: try checkedPath(out, what: "--out")), options: .atomic)
+            if global.json { return try printJSON(["file": out, "bytes": "\(data.count)", "caption": picture.caption.joined(separator: " / ")]) }
+            print("wrote \(out): \(picture.caption.joined(separator: "; "))")
         }
     }
 }

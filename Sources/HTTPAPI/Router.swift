@@ -33,6 +33,8 @@ public struct APIEnvironment: Sendable {
     public let vapidPublicKey: String?
     /// Encoded public reads (today's verse per zone), kept for a minute.
     public let responses = ResponseCache()
+    /// The crescent maps drawn, and the gate they are drawn through.
+    public let crescentMaps = CrescentMaps()
     /// Verified against when an email is unknown, so that both refusals take the same time.
     let decoyHash: String
     /// The proxies whose `Forwarded` and `X-Forwarded-For` headers name the client (`trusted_proxies`).
@@ -143,6 +145,7 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
         }
         return try conditional(request, themes, maxAge: 3600)
     }
+    addCrescentRoutes(to: router, environment)
     router.get("/v1/push/vapid-public-key") { request, _ -> Response in
         guard let key = environment.vapidPublicKey else {
             throw APIError.notFound("web_push_not_configured", "this server sends no Web Push: vapid_key_file is not set")
@@ -186,8 +189,10 @@ func entityTag(_ body: Data) -> String {
     "\"" + SHA256.hash(data: body).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
 }
 
-func conditional(_ request: Request, body: ByteBuffer, tag: String, maxAge: Int) -> Response {
-    var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "public, max-age=\(maxAge)", .eTag: tag]
+func conditional(
+    _ request: Request, body: ByteBuffer, tag: String, maxAge: Int, contentType: String = "application/json; charset=utf-8"
+) -> Response {
+    var headers: HTTPFields = [.contentType: contentType, .cacheControl: "public, max-age=\(maxAge)", .eTag: tag]
     if let header = request.headers[.ifNoneMatch], ifNoneMatch(header, matches: tag) {
         headers[.contentType] = nil
         return Response(status: .notModified, headers: headers)

@@ -88,3 +88,33 @@ import Testing
         #expect(CLI.run(["sighting", "list", "--json"], database: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]")
     }
 }
+
+/// `crescent map`: an SVG and a PNG of one evening, and what bad options get.
+@Suite struct CrescentMapCLITests {
+    @Test func theMapIsDrawnAsSVGAndPNG() throws {
+        let folder = URL(fileURLWithPath: CLI.freshDatabase()).deletingLastPathComponent()
+        let svg = folder.appendingPathComponent("map.svg").path
+        let png = folder.appendingPathComponent("map.PNG").path
+        let drawn = CLI.run(["crescent", "map", "--date", "2026-02-17", "--out", svg, "--spacing", "4"])
+        #expect(drawn.status == 0, "\(drawn.stderr)")
+        #expect(drawn.stdout.contains("Iran (odeh-b): not seen"), "\(drawn.stdout)")
+        let text = try String(contentsOfFile: svg, encoding: .utf8)
+        #expect(text.hasPrefix("<?xml") && text.contains("Crescent visibility on the evening of 17 February 2026") && text.hasSuffix("</svg>\n"))
+        #expect(text.contains(">Chabahar</text>"))
+        #expect(CLI.run(["crescent", "map", "--date", "2026-02-18", "--out", png, "--spacing", "4", "--region", "iraq"]).status == 0)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: png))
+        #expect(Array(bytes.prefix(4)) == [0x89, 0x50, 0x4E, 0x47])
+        let stdout = CLI.run(["crescent", "map", "--date", "2026-02-18", "--spacing", "10"])
+        #expect(stdout.status == 0 && stdout.stdout.hasPrefix("<?xml"))
+        for (arguments, value) in [
+            (["--date", "2026-02-18", "--out", folder.appendingPathComponent("map.gif").path], "map.gif"),
+            (["--date", "1899-12-31"], "1899-12-31"), (["--date", "2101-01-01"], "2101-01-01"), (["--date", "2026-02-18", "--spacing", "0"], "0"),
+            (["--date", "2026-02-18", "--spacing", "11"], "11"), (["--date", "tomorrow"], "tomorrow"),
+        ] {
+            let result = CLI.run(["crescent", "map"] + arguments)
+            #expect(
+                result.status == 1 && result.stderr.contains(value) && result.stderr.split(separator: "\n").count == 1,
+                "\(arguments): \(result.stderr)")
+        }
+    }
+}

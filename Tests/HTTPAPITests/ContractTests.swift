@@ -111,6 +111,8 @@ import Yams
             _ = try await call(.get, "/v1/verses/{key}", "/v1/verses/2:999")
             _ = try await call(.get, "/v1/calendar/{year}", "/v1/calendar/1446")
             _ = try await call(.get, "/v1/calendar/{year}", "/v1/calendar/1446?calendar=lunar")
+            _ = try await call(.get, "/v1/crescent/{file}", "/v1/crescent/2026-02-17.svg")
+            _ = try await call(.get, "/v1/crescent/{file}", "/v1/crescent/2026-02-17.gif")
             _ = try await call(.get, "/v1/themes")
             _ = try await call(.get, "/v1/push/vapid-public-key")
             _ = try await call(.get, "/v1/onboarding/flow", "/v1/onboarding/flow?tz=Asia/Baghdad")

@@ -1,0 +1,72 @@
+import Astronomy
+import Foundation
+
+extension MapPicture {
+    /// The civil days a map can be drawn for: the years the astronomy is checked over (JPL's DE421 and PyEphem).
+    public static let dayNumbers = dayNumber(1900, 1, 1)...dayNumber(2100, 12, 31)
+
+    static func dayNumber(_ year: Int, _ month: Int, _ day: Int) -> Int {
+        Int(JulianDay.midnight(year: year, month: month, day: day) - JulianDay.unixEpoch + 0.5)
+    }
+
+    static let monthNames = [
+        "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December",
+    ]
+
+    /// The Gregorian year, month and day of a day number (Fliegel & Van Flandern).
+    static func civil(_ dayNumber: Int) -> (year: Int, month: Int, day: Int) {
+        var l = dayNumber + 2_440_588 + 68569
+        let n = 4 * l / 146_097
+        l -= (146_097 * n + 3) / 4
+        let i = 4000 * (l + 1) / 1_461_001
+        l = l - 1461 * i / 4 + 31
+        let j = 80 * l / 2447
+        let day = l - 2447 * j / 80
+        l = j / 11
+        return (100 * (n - 49) + i + l, j + 2 - 12 * l, day)
+    }
+
+    /// `18 February 2026`.
+    static func longDate(_ dayNumber: Int) -> String {
+        let (year, month, day) = civil(dayNumber)
+        return "\(day) \(monthNames[month - 1]) \(year)"
+    }
+
+    /// `2026-02-17`.
+    static func isoDate(_ dayNumber: Int) -> String {
+        let (year, month, day) = civil(dayNumber)
+        return String(format: "%04d-%02d-%02d", year, month, day)
+    }
+
+    /// The map of the evening of `dayNumber` with its caption: the conjunction, and the region's verdict that evening.
+    public static func evening(
+        dayNumber: Int, region: CrescentRegion?, coastlines: Coastlines?, spacing: Double = 2, progress: ((Int, Int) -> Void)? = nil
+    ) -> MapPicture {
+        let map = VisibilityMap(dayNumber: dayNumber, spacing: spacing, progress: progress)
+        let conjunction = CrescentEvidenceText.instant(map.conjunction)
+        var caption = [
+            "Crescent visibility on the evening of \(longDate(dayNumber))",
+            "Conjunction \(conjunction) · Odeh's criterion, zones A to D, at each place's best time · grid \(Int(spacing))°",
+        ]
+        if let region {
+            let verdict = region.verdict(dayNumber: dayNumber, conjunction: map.conjunction)
+            let detail =
+                verdict.deciding.map { "\($0.site.name), V \(String(format: "%.2f", $0.v)), zone \($0.zone.rawValue)" } ?? "no evening at its sites"
+            caption.append(
+                "\(region.name) (\(region.rule.name)): \(verdict.seen ? "seen" : "not seen") (\(verdict.seen ? "" : "nearest: ")\(detail))")
+        }
+        return MapPicture(map: map, coastlines: coastlines, region: region, caption: caption)
+    }
+}
+
+/// Instants as the captions print them.
+enum CrescentEvidenceText {
+    /// `2026-02-17 12:01 UT`.
+    static func instant(_ julianDay: Double) -> String {
+        let minutes = Int(((julianDay - JulianDay.unixEpoch) * 1440).rounded())
+        let days = minutes >= 0 ? minutes / 1440 : -((-minutes + 1439) / 1440)
+        let rest = minutes - days * 1440
+        let date = MapPicture.isoDate(days)
+        return date + String(format: " %02d:%02d UT", rest / 60, rest % 60)
+    }
+}
