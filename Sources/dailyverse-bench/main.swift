@@ -7,7 +7,9 @@ import HijriCalendar
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dailyverse-bench", abstract: "DailyVerse benchmarks (run with swift run -c release).",
-        subcommands: [HijriBench.self, TodayBench.self, EmitBench.self, HTTPBench.self, DeliverBench.self, FunnelBench.self])
+        subcommands: [
+            HijriBench.self, TodayBench.self, EmitBench.self, HTTPBench.self, DeliverBench.self, FunnelBench.self, CrescentBench.self,
+        ])
 }
 
 /// Our Gregorian→Hijri conversion against Foundation's `.islamicUmmAlQura` `dateComponents`, over the same dates.
