@@ -54,26 +54,47 @@ extension AppDatabase {
         kept.set(Self.calendarKey, nil)
     }
 
-    /// The region this process keeps the predicted calendar for, and its table.
+    /// The region this process keeps the predicted calendar for, and its table: a preset's as seeded; for sites given
+    /// by their coordinates, computed on first use (a second or two) and kept in the database until the data changes.
     public func crescentRegion() throws -> (region: CrescentRegion, table: PredictedTable) {
         let chosen = kept.value(Self.regionKey, as: String.self)
-        return try read { db in
+        let (fingerprint, region, stored) = try read { db -> (String, CrescentRegion, String?) in
             let fingerprint = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seed_fingerprint'") ?? ""
             if let table = kept.value(Self.tableKey, as: KeptTable.self), table.fingerprint == fingerprint,
                 chosen == nil ? table.region.id == (try Self.defaultRegionID(db)) : table.region.id == chosen
             {
-                return (table.region, table.table)
+                return (fingerprint, table.region, nil)
             }
             let regions = try Self.crescentRegions(db)
             let region = try chosen.map { try regions.region($0) } ?? regions.defaultRegion
-            guard let csv = try String.fetchOne(db, sql: "SELECT predicted FROM crescent_region WHERE id = ?", arguments: [region.id]) else {
-                throw CalendarError.predictedUnavailable(region.id)
-            }
-            let table = try PredictedTable(regionID: region.id, csv: csv)
-            kept.set(Self.tableKey, KeptTable(fingerprint: fingerprint, region: region, table: table))
-            return (region, table)
+            let csv =
+                regions.isPreset(region)
+                ? try String.fetchOne(db, sql: "SELECT predicted FROM crescent_region WHERE id = ?", arguments: [region.id])
+                : try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [Self.ownTableKey(region, fingerprint)])
+            return (fingerprint, region, csv)
         }
+        if let kept = kept.value(Self.tableKey, as: KeptTable.self), kept.fingerprint == fingerprint, kept.region == region {
+            return (kept.region, kept.table)
+        }
+        let table: PredictedTable
+        if let stored {
+            table = try PredictedTable(regionID: region.id, csv: stored)
+        } else {
+            guard region.id.contains(",") else { throw CalendarError.predictedUnavailable(region.id) }
+            table = try PredictedTable(
+                regionID: region.id, firstYear: PredictedMonthStarts.firstYear, starts: PredictedMonthStarts.chain(region: region))
+            try write { db in
+                // A table computed for other data is of no more use.
+                try db.execute(sql: "DELETE FROM meta WHERE key LIKE 'predicted %' AND key NOT LIKE ?", arguments: ["predicted \(fingerprint) %"])
+                try Self.setMeta(db, Self.ownTableKey(region, fingerprint), table.csv)
+            }
+        }
+        kept.set(Self.tableKey, KeptTable(fingerprint: fingerprint, region: region, table: table))
+        return (region, table)
     }
+
+    /// Where the table of a region given by coordinates is kept, for the data it was computed with.
+    private static func ownTableKey(_ region: CrescentRegion, _ fingerprint: String) -> String { "predicted \(fingerprint) \(region.id)" }
 
     /// The coastlines' GeoJSON as seeded, if the data folder had it.
     public func coastlineGeoJSON() throws -> String? { try meta("map_coastline") }

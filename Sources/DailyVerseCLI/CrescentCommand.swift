@@ -44,7 +44,9 @@ struct CrescentEveningCommand: ParsableCommand {
                 }
             }
             if global.json { return try printJSON(rows) }
-            print("Evening of \(day) · \(region.name) · rule \(region.rule.name) (\(region.rule.zone.meaning) or better)")
+            print(
+                "Evening of \(day) · \(region.name) · rule \(region.rule.name) (zone \(region.rule.zone.rawValue) or better: \(region.rule.zone.meaning))"
+            )
             print("conjunction \(rows.first?.conjunction ?? "-")\n")
             print("site              sunset     lag min  age h      V  zone  seen")
             for row in rows {

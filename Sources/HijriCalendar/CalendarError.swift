@@ -13,6 +13,7 @@ public enum CalendarError: UserFacingError, Equatable, Sendable {
     case unknownTimeZone(String)
     case malformedRegions(String)
     case unknownRegion(String, known: [String])
+    case badCoordinates(String, String)
     case predictedUnavailable(String?)
 
     public var description: String {
@@ -38,7 +39,9 @@ public enum CalendarError: UserFacingError, Equatable, Sendable {
         case .malformedRegions(let detail):
             "crescent regions: \(detail)"
         case .unknownRegion(let name, let known):
-            "unknown region '\(name)': expected one of \(known.joined(separator: ", "))"
+            "unknown region '\(name)': expected one of \(known.joined(separator: ", ")), or sites as LAT,LON[;LAT,LON…]"
+        case .badCoordinates(let text, let detail):
+            "invalid region '\(text)': \(detail)"
         case .predictedUnavailable(let region):
             if let region {
                 "no predicted calendar for the region '\(region)': its table is missing from data/calendar/predicted"

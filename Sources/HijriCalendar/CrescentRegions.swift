@@ -81,11 +81,48 @@ public struct CrescentRegions: Sendable {
         try self.init(regions: regions, defaultID: file.default)
     }
 
-    /// The region named `id`, or an error listing the names.
+    /// The region named `id` — a preset, or sites given by their coordinates (`coordinates(_:)`) — or an error listing
+    /// the names.
     public func region(_ id: String) throws(CalendarError) -> CrescentRegion {
-        guard let region = regions.first(where: { $0.id == id }) else { throw .unknownRegion(id, known: regions.map(\.id)) }
-        return region
+        if let region = regions.first(where: { $0.id == id }) { return region }
+        if let first = id.unicodeScalars.first, first == "-" || first == "+" || ("0"..."9").contains(first) {
+            return try coordinates(id)
+        }
+        throw .unknownRegion(id, known: regions.map(\.id))
     }
+
+    /// A region of one's own: `LAT,LON[,HEIGHT]` sites (degrees north and east, metres), separated by `;`, with the
+    /// default region's rule unless `/odeh-a`, `/odeh-b` or `/odeh-c` follows: `32.03,44.35;33.31,44.37/odeh-a`.
+    public func coordinates(_ text: String) throws(CalendarError) -> CrescentRegion {
+        let form = "expected LAT,LON[,HEIGHT] sites separated by ';', optionally followed by /odeh-a, /odeh-b or /odeh-c"
+        guard text.utf8.count <= 400 else { throw .badCoordinates(String(text.prefix(40)) + "…", form) }
+        var body = Substring(text)
+        var rule = defaultRegion.rule
+        if let slash = text.firstIndex(of: "/") {
+            guard let named = VisibilityRule(name: String(text[text.index(after: slash)...])) else {
+                throw .badCoordinates(text, "unknown rule '\(text[text.index(after: slash)...])': \(form)")
+            }
+            rule = named
+            body = text[..<slash]
+        }
+        var sites: [Site] = []
+        for part in body.split(separator: ";", omittingEmptySubsequences: false) {
+            let numbers = part.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard (2...3).contains(numbers.count), numbers.allSatisfy({ $0?.isFinite == true }) else { throw .badCoordinates(text, form) }
+            let site = Site(name: String(part), latitude: numbers[0]!, longitude: numbers[1]!, height: numbers.count == 3 ? numbers[2]! : 0)
+            guard Self.latitudeRange.contains(site.latitude), (-180.0...180.0).contains(site.longitude), (-500.0...9000.0).contains(site.height)
+            else {
+                throw .badCoordinates(text, "the site \(part) is out of range: latitude within ±60°, longitude within ±180°, height -500 to 9000 m")
+            }
+            sites.append(site)
+        }
+        guard (1...Self.maximumSites).contains(sites.count) else { throw .badCoordinates(text, "at most \(Self.maximumSites) sites") }
+        let id = sites.map { "\($0.latitude),\($0.longitude),\($0.height)" }.joined(separator: ";") + "/" + rule.name
+        return CrescentRegion(id: id, name: "Sites at \(sites.map(\.name).joined(separator: "; "))", sites: sites, rule: rule)
+    }
+
+    /// Whether `region` is a preset (its table is in the data) or one given by coordinates.
+    public func isPreset(_ region: CrescentRegion) -> Bool { regions.contains { $0.id == region.id } }
 
     static func isValidID(_ id: String) -> Bool {
         (1...40).contains(id.utf8.count) && id.utf8.allSatisfy { ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 }

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 
 /// The predicted calendar from the command line: its evidence, one evening's verdict, and announcements imported.
@@ -115,6 +116,29 @@ import Testing
             #expect(
                 result.status == 1 && result.stderr.contains(value) && result.stderr.split(separator: "\n").count == 1,
                 "\(arguments): \(result.stderr)")
+        }
+    }
+}
+
+/// A region given by its coordinates: its table computed on first use and kept in the database.
+@Suite struct OwnRegionCLITests {
+    @Test func sitesGivenByCoordinatesKeepTheirOwnCalendar() throws {
+        let db = CLI.freshDatabase()
+        let tehran = ["--region", "35.69,51.39,1190"]
+        let first = CLI.run(["hijri", "2025-03-02"] + tehran, database: db)
+        #expect(first.status == 0 && first.stdout.contains("1 Ramadan 1446"), "\(first.stdout)\(first.stderr)")
+        let kept = try DatabaseQueue(path: db).read { db in
+            try String.fetchAll(db, sql: "SELECT key FROM meta WHERE key LIKE 'predicted %'")
+        }
+        #expect(kept.count == 1 && kept[0].hasSuffix(" 35.69,51.39,1190.0/odeh-b"), "\(kept)")
+        #expect(CLI.run(["hijri", "2025-03-02"] + tehran, database: db).stdout == first.stdout)
+        let evening = CLI.run(["crescent", "evening", "--date", "2026-02-18", "--region", "35.69,51.39;32.03,44.35/odeh-a", "--json"], database: db)
+        let sites = try #require(try JSONSerialization.jsonObject(with: Data(evening.stdout.utf8)) as? [[String: Any]])
+        #expect(sites.map { $0["site"] as? String } == ["35.69,51.39", "32.03,44.35"] && sites.allSatisfy { $0["rule"] as? String == "odeh-a" })
+        for (region, value) in [("95,10", "95,10"), ("35,51/odeh-x", "odeh-x"), ("35", "'35'"), ("35,nan", "35,nan"), ("mars", "'mars'")] {
+            let result = CLI.run(["hijri", "2025-03-02", "--region", region], database: db)
+            #expect(
+                result.status == 1 && result.stderr.contains(value) && result.stderr.split(separator: "\n").count == 1, "\(region): \(result.stderr)")
         }
     }
 }
