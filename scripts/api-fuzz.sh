@@ -141,8 +141,10 @@ EOF
 
 # Positive cases that a JSON Schema cannot keep within the server's rules, because each rule ties two values
 # together, are moved within them just before they are sent: a passage's last ayah after its first; a date or Hijri
-# year that the chosen calendar covers (with the adjustment's two days to spare); a device change that keeps the
-# device's platform and gives a token of its form. Negative cases are sent as drawn.
+# year that the chosen calendar covers (with the adjustment's two days to spare; the predicted calendar, the default,
+# covers 1300-1500 AH, the default region's from 1882-11-13 to 2077-11-17); a map's day that the month has, in the
+# years maps are drawn for; a device change that keeps the device's platform and gives a token of its form. Negative
+# cases are sent as drawn.
 cat >"$work/fuzz_hooks.py" <<'EOF'
 import re
 import secrets
@@ -152,12 +154,17 @@ import schemathesis
 
 PASSAGE = re.compile(r"^([0-9]+):([0-9]+)-([0-9]+)$")
 DATE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})$")
+MAP = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})\.svg$")
 APNS = re.compile(r"^([0-9A-Fa-f]{2}){32,100}$")
 PLATFORMS = {}  # device id -> platform, from the server's answers
 
 
 def leap(year):
     return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+
+
+def month_length(year, month):
+    return [31, 29 if leap(year) else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
 
 
 def positive(case):
@@ -172,6 +179,7 @@ def before_call(context, case, kwargs):
     parameters = case.path_parameters if isinstance(case.path_parameters, dict) else {}
     query = case.query if isinstance(case.query, dict) else {}
     tabular = query.get("calendar") == "tabular"
+    predicted = query.get("calendar") in (None, "predicted")
     if path in ("/v1/verses/{key}", "/v1/bookmarks/{key}"):
         # Path parameters arrive here percent-encoded; digits and a colon need no encoding, and Schemathesis
         # checks the value written back against the schema as it is.
@@ -182,9 +190,9 @@ def before_call(context, case, kwargs):
         match = DATE.match(str(query.get("date", "")))
         if match:
             year, month, day = (int(part) for part in match.groups())
-            low, high = ((622, 7, 21), (9999, 12, 29)) if tabular else ((1882, 11, 14), (2174, 11, 23))
+            low, high = ((622, 7, 21), (9999, 12, 29)) if tabular else ((1882, 11, 15), (2077, 11, 15)) if predicted else ((1882, 11, 14), (2174, 11, 23))
             if not low <= (year, month, day) <= high:
-                year = 623 + year % 9376 if tabular else 1883 + year % 291
+                year = 623 + year % 9376 if tabular else 1883 + year % 194 if predicted else 1883 + year % 291
                 if (month, day) == (2, 29) and not leap(year):
                     day = 28
                 query["date"] = f"{year:04d}-{month:02d}-{day:02d}"
@@ -194,8 +202,17 @@ def before_call(context, case, kwargs):
             year = int(year)
             if tabular and year > 9665:
                 parameters["year"] = 9665
-            elif not tabular and not 1300 <= year <= 1600:
+            elif predicted and not 1300 <= year <= 1500:
+                parameters["year"] = 1300 + year % 201
+            elif not tabular and not predicted and not 1300 <= year <= 1600:
                 parameters["year"] = 1300 + year % 301
+    elif path == "/v1/crescent/{file}":
+        match = MAP.match(unquote(str(parameters.get("file", ""))))
+        if match:
+            year, month, day = (int(part) for part in match.groups())
+            if not 1900 <= year <= 2100:
+                year = 1900 + year % 201
+            parameters["file"] = f"{year:04d}-{month:02d}-{min(day, month_length(year, month)):02d}.svg"
     elif path == "/v1/devices/{id}" and case.method.upper() == "PATCH" and isinstance(case.body, dict):
         platform = PLATFORMS.get(unquote(str(parameters.get("id", ""))))
         if platform is None:

@@ -18,12 +18,17 @@ public enum JulianDay {
 
     /// The Julian day of 00:00 UT on a proleptic Gregorian civil day.
     public static func midnight(year: Int, month: Int, day: Int) -> Double {
-        // Fliegel & Van Flandern's day number, exact in integers for any Gregorian date after −4713.
+        Double(dayNumber(year: year, month: month, day: day)) + unixEpoch
+    }
+
+    /// The days from 1970-01-01 to a proleptic Gregorian civil day (negative before it), in integers: a day number
+    /// made from a Julian day by adding 0.5 and truncating is a day late before 1970.
+    public static func dayNumber(year: Int, month: Int, day: Int) -> Int {
+        // Fliegel & Van Flandern's Julian day number, exact in integers for any Gregorian date after −4713.
         let a = (14 - month) / 12
         let y = year + 4800 - a
         let m = month + 12 * a - 3
-        let dayNumber = day + (153 * m + 2) / 5 + 365 * y + y / 4 - y / 100 + y / 400 - 32045
-        return Double(dayNumber) - 0.5
+        return day + (153 * m + 2) / 5 + 365 * y + y / 4 - y / 100 + y / 400 - 32045 - 2_440_588
     }
 }
 

@@ -3,11 +3,7 @@ import Foundation
 
 extension MapPicture {
     /// The civil days a map can be drawn for: the years the astronomy is checked over (JPL's DE421 and PyEphem).
-    public static let dayNumbers = dayNumber(1900, 1, 1)...dayNumber(2100, 12, 31)
-
-    static func dayNumber(_ year: Int, _ month: Int, _ day: Int) -> Int {
-        Int(JulianDay.midnight(year: year, month: month, day: day) - JulianDay.unixEpoch + 0.5)
-    }
+    public static let dayNumbers = JulianDay.dayNumber(year: 1900, month: 1, day: 1)...JulianDay.dayNumber(year: 2100, month: 12, day: 31)
 
     static let monthNames = [
         "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December",

@@ -141,17 +141,23 @@ public enum DeliverySchema {
     /// place, by SQLite's documented procedure for changing a CHECK constraint (no row is rewritten: a month of
     /// retained outbox is tens of gigabytes at a million devices).
     public static let v7OutboxStatusCheck = MigrationStep { db in
-        let before = "CHECK (status IN ('pending', 'delivered', 'failed', 'missed'))"
-        let after = "CHECK (status = 'pending' OR status = 'delivered' OR status = 'failed' OR status = 'missed')"
+        try editTableDefinition(
+            db, table: "outbox", replacing: "CHECK (status IN ('pending', 'delivered', 'failed', 'missed'))",
+            with: "CHECK (status = 'pending' OR status = 'delivered' OR status = 'failed' OR status = 'missed')",
+            otherwise: "migration v7: the outbox table is not as v6 created it")
+    }
+
+    /// Replaces `before` by `after` in the text of `table`'s definition, in place: for a change SQLite documents as safe
+    /// that way (one that changes nothing stored, such as a CHECK that allows more), where rebuilding the table would
+    /// mean rebuilding its triggers and indexes too. Throws `otherwise` (and the migration's transaction is rolled back,
+    /// nothing changed) unless the table's text holds `before` once.
+    static func editTableDefinition(_ db: Database, table: String, replacing before: String, with after: String, otherwise: String) throws {
         let version = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
         try db.execute(sql: "PRAGMA writable_schema = ON")
         try db.execute(
-            sql: "UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'outbox' AND instr(sql, ?) > 0",
-            arguments: [before, after, before])
-        guard db.changesCount == 1 else {
-            // The migration's transaction is rolled back: nothing was changed.
-            throw DatabaseError(resultCode: .SQLITE_ERROR, message: "migration v7: the outbox table is not as v6 created it")
-        }
+            sql: "UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = ? AND instr(sql, ?) > 0",
+            arguments: [before, after, table, before])
+        guard db.changesCount == 1 else { throw DatabaseError(resultCode: .SQLITE_ERROR, message: otherwise) }
         try db.execute(sql: "PRAGMA schema_version = \(version + 1)")
         try db.execute(sql: "PRAGMA writable_schema = OFF")
         db.clearSchemaCache()
@@ -160,19 +166,10 @@ public enum DeliverySchema {
     /// v15: a device may keep the predicted calendar. Widening a CHECK changes nothing stored, so the table's text is
     /// edited in place, as v7 did for the outbox.
     public static let v15PredictedCalendar = MigrationStep { db in
-        let before = "CHECK (calendar IN ('umm-al-qura', 'tabular', 'sighted'))"
-        let after = "CHECK (calendar IN ('umm-al-qura', 'tabular', 'sighted', 'predicted'))"
-        let version = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
-        try db.execute(sql: "PRAGMA writable_schema = ON")
-        try db.execute(
-            sql: "UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'device' AND instr(sql, ?) > 0",
-            arguments: [before, after, before])
-        guard db.changesCount == 1 else {
-            throw DatabaseError(resultCode: .SQLITE_ERROR, message: "migration v15: the device table is not as v4 created it")
-        }
-        try db.execute(sql: "PRAGMA schema_version = \(version + 1)")
-        try db.execute(sql: "PRAGMA writable_schema = OFF")
-        db.clearSchemaCache()
+        try editTableDefinition(
+            db, table: "device", replacing: "CHECK (calendar IN ('umm-al-qura', 'tabular', 'sighted'))",
+            with: "CHECK (calendar IN ('umm-al-qura', 'tabular', 'sighted', 'predicted'))",
+            otherwise: "migration v15: the device table is not as v4 created it")
     }
 
     /// v8: the outbox's unique key keeps its meaning, (device, local date), with the day first. Device first, each

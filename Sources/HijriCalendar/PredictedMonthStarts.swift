@@ -67,25 +67,8 @@ public enum PredictedMonthStarts {
         _ announced: [PublishedMonthStart], to base: [Int], firstYear: Int, region: CrescentRegion
     ) throws(CalendarError) -> [Int] {
         var starts = base
-        var fixed: [Int: Int] = [:]
-        for start in announced {
-            let index = (start.year - firstYear) * 12 + start.month - 1
-            guard index >= 0, index < starts.count - 1 else { continue }
-            if let other = fixed[index], other != start.firstDay.dayNumber {
-                throw .publishedStartsInconsistent("two starts for \(start.year)-\(start.month)")
-            }
-            fixed[index] = start.firstDay.dayNumber
-        }
+        let fixed = try SightedMonthStarts.fixedStarts(announced, firstYear: firstYear, months: starts.count - 1)
         let indices = fixed.keys.sorted()
-        for (a, b) in zip(indices, indices.dropFirst()) {
-            let months = b - a
-            let days = fixed[b]! - fixed[a]!
-            guard (29 * months)...(30 * months) ~= days else {
-                throw .publishedStartsInconsistent(
-                    "\(CivilDate(dayNumber: fixed[a]!)) and \(CivilDate(dayNumber: fixed[b]!)) are \(days) days apart, but \(months) month(s) last \(29 * months) to \(30 * months) days"
-                )
-            }
-        }
         // Forward: each announcement, then the months after it by rule 1 until the chain joins the one it replaces
         // or meets the next announcement.
         for index in indices {

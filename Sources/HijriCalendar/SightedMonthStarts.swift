@@ -44,19 +44,20 @@ public enum SightedMonthStarts {
         }
     }
 
-    static func table(published: [PublishedMonthStart]) throws(CalendarError) -> MonthTable {
-        let base = MonthTable.ummAlQura
+    /// The published starts by month index in a table of `months` months from 1 Muharram `firstYear` (starts outside
+    /// it left out): one start a month, and starts k months apart 29k to 30k days apart (rule 3).
+    static func fixedStarts(_ published: [PublishedMonthStart], firstYear: Int, months: Int) throws(CalendarError) -> [Int: Int] {
         var fixed: [Int: Int] = [:]  // month index -> published first day
         for start in published {
-            try validate(start)
-            let index = base.index(year: start.year, month: start.month)!
+            let index = (start.year - firstYear) * 12 + start.month - 1
+            guard (0..<months).contains(index) else { continue }
             if let other = fixed[index], other != start.firstDay.dayNumber {
                 throw .publishedStartsInconsistent("two starts for \(start.year)-\(start.month)")
             }
             fixed[index] = start.firstDay.dayNumber
         }
-        let fixedIndices = fixed.keys.sorted()
-        for (a, b) in zip(fixedIndices, fixedIndices.dropFirst()) {
+        let indices = fixed.keys.sorted()
+        for (a, b) in zip(indices, indices.dropFirst()) {
             let months = b - a
             let days = fixed[b]! - fixed[a]!
             guard (29 * months)...(30 * months) ~= days else {
@@ -66,7 +67,14 @@ public enum SightedMonthStarts {
                     "\(first) and \(second) are \(days) days apart, but \(months) month(s) last \(29 * months) to \(30 * months) days")
             }
         }
-        guard !fixedIndices.isEmpty else { return base }
+        return fixed
+    }
+
+    static func table(published: [PublishedMonthStart]) throws(CalendarError) -> MonthTable {
+        let base = MonthTable.ummAlQura
+        for start in published { try validate(start) }
+        let fixed = try fixedStarts(published, firstYear: base.firstYear, months: base.monthCount)
+        guard !fixed.isEmpty else { return base }
 
         var starts = base.starts
         // Bounds from the nearest published start before each month (forward pass) …

@@ -5,8 +5,19 @@ import Testing
 
 /// The visibility map: the interpolated sky it is computed from, and its zones on known evenings.
 @Suite struct MapTests {
-    static func dayNumber(_ year: Int, _ month: Int, _ day: Int) -> Int {
-        Int(JulianDay.midnight(year: year, month: month, day: day) - JulianDay.unixEpoch + 0.5)
+    static func dayNumber(_ year: Int, _ month: Int, _ day: Int) -> Int { JulianDay.dayNumber(year: year, month: month, day: day) }
+
+    /// Day numbers before 1970 too (a Julian day + 0.5 truncated is a day late there), against Foundation's calendar.
+    @Test func dayNumbersAreExactBeforeAndAfter1970() {
+        var gregorian = Calendar(identifier: .gregorian)
+        gregorian.timeZone = TimeZone(identifier: "UTC")!
+        for (year, month, day) in [(1970, 1, 1), (1969, 12, 31), (1900, 1, 1), (1899, 12, 31), (2100, 12, 31), (1582, 10, 15), (2026, 2, 17)] {
+            let date = gregorian.date(from: DateComponents(year: year, month: month, day: day))!
+            #expect(
+                JulianDay.dayNumber(year: year, month: month, day: day) == Int((date.timeIntervalSince1970 / 86_400).rounded()),
+                "\(year)-\(month)-\(day)")
+            #expect(JulianDay.midnight(year: year, month: month, day: day) == JulianDay.of(date))
+        }
     }
 
     /// Four-point interpolation at 30-minute steps against the theories themselves, over the span a map uses.

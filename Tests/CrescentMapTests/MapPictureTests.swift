@@ -20,7 +20,18 @@ import FoundationXML
             Site(name: "Tehran", latitude: 35.6892, longitude: 51.3890, height: 1190), Site(name: "A&B <i>", latitude: 32.0, longitude: 44.3),
         ], rule: VisibilityRule(zone: .b))
 
-    static let day17 = Int(JulianDay.midnight(year: 2026, month: 2, day: 17) - JulianDay.unixEpoch + 0.5)
+    static let day17 = JulianDay.dayNumber(year: 2026, month: 2, day: 17)
+
+    /// The first and last days a map is drawn for, and the Gregorian dates the captions print, before 1970 too.
+    @Test func theCaptionsDatesAreTheCivilDays() {
+        #expect(MapPicture.isoDate(MapPicture.dayNumbers.lowerBound) == "1900-01-01")
+        #expect(MapPicture.isoDate(MapPicture.dayNumbers.upperBound) == "2100-12-31")
+        #expect(MapPicture.longDate(-1) == "31 December 1969" && MapPicture.longDate(0) == "1 January 1970")
+        for day in stride(from: MapPicture.dayNumbers.lowerBound, through: MapPicture.dayNumbers.upperBound, by: 997) {
+            let (year, month, date) = MapPicture.civil(day)
+            #expect(JulianDay.dayNumber(year: year, month: month, day: date) == day)
+        }
+    }
 
     static func coastlines() throws -> Coastlines {
         try Coastlines(geoJSON: Data(contentsOf: data.appendingPathComponent(Coastlines.file)))
