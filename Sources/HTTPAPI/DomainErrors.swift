@@ -32,7 +32,11 @@ extension APIError {
                 return nil
             }
         case let error as CalendarError:
-            self = .badRequest(Self.calendarCode(error, in: part), error.description)
+            switch error {
+            // The installation's regions and predicted tables: its configuration and data, which no request names.
+            case .malformedRegions, .predictedUnavailable, .unknownRegion, .badCoordinates: return nil
+            default: self = .badRequest(Self.calendarCode(error, in: part), error.description)
+            }
         case let error as SelectionError:
             guard case .invalidVerseKey = error else { return nil }
             self = .badRequest("bad_verse", error.description)

@@ -36,8 +36,8 @@ public enum PredictedMonthStarts {
         let guess = Tabular.dayNumber(year: year, month: month, day: 1)
         let conjunction = Conjunction.nearest(JulianDay.unixEpoch + Double(guess))
         var evening = Int((conjunction - JulianDay.unixEpoch).rounded(.down))
-        // A crescent is seen within three evenings of its conjunction anywhere between ±60°; the bound only keeps a
-        // region whose sites never see one (all evenings nil) from looping.
+        // Four evenings from the conjunction's day; the bound keeps a region whose sites never see a crescent (or
+        // never have an evening) from looping, and such a month begins after the fourth anyway.
         for _ in 0..<4 {
             let verdict = region.verdict(dayNumber: evening, conjunction: conjunction)
             if verdict.seen { return (evening + 1, verdict) }

@@ -67,6 +67,9 @@ import VerseCalendar
         for error: any Error in [
             StoreError.missingDataFile("verses.json"), StoreError.notSeeded("verses"), StoreError.cannotOpen(path: "db", reason: "full"),
             SelectionError.invalidCalendarData("month 13"), CancellationError(),
+            // The installation's regions and predicted tables are its configuration and data, not the request's.
+            CalendarError.malformedRegions("line 2"), CalendarError.predictedUnavailable("iran"),
+            CalendarError.unknownRegion("mars", known: ["iran"]), CalendarError.badCoordinates("95,10", "out of range"),
         ] {
             #expect(answer(error, .answer) == nil, "\(error)")
         }
