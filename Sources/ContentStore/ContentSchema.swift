@@ -68,6 +68,27 @@ public enum ContentSchema {
                 sites TEXT NOT NULL, is_default INTEGER NOT NULL CHECK (is_default IN (0, 1)), predicted TEXT NOT NULL);
             """)
 
+    /// v16: commentary editions imported whole (`dailyverse import tafsir`): each edition with what is known of it, its
+    /// blocks as plain text (in the order of their sura file), and for each verse the block that comments on it.
+    public static let v16TafsirEditions = MigrationStep(
+        sql: """
+            CREATE TABLE tafsir_edition (
+                id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, name_english TEXT, author TEXT NOT NULL, author_english TEXT,
+                author_death TEXT, language TEXT NOT NULL, source TEXT NOT NULL, licence TEXT NOT NULL,
+                machine_translation INTEGER CHECK (machine_translation IN (0, 1)), imported_at TEXT NOT NULL);
+            CREATE TABLE tafsir_block (
+                id INTEGER PRIMARY KEY,
+                edition_id TEXT NOT NULL REFERENCES tafsir_edition(id) ON DELETE CASCADE,
+                surah INTEGER NOT NULL CHECK (surah BETWEEN 1 AND 114), position INTEGER NOT NULL, text TEXT NOT NULL,
+                UNIQUE (edition_id, surah, position));
+            CREATE TABLE tafsir_verse (
+                edition_id TEXT NOT NULL REFERENCES tafsir_edition(id) ON DELETE CASCADE,
+                surah INTEGER NOT NULL, ayah INTEGER NOT NULL,
+                block_id INTEGER NOT NULL REFERENCES tafsir_block(id) ON DELETE CASCADE,
+                PRIMARY KEY (edition_id, surah, ayah)) WITHOUT ROWID;
+            CREATE INDEX tafsir_verse_by_block ON tafsir_verse (block_id);
+            """)
+
     /// v10: occasions: several on one day (a rank decides which leads), nights kept from the evening before, a day that
     /// is the month's last (day 0), a note for another tradition's date. Commentary may name the occasion it was
     /// written for, and is then shown on that occasion only; an entry's key includes it. Both tables are rebuilt

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ContentStore
+import Diagnostics
 import Foundation
 import HijriCalendar
 import VerseCalendar
@@ -9,7 +10,7 @@ struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Import Quran text, a translation or commentary. The whole file is checked first; a bad line imports nothing.",
-        subcommands: [ImportQuranCommand.self, ImportTranslationCommand.self, ImportCommentaryCommand.self])
+        subcommands: [ImportQuranCommand.self, ImportTranslationCommand.self, ImportCommentaryCommand.self, ImportTafsirCommand.self])
 }
 
 struct ImportQuranCommand: ParsableCommand {
@@ -88,4 +89,60 @@ private func report(_ json: Bool, _ result: ImportResult) throws {
     print(
         "imported \(result.count) \(result.kind == "commentary" ? "entries" : "ayat") of \(result.kind)\(result.id.map { " '\($0)'" } ?? "") from \(result.file)"
     )
+}
+
+struct ImportTafsirCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tafsir", abstract: "Import whole commentary editions from a folder in the layout of ThaqalaynTafsirData.",
+        discussion: """
+            The folder holds editions.json and {edition}/{sura}.json (github.com/narmafraz/ThaqalaynTafsirData). Each \
+            edition is read and checked whole before it is written, in one transaction: all of it or none (an edition \
+            imported before is replaced). Each edition's terms are printed as data/tafsir-editions.json gives them for \
+            its source: import only what you have the right to use.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: ArgumentHelp("The dataset's folder.", valueName: "dir")) var directory: String
+    @Option(
+        name: .customLong("edition"), help: ArgumentHelp("An edition to import (repeat for more). Default: every edition listed.", valueName: "id"))
+    var editions: [String] = []
+
+    struct Imported: Encodable {
+        let edition: String
+        let name: String
+        let author: String
+        let blocks: Int
+        let verses: Int
+        let licence: String
+        let machineTranslation: Bool?
+        enum CodingKeys: String, CodingKey { case edition, name, author, blocks, verses, licence, machineTranslation = "machine_translation" }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let folder = try TafsirFolder(directory: URL(fileURLWithPath: try checkedPath(directory, what: "the folder's name")))
+            let catalog = try TafsirEditionCatalog(dataDirectory: global.dataDirectory())
+            let chosen = editions.isEmpty ? folder.editions.map(\.id) : editions
+            let database = try global.openDatabase()
+            let counts = try database.ayahCounts()
+            var imported: [Imported] = []
+            for id in chosen {
+                let reading = ProgressBar("\(id) suras")
+                let edition = try folder.read(id, ayahCounts: counts, progress: reading.update)
+                let terms = catalog.terms(for: edition.info)
+                let writing = ProgressBar("\(id) rows")
+                try database.importTafsir(edition, terms: terms, at: global.clock(), progress: writing.update)
+                let result = Imported(
+                    edition: id, name: edition.info.nameEnglish ?? edition.info.name, author: edition.info.authorEnglish ?? edition.info.author,
+                    blocks: edition.blocks.count, verses: edition.verses.count, licence: terms.licence, machineTranslation: terms.machineTranslation)
+                imported.append(result)
+                if !global.json {
+                    let machine =
+                        terms.machineTranslation.map { $0 ? "a machine translation" : "not a machine translation" } ?? "machine translation not known"
+                    print("imported \(id): \(result.name), \(result.author) — \(result.blocks) blocks, \(result.verses) verses; \(machine)")
+                    print("  terms: \(terms.licence)")
+                }
+            }
+            if global.json { try printJSON(imported) }
+        }
+    }
 }

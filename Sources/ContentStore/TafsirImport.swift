@@ -1,0 +1,271 @@
+import Foundation
+import GRDB
+import Storage
+
+/// A folder in the layout of narmafraz/ThaqalaynTafsirData: `editions.json` (the editions, each with its id, name,
+/// author, language and source) and `{edition}/{sura}.json`, each `{"edition", "surah", "blocks": [HTML…],
+/// "ayahs": [{"ayah", "block"}…]}` mapping every verse the edition comments on to the block (an index into `blocks`)
+/// that holds its commentary. A block may cover several verses; a verse with no commentary has no entry.
+public struct TafsirFolder: Sendable {
+    public let directory: URL
+    public let editions: [TafsirEditionInfo]
+
+    /// The largest file read: the largest sura file of the dataset is under 4 MB.
+    public static let maximumFileBytes = 32 << 20
+
+    public init(directory: URL) throws(StoreError) {
+        self.directory = directory
+        let url = directory.appendingPathComponent("editions.json")
+        let data = try StoreError.contents(of: url, maximumBytes: Self.maximumFileBytes)
+        do { editions = try JSONDecoder().decode([TafsirEditionInfo].self, from: data) } catch {
+            throw .malformedData(file: url.path, reason: "not the dataset's editions.json (\(CommentaryFile.describe(error)))")
+        }
+        for edition in editions where !TafsirEditionInfo.isValidID(edition.id) {
+            throw .malformedData(file: url.path, reason: "edition id '\(edition.id.prefix(60))' is not a name such as en.mizan")
+        }
+    }
+
+    /// The edition `id` read whole and checked against the Quran's suras and ayat (`ayahCounts`, 114 of them); the
+    /// first problem is an error naming the file and, where it is one, the verse. `progress` is told each sura read.
+    public func read(_ id: String, ayahCounts: [Int], progress: ((Int, Int) -> Void)? = nil) throws(StoreError) -> TafsirEdition {
+        guard let info = editions.first(where: { $0.id == id }) else {
+            throw .malformedData(file: "editions.json", reason: "no edition '\(id)': it lists \(editions.map(\.id).joined(separator: ", "))")
+        }
+        let folder = directory.appendingPathComponent(id)
+        var blocks: [TafsirEdition.Block] = []
+        var verses: [TafsirEdition.Verse] = []
+        var found = 0
+        for surah in 1...114 {
+            defer { progress?(surah, 114) }
+            let url = folder.appendingPathComponent("\(surah).json")
+            guard FileManager.default.fileExists(atPath: url.path) else { continue }
+            found += 1
+            let name = "\(id)/\(surah).json"
+            let data = try StoreError.contents(of: url, maximumBytes: Self.maximumFileBytes)
+            struct File: Decodable {
+                struct Entry: Decodable {
+                    let ayah: Int
+                    let block: Int
+                }
+                let edition: String
+                let surah: Int
+                let blocks: [String]
+                let ayahs: [Entry]
+            }
+            let file: File
+            do { file = try JSONDecoder().decode(File.self, from: data) } catch {
+                throw .malformedData(file: name, reason: CommentaryFile.describe(error))
+            }
+            guard file.edition == id, file.surah == surah else {
+                throw .malformedData(file: name, reason: "holds \(file.edition.prefix(40)) sura \(file.surah), expected \(id) sura \(surah)")
+            }
+            var used = Set<Int>()
+            var seen = Set<Int>()
+            for entry in file.ayahs {
+                guard (1...ayahCounts[surah - 1]).contains(entry.ayah) else {
+                    throw .malformedData(file: name, reason: "\(surah):\(entry.ayah): sura \(surah) has \(ayahCounts[surah - 1]) ayat")
+                }
+                guard file.blocks.indices.contains(entry.block) else {
+                    throw .malformedData(file: name, reason: "\(surah):\(entry.ayah): block \(entry.block) of \(file.blocks.count)")
+                }
+                guard seen.insert(entry.ayah).inserted else {
+                    throw .malformedData(file: name, reason: "\(surah):\(entry.ayah) is given twice")
+                }
+                used.insert(entry.block)
+            }
+            // Blocks that no verse names, and empty ones, are left out; the others keep their order.
+            var index: [Int: Int] = [:]
+            for (position, html) in file.blocks.enumerated() where used.contains(position) {
+                let text = TafsirText.plain(fromHTML: html)
+                guard !text.isEmpty else { continue }
+                index[position] = blocks.count
+                blocks.append(.init(surah: surah, position: position, text: text))
+            }
+            for entry in file.ayahs.sorted(by: { $0.ayah < $1.ayah }) {
+                guard let block = index[entry.block] else { continue }
+                verses.append(.init(surah: surah, ayah: entry.ayah, block: block))
+            }
+        }
+        guard found > 0 else { throw .missingDataFile(folder.appendingPathComponent("1.json").path) }
+        return TafsirEdition(info: info, blocks: blocks, verses: verses)
+    }
+}
+
+/// An edition as `editions.json` lists it.
+public struct TafsirEditionInfo: Codable, Hashable, Sendable {
+    public let id: String
+    public let name: String
+    public let nameEnglish: String?
+    public let author: String
+    public let authorEnglish: String?
+    public let language: String
+    public let source: String
+    /// The author's death, where the dataset gives it ("1107 AH").
+    public let death: String?
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, nameEnglish = "name_en", author, authorEnglish = "author_en", language, source, death
+    }
+
+    /// `en.mizan`: a language code, a dot, a name of lowercase letters, digits and dashes.
+    static func isValidID(_ id: String) -> Bool {
+        let parts = id.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 2 && (2...3).contains(parts[0].count) && (1...40).contains(parts[1].count)
+            && id.utf8.allSatisfy { ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 || $0 == 46 }
+    }
+}
+
+/// An edition read from its files: its blocks as plain text, and the verses each covers.
+public struct TafsirEdition: Sendable {
+    public let info: TafsirEditionInfo
+    public let blocks: [Block]
+    /// Each verse with commentary, in order, with the index of its block in `blocks`.
+    public let verses: [Verse]
+
+    public struct Block: Sendable, Hashable {
+        public let surah: Int
+        /// Its index in its sura file's `blocks`.
+        public let position: Int
+        public let text: String
+    }
+
+    public struct Verse: Sendable, Hashable {
+        public let surah: Int
+        public let ayah: Int
+        public let block: Int
+    }
+}
+
+/// What an installation knows of an edition beyond the dataset's own list: its licence, and whether its text is a
+/// machine translation (nil: not known).
+public struct TafsirEditionTerms: Sendable, Hashable {
+    public let licence: String
+    public let machineTranslation: Bool?
+
+    public init(licence: String, machineTranslation: Bool?) {
+        self.licence = licence
+        self.machineTranslation = machineTranslation
+    }
+}
+
+/// A stored edition, as `dailyverse import tafsir` and the layers name it.
+public struct StoredTafsirEdition: Sendable, Hashable, Codable {
+    public let id: String
+    public let name: String
+    public let author: String
+    public let language: String
+    public let source: String
+    public let licence: String
+    public let machineTranslation: Bool?
+    public let blocks: Int
+    public let verses: Int
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, author, language, source, licence, blocks, verses, machineTranslation = "machine_translation"
+    }
+}
+
+extension AppDatabase {
+    /// Replaces an edition (its blocks and the verses they cover) in one transaction.
+    public func importTafsir(_ edition: TafsirEdition, terms: TafsirEditionTerms, at now: Date, progress: ((Int, Int) -> Void)? = nil) throws {
+        try write { db in
+            let counts = try Int.fetchAll(db, sql: "SELECT ayah_count FROM surah ORDER BY number")
+            guard counts.count == 114 else { throw StoreError.notSeeded("Quran text") }
+            let info = edition.info
+            try db.execute(sql: "DELETE FROM tafsir_edition WHERE id = ?", arguments: [info.id])
+            try db.execute(
+                sql: """
+                    INSERT INTO tafsir_edition (id, name, name_english, author, author_english, author_death, language, source, licence,
+                        machine_translation, imported_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    info.id, info.name, info.nameEnglish, info.author, info.authorEnglish, info.death, info.language, info.source,
+                    terms.licence, terms.machineTranslation, now.iso8601UTC,
+                ])
+            let block = try db.makeStatement(sql: "INSERT INTO tafsir_block (edition_id, surah, position, text) VALUES (?, ?, ?, ?)")
+            var ids: [Int64] = []
+            ids.reserveCapacity(edition.blocks.count)
+            let total = edition.blocks.count + edition.verses.count
+            for (index, entry) in edition.blocks.enumerated() {
+                try block.execute(arguments: [info.id, entry.surah, entry.position, entry.text])
+                ids.append(db.lastInsertedRowID)
+                if index % 256 == 0 { progress?(index, total) }
+            }
+            let verse = try db.makeStatement(sql: "INSERT INTO tafsir_verse (edition_id, surah, ayah, block_id) VALUES (?, ?, ?, ?)")
+            for (index, entry) in edition.verses.enumerated() {
+                try verse.execute(arguments: [info.id, entry.surah, entry.ayah, ids[entry.block]])
+                if index % 256 == 0 { progress?(edition.blocks.count + index, total) }
+            }
+            progress?(total, total)
+        }
+    }
+
+    /// The editions stored, with their counts.
+    public func tafsirEditions() throws -> [StoredTafsirEdition] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT e.*, (SELECT count(*) FROM tafsir_block b WHERE b.edition_id = e.id) AS blocks,
+                        (SELECT count(*) FROM tafsir_verse v WHERE v.edition_id = e.id) AS verses
+                    FROM tafsir_edition e ORDER BY e.id
+                    """
+            ).map {
+                StoredTafsirEdition(
+                    id: $0["id"], name: $0["name"], author: $0["author"], language: $0["language"], source: $0["source"], licence: $0["licence"],
+                    machineTranslation: $0["machine_translation"], blocks: $0["blocks"], verses: $0["verses"])
+            }
+        }
+    }
+
+    /// The blocks of `edition` that comment on the verses of `range`, in order, each once.
+    public func tafsirBlocks(edition: String, surah: Int, ayahs: ClosedRange<Int>) throws -> [String] {
+        try read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT b.text FROM tafsir_block b WHERE b.id IN (
+                        SELECT block_id FROM tafsir_verse WHERE edition_id = ? AND surah = ? AND ayah BETWEEN ? AND ?)
+                    ORDER BY b.surah, b.position
+                    """, arguments: [edition, surah, ayahs.lowerBound, ayahs.upperBound])
+        }
+    }
+}
+
+/// `data/tafsir-editions.json`: each source's terms, and whether an edition is a machine translation, with where that
+/// is said.
+public struct TafsirEditionCatalog: Sendable {
+    public let sources: [String: String]
+    public let editions: [String: Entry]
+
+    public struct Entry: Decodable, Sendable {
+        public let machineTranslation: Bool?
+        public let basis: String
+        enum CodingKeys: String, CodingKey { case machineTranslation = "machine_translation", basis }
+    }
+
+    public static let file = "tafsir-editions.json"
+
+    public init(dataDirectory: URL) throws(StoreError) {
+        let url = dataDirectory.appendingPathComponent(Self.file)
+        struct File: Decodable {
+            let sources: [String: String]
+            let editions: [String: Entry]
+        }
+        let data = try StoreError.contents(of: url, maximumBytes: 1 << 20)
+        do {
+            let file = try JSONDecoder().decode(File.self, from: data)
+            sources = file.sources
+            editions = file.editions
+        } catch { throw .malformedData(file: Self.file, reason: CommentaryFile.describe(error)) }
+    }
+
+    /// An edition's terms: its source's licence (or that the source's terms are not known), and what is known of its
+    /// translation.
+    public func terms(for info: TafsirEditionInfo) -> TafsirEditionTerms {
+        TafsirEditionTerms(
+            licence: sources[info.source] ?? "not known: source '\(info.source)' is not in \(Self.file); read the dataset's NOTICE.md",
+            machineTranslation: editions[info.id]?.machineTranslation ?? nil)
+    }
+}
