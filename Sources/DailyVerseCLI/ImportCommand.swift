@@ -115,6 +115,18 @@ struct ImportTafsirCommand: ParsableCommand {
         let licence: String
         let machineTranslation: Bool?
         enum CodingKeys: String, CodingKey { case edition, name, author, blocks, verses, licence, machineTranslation = "machine_translation" }
+
+        /// `machine_translation` is null, not absent, when it is not known.
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(edition, forKey: .edition)
+            try container.encode(name, forKey: .name)
+            try container.encode(author, forKey: .author)
+            try container.encode(blocks, forKey: .blocks)
+            try container.encode(verses, forKey: .verses)
+            try container.encode(licence, forKey: .licence)
+            try container.encode(machineTranslation, forKey: .machineTranslation)
+        }
     }
 
     func run() throws {
@@ -125,6 +137,7 @@ struct ImportTafsirCommand: ParsableCommand {
             let database = try global.openDatabase()
             let counts = try database.ayahCounts()
             var imported: [Imported] = []
+            var sources: [(source: String, licence: String)] = []
             for id in chosen {
                 let reading = ProgressBar("\(id) suras")
                 let edition = try folder.read(id, ayahCounts: counts, progress: reading.update)
@@ -135,14 +148,16 @@ struct ImportTafsirCommand: ParsableCommand {
                     edition: id, name: edition.info.nameEnglish ?? edition.info.name, author: edition.info.authorEnglish ?? edition.info.author,
                     blocks: edition.blocks.count, verses: edition.verses.count, licence: terms.licence, machineTranslation: terms.machineTranslation)
                 imported.append(result)
+                if !sources.contains(where: { $0.source == edition.info.source }) { sources.append((edition.info.source, terms.licence)) }
                 if !global.json {
                     let machine =
                         terms.machineTranslation.map { $0 ? "a machine translation" : "not a machine translation" } ?? "machine translation not known"
                     print("imported \(id): \(result.name), \(result.author) — \(result.blocks) blocks, \(result.verses) verses; \(machine)")
-                    print("  terms: \(terms.licence)")
                 }
             }
-            if global.json { try printJSON(imported) }
+            if global.json { return try printJSON(imported) }
+            // Each source's terms once, after the editions that come from it.
+            for (source, licence) in sources { print("terms of \(source): \(licence)") }
         }
     }
 }

@@ -319,7 +319,7 @@ final class NotifySocket {
 @Suite struct CommandTreeTests {
     static let commands: [[String]] = [
         ["today"], ["hijri"], ["gregorian"], ["verse"], ["calendar"],
-        ["import", "quran"], ["import", "translation"], ["import", "commentary"],
+        ["import", "quran"], ["import", "translation"], ["import", "commentary"], ["import", "tafsir"],
         ["sighting", "set"], ["sighting", "import"], ["sighting", "list"], ["sighting", "remove"], ["crescent", "evening"], ["crescent", "table"],
         ["devices", "add"], ["devices", "list"], ["devices", "show"], ["devices", "update"], ["devices", "remove"], ["devices", "import"],
         ["serve"], ["outbox", "requeue"], ["outbox", "prune"], ["outbox", "list"], ["status"], ["push", "test"],

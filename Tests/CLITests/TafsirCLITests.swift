@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+
+/// `import tafsir` as a user runs it: the fixture's three editions, their terms, and a folder that is not one.
+@Suite struct TafsirCLITests {
+    static let fixture = CLI.repository.appendingPathComponent("Tests/ContentStoreTests/Fixtures/thaqalayn-tafsir").path
+
+    @Test func editionsAreImportedWithTheirTerms() throws {
+        let db = CLI.freshDatabase()
+        let text = CLI.run(["import", "tafsir", Self.fixture, "--edition", "en.noor", "--edition", "en.safi"], database: db)
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(
+            text.stdout.contains("imported en.noor: Tafsir Noor (English), Mohsen Gharaati — 11 blocks, 12 verses; machine translation not known"))
+        #expect(
+            text.stdout.contains(
+                "imported en.safi: Tafsir as-Safi (English), Mulla Mohsin Fayz Kashani — 10 blocks, 12 verses; a machine translation"))
+        #expect(text.stdout.components(separatedBy: "terms of app-furqan: CC BY-ND 4.0").count == 2, "the source's terms once")
+        let json = CLI.run(["import", "tafsir", Self.fixture, "--json"], database: db)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(list.map { $0["edition"] as? String } == ["en.mizan", "en.noor", "en.safi"])
+        #expect(list.allSatisfy { Set($0.keys) == ["edition", "name", "author", "blocks", "verses", "licence", "machine_translation"] })
+        for (arguments, value) in [
+            ([Self.fixture, "--edition", "en.xx"], "'en.xx'"), (["/nonexistent-folder"], "/nonexistent-folder/editions.json"),
+            ([CLI.repository.appendingPathComponent("data").path], "editions.json"),
+        ] {
+            let result = CLI.run(["import", "tafsir"] + arguments, database: db)
+            #expect(
+                result.status == 1 && result.stderr.contains(value) && result.stderr.split(separator: "\n").count == 1,
+                "\(arguments): \(result.stderr)")
+        }
+    }
+}
