@@ -16,6 +16,8 @@ extension AppDatabase {
 
     private struct KeptTable: Sendable {
         let fingerprint: String
+        /// The region as the process named it (nil: the data's default).
+        let chosen: String?
         let region: CrescentRegion
         let table: PredictedTable
     }
@@ -60,8 +62,9 @@ extension AppDatabase {
         let chosen = kept.value(Self.regionKey, as: String.self)
         let (fingerprint, region, stored) = try read { db -> (String, CrescentRegion, String?) in
             let fingerprint = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seed_fingerprint'") ?? ""
-            if let table = kept.value(Self.tableKey, as: KeptTable.self), table.fingerprint == fingerprint,
-                chosen == nil ? table.region.id == (try Self.defaultRegionID(db)) : table.region.id == chosen
+            let defaultID = chosen == nil ? try Self.defaultRegionID(db) : nil
+            if let table = kept.value(Self.tableKey, as: KeptTable.self), table.fingerprint == fingerprint, table.chosen == chosen,
+                chosen != nil || table.region.id == defaultID
             {
                 return (fingerprint, table.region, nil)
             }
@@ -89,7 +92,7 @@ extension AppDatabase {
                 try Self.setMeta(db, Self.ownTableKey(region, fingerprint), table.csv)
             }
         }
-        kept.set(Self.tableKey, KeptTable(fingerprint: fingerprint, region: region, table: table))
+        kept.set(Self.tableKey, KeptTable(fingerprint: fingerprint, chosen: chosen, region: region, table: table))
         return (region, table)
     }
 
@@ -107,8 +110,9 @@ extension AppDatabase {
     func predictedCalendar() throws -> IslamicCalendar {
         let (region, table) = try crescentRegion()
         let published = try publishedMonthStarts()
+        // The table itself is part of the key: seeded again with other data, the same region may have other months.
         let key =
-            "\(region.id) \(table.starts.count) \(table.starts[0]) "
+            "\(region.id) \(table.hashValue) "
             + published.map { "\($0.year)-\($0.month)=\($0.firstDay.dayNumber)" }.joined(separator: ",")
         if let kept = kept.value(Self.calendarKey, as: KeptCalendar.self), kept.key == key { return kept.calendar }
         let calendar = try IslamicCalendar.predicted(table: table, region: region, published: published)
