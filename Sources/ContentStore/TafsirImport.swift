@@ -6,18 +6,47 @@ import Storage
 /// author, language and source) and `{edition}/{sura}.json`, each `{"edition", "surah", "blocks": [HTML…],
 /// "ayahs": [{"ayah", "block"}…]}` mapping every verse the edition comments on to the block (an index into `blocks`)
 /// that holds its commentary. A block may cover several verses; a verse with no commentary has no entry.
+///
+/// Or, with `.tafsirAPI`, the layout of spa5k/tafsir_api's `tafsir/` folder: `editions.json` (`slug`, `name`,
+/// `author_name`, `language_name`, `source`) and `{slug}/{sura}.json` (`{"ayahs": [{"surah", "ayah", "text"}…]}`) or, for a
+/// sura without one, `{slug}/{sura}/{ayah}.json` (`{"surah", "ayah", "text"}`): a block for each verse.
 public struct TafsirFolder: Sendable {
+    public enum Format: String, Sendable, CaseIterable {
+        case thaqalayn
+        case tafsirAPI = "tafsir-api"
+    }
+
     public let directory: URL
+    public let format: Format
     public let editions: [TafsirEditionInfo]
 
     /// The largest file read: the largest sura file of the dataset is under 4 MB.
     public static let maximumFileBytes = 32 << 20
 
-    public init(directory: URL) throws(StoreError) {
+    public init(directory: URL, format: Format = .thaqalayn) throws(StoreError) {
         self.directory = directory
+        self.format = format
         let url = directory.appendingPathComponent("editions.json")
         let data = try StoreError.contents(of: url, maximumBytes: Self.maximumFileBytes)
-        do { editions = try JSONDecoder().decode([TafsirEditionInfo].self, from: data) } catch {
+        do {
+            switch format {
+            case .thaqalayn: editions = try JSONDecoder().decode([TafsirEditionInfo].self, from: data)
+            case .tafsirAPI:
+                struct Entry: Decodable {
+                    let slug: String
+                    let name: String
+                    let authorName: String
+                    let languageName: String
+                    let source: String?
+                    enum CodingKeys: String, CodingKey { case slug, name, authorName = "author_name", languageName = "language_name", source }
+                }
+                editions = try JSONDecoder().decode([Entry].self, from: data).map {
+                    TafsirEditionInfo(
+                        id: $0.slug, name: $0.name, nameEnglish: nil, author: $0.authorName, authorEnglish: nil, language: $0.languageName,
+                        source: $0.source ?? "tafsir_api", death: nil)
+                }
+            }
+        } catch {
             throw .malformedData(file: url.path, reason: "not the dataset's editions.json (\(CommentaryFile.describe(error)))")
         }
         for edition in editions where !TafsirEditionInfo.isValidID(edition.id) {
@@ -31,6 +60,7 @@ public struct TafsirFolder: Sendable {
         guard let info = editions.first(where: { $0.id == id }) else {
             throw .malformedData(file: "editions.json", reason: "no edition '\(id)': it lists \(editions.map(\.id).joined(separator: ", "))")
         }
+        if format == .tafsirAPI { return try readTafsirAPI(info, ayahCounts: ayahCounts, progress: progress) }
         let folder = directory.appendingPathComponent(id)
         var blocks: [TafsirEdition.Block] = []
         var verses: [TafsirEdition.Verse] = []
@@ -91,6 +121,59 @@ public struct TafsirFolder: Sendable {
     }
 }
 
+extension TafsirFolder {
+    /// spa5k's layout: a block for each verse, from the sura's file or, without one, from the verse's files.
+    func readTafsirAPI(_ info: TafsirEditionInfo, ayahCounts: [Int], progress: ((Int, Int) -> Void)?) throws(StoreError) -> TafsirEdition {
+        struct Ayah: Decodable {
+            let surah: Int
+            let ayah: Int
+            let text: String
+        }
+        struct Sura: Decodable { let ayahs: [Ayah] }
+        let folder = directory.appendingPathComponent(info.id)
+        var blocks: [TafsirEdition.Block] = []
+        var verses: [TafsirEdition.Verse] = []
+        var found = 0
+        func decode<T: Decodable>(_ type: T.Type, _ url: URL, _ name: String) throws(StoreError) -> T {
+            let data = try StoreError.contents(of: url, maximumBytes: Self.maximumFileBytes)
+            do { return try JSONDecoder().decode(T.self, from: data) } catch {
+                throw .malformedData(file: name, reason: CommentaryFile.describe(error))
+            }
+        }
+        for surah in 1...114 {
+            defer { progress?(surah, 114) }
+            let suraFile = folder.appendingPathComponent("\(surah).json")
+            var ayahs: [(Ayah, String)] = []
+            if FileManager.default.fileExists(atPath: suraFile.path) {
+                let name = "\(info.id)/\(surah).json"
+                ayahs = try decode(Sura.self, suraFile, name).ayahs.map { ($0, name) }
+            } else {
+                for ayah in 1...ayahCounts[surah - 1] {
+                    let url = folder.appendingPathComponent("\(surah)/\(ayah).json")
+                    guard FileManager.default.fileExists(atPath: url.path) else { continue }
+                    let name = "\(info.id)/\(surah)/\(ayah).json"
+                    ayahs.append((try decode(Ayah.self, url, name), name))
+                }
+            }
+            if !ayahs.isEmpty { found += 1 }
+            var seen = Set<Int>()
+            for (entry, name) in ayahs {
+                guard entry.surah == surah, (1...ayahCounts[surah - 1]).contains(entry.ayah) else {
+                    throw .malformedData(
+                        file: name, reason: "\(entry.surah):\(entry.ayah) is not a verse of sura \(surah) (\(ayahCounts[surah - 1]) ayat)")
+                }
+                guard seen.insert(entry.ayah).inserted else { throw .malformedData(file: name, reason: "\(surah):\(entry.ayah) is given twice") }
+                let text = TafsirText.plain(fromHTML: entry.text)
+                guard !text.isEmpty else { continue }
+                verses.append(.init(surah: surah, ayah: entry.ayah, block: blocks.count))
+                blocks.append(.init(surah: surah, position: entry.ayah - 1, text: text))
+            }
+        }
+        guard found > 0 else { throw .missingDataFile(folder.appendingPathComponent("1.json").path) }
+        return TafsirEdition(info: info, blocks: blocks, verses: verses)
+    }
+}
+
 /// An edition as `editions.json` lists it.
 public struct TafsirEditionInfo: Codable, Hashable, Sendable {
     public let id: String
@@ -107,10 +190,10 @@ public struct TafsirEditionInfo: Codable, Hashable, Sendable {
         case id, name, nameEnglish = "name_en", author, authorEnglish = "author_en", language, source, death
     }
 
-    /// `en.mizan`: a language code, a dot, a name of lowercase letters, digits and dashes.
+    /// `en.mizan`, `en-tafisr-ibn-kathir`: 1 to 60 lowercase letters, digits, dashes and dots, starting with a letter
+    /// (so never a path: no slash, no `..`).
     static func isValidID(_ id: String) -> Bool {
-        let parts = id.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 2 && (2...3).contains(parts[0].count) && (1...40).contains(parts[1].count)
+        (1...60).contains(id.utf8.count) && id.utf8.first.map { $0 >= 97 && $0 <= 122 } == true && !id.contains("..")
             && id.utf8.allSatisfy { ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 || $0 == 46 }
     }
 }
@@ -265,7 +348,7 @@ public struct TafsirEditionCatalog: Sendable {
     /// translation.
     public func terms(for info: TafsirEditionInfo) -> TafsirEditionTerms {
         TafsirEditionTerms(
-            licence: sources[info.source] ?? "not known: source '\(info.source)' is not in \(Self.file); read the dataset's NOTICE.md",
+            licence: sources[info.source] ?? "not known: source '\(info.source)' is not in \(Self.file); find its terms before using it",
             machineTranslation: editions[info.id]?.machineTranslation ?? nil)
     }
 }

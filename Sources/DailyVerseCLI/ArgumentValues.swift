@@ -1,4 +1,5 @@
 import ArgumentParser
+import ContentStore
 import Delivery
 import HijriCalendar
 import Notifications
@@ -7,6 +8,7 @@ import Notifications
 // parser's one-line error naming the value and, for a closed set, what it may be (listed in --help too).
 
 extension CalendarKind: ExpressibleByArgument {}
+extension TafsirFolder.Format: ExpressibleByArgument {}
 
 extension OutboxStatus: ExpressibleByArgument {}
 

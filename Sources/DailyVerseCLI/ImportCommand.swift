@@ -101,7 +101,9 @@ struct ImportTafsirCommand: ParsableCommand {
             its source: import only what you have the right to use.
             """)
     @OptionGroup var global: GlobalOptions
-    @Argument(help: ArgumentHelp("The dataset's folder.", valueName: "dir")) var directory: String
+    @Argument(help: ArgumentHelp("The dataset's folder (for tafsir-api, its tafsir/ folder).", valueName: "dir")) var directory: String
+    @Option(help: ArgumentHelp("thaqalayn (narmafraz/ThaqalaynTafsirData) or tafsir-api (spa5k/tafsir_api).", valueName: "format"))
+    var format: TafsirFolder.Format = .thaqalayn
     @Option(
         name: .customLong("edition"), help: ArgumentHelp("An edition to import (repeat for more). Default: every edition listed.", valueName: "id"))
     var editions: [String] = []
@@ -131,7 +133,7 @@ struct ImportTafsirCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let folder = try TafsirFolder(directory: URL(fileURLWithPath: try checkedPath(directory, what: "the folder's name")))
+            let folder = try TafsirFolder(directory: URL(fileURLWithPath: try checkedPath(directory, what: "the folder's name")), format: format)
             let catalog = try TafsirEditionCatalog(dataDirectory: global.dataDirectory())
             let chosen = editions.isEmpty ? folder.editions.map(\.id) : editions
             let database = try global.openDatabase()

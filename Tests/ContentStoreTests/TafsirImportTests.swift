@@ -86,3 +86,32 @@ import Testing
         #expect(TafsirText.plain(fromHTML: "&#0; &#xFFFFFFFF; x") == "&#0; &#xFFFFFFFF; x")
     }
 }
+
+/// `import tafsir --format tafsir-api`: spa5k/tafsir_api's layout, a block for each verse (Fixtures/tafsir-api is our
+/// own test text in that layout).
+@Suite struct TafsirAPIImportTests {
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/tafsir-api")
+
+    @Test func aSuraFileOrAFileAVerse() throws {
+        let database = try seededDatabase()
+        let folder = try TafsirFolder(directory: Self.fixture, format: .tafsirAPI)
+        #expect(folder.editions.map(\.id) == ["en-test-notes"] && folder.editions[0].author == "DailyVerse tests")
+        let edition = try folder.read("en-test-notes", ayahCounts: try database.ayahCounts())
+        // Sura 1 from its file (1:3's text is empty: no block), sura 112 from a file a verse.
+        #expect(edition.verses.map { "\($0.surah):\($0.ayah)" } == ["1:1", "1:2", "1:4", "1:5", "1:6", "1:7", "112:1", "112:2", "112:3", "112:4"])
+        try database.importTafsir(edition, terms: TafsirEditionTerms(licence: "test data", machineTranslation: nil), at: fixedNow)
+        let notes = try database.tafsirBlocks(edition: "en-test-notes", surah: 1, ayahs: 1...7)
+        #expect(notes.count == 6 && notes[0] == "Test note on 1:1: the layout of spa5k/tafsir_api, written for this repository's tests.")
+        #expect(try database.tafsirBlocks(edition: "en-test-notes", surah: 112, ayahs: 4...4) == ["Test note on 112:4, a file of its own."])
+    }
+
+    @Test func aBrokenFileIsNamed() throws {
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("dailyverse-tafsir-api-\(UUID().uuidString)")
+        try FileManager.default.copyItem(at: Self.fixture, to: copy)
+        defer { try? FileManager.default.removeItem(at: copy) }
+        try Data(#"{"surah": 112, "ayah": 5, "text": "x"}"#.utf8).write(to: copy.appendingPathComponent("en-test-notes/112/4.json"))
+        #expect {
+            try TafsirFolder(directory: copy, format: .tafsirAPI).read("en-test-notes", ayahCounts: try seededDatabase().ayahCounts())
+        } throws: { "\($0)".contains("en-test-notes/112/4.json: 112:5 is not a verse of sura 112") }
+    }
+}
