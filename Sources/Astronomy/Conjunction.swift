@@ -29,6 +29,10 @@ public enum Conjunction {
         return t1
     }
 
+    /// The new moon whose crescent is looked for on the evening of the civil day `dayNumber` (days since 1970-01-01):
+    /// the conjunction nearest that evening.
+    public static func nearest(evening dayNumber: Int) -> Double { nearest(JulianDay.unixEpoch + Double(dayNumber) + 0.75) }
+
     /// The conjunction that ends the lunation running at `julianDayUT`: the first at or after it.
     public static func next(after julianDayUT: Double) -> Double {
         var guess = julianDayUT

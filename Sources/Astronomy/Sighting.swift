@@ -42,12 +42,23 @@ public struct CrescentRegion: Hashable, Sendable {
     public func verdict(dayNumber: Int, conjunction: Double) -> EveningVerdict {
         var best: CrescentEvening?
         for site in sites {
-            let localMidnight = JulianDay.unixEpoch + Double(dayNumber) - site.longitude / 360
-            guard let evening = Crescent.evening(site: site, localMidnight: localMidnight, conjunction: conjunction) else { continue }
+            guard let evening = Self.evening(at: site, dayNumber: dayNumber, conjunction: conjunction) else { continue }
             if rule.counts(evening) { return EveningVerdict(dayNumber: dayNumber, seen: true, deciding: evening) }
             if best.map({ evening.v > $0.v }) ?? true { best = evening }
         }
         return EveningVerdict(dayNumber: dayNumber, seen: false, deciding: best)
+    }
+
+    /// Each site's verdict on the evening, none skipped because another saw the crescent first.
+    public func verdicts(dayNumber: Int, conjunction: Double) -> [EveningVerdict] {
+        sites.map { site in
+            let evening = Self.evening(at: site, dayNumber: dayNumber, conjunction: conjunction)
+            return EveningVerdict(dayNumber: dayNumber, seen: evening.map(rule.counts) ?? false, deciding: evening)
+        }
+    }
+
+    static func evening(at site: Site, dayNumber: Int, conjunction: Double) -> CrescentEvening? {
+        Crescent.evening(site: site, localMidnight: JulianDay.unixEpoch + Double(dayNumber) - site.longitude / 360, conjunction: conjunction)
     }
 }
 

@@ -30,6 +30,34 @@ public enum JulianDay {
         let m = month + 12 * a - 3
         return day + (153 * m + 2) / 5 + 365 * y + y / 4 - y / 100 + y / 400 - 32045 - 2_440_588
     }
+
+    /// The proleptic Gregorian year, month and day of a day number (Fliegel & Van Flandern, the inverse of
+    /// `dayNumber(year:month:day:)`).
+    public static func civil(_ dayNumber: Int) -> (year: Int, month: Int, day: Int) {
+        var l = dayNumber + 2_440_588 + 68569
+        let n = 4 * l / 146_097
+        l -= (146_097 * n + 3) / 4
+        let i = 4000 * (l + 1) / 1_461_001
+        l = l - 1461 * i / 4 + 31
+        let j = 80 * l / 2447
+        let day = l - 2447 * j / 80
+        l = j / 11
+        return (100 * (n - 49) + i + l, j + 2 - 12 * l, day)
+    }
+
+    /// `2026-02-17T12:01:11Z` (or to the minute, `2026-02-17 12:01 UT`) for a Julian day of UT.
+    public static func iso(_ julianDay: Double, seconds: Bool = true) -> String {
+        let unit = seconds ? 86_400.0 : 1440.0
+        let count = Int(((julianDay - unixEpoch) * unit).rounded())
+        let perDay = Int(unit)
+        let days = count >= 0 ? count / perDay : -((-count + perDay - 1) / perDay)
+        let rest = count - days * perDay
+        let (year, month, day) = civil(days)
+        let date = String(format: "%04d-%02d-%02d", year, month, day)
+        return seconds
+            ? date + String(format: "T%02d:%02d:%02dZ", rest / 3600, rest / 60 % 60, rest % 60)
+            : date + String(format: " %02d:%02d UT", rest / 60, rest % 60)
+    }
 }
 
 /// TT − UT1 in seconds: the Earth's rotation measured against atomic time.

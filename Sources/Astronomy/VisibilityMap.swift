@@ -33,7 +33,7 @@ public struct VisibilityMap: Sendable {
         // day, 12:00 UT and later): one table covers them all.
         let midnight = JulianDay.unixEpoch + Double(dayNumber)
         let table = SkyTable(from: midnight - 1, to: midnight + 2.5)
-        let conjunction = Conjunction.nearest(midnight + 0.75)
+        let conjunction = Conjunction.nearest(evening: dayNumber)
         self.conjunction = conjunction
         let rows = Int((2 * Self.latitudeLimit / spacing).rounded())
         let columns = Int((360 / spacing).rounded())

@@ -9,28 +9,15 @@ extension MapPicture {
         "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December",
     ]
 
-    /// The Gregorian year, month and day of a day number (Fliegel & Van Flandern).
-    static func civil(_ dayNumber: Int) -> (year: Int, month: Int, day: Int) {
-        var l = dayNumber + 2_440_588 + 68569
-        let n = 4 * l / 146_097
-        l -= (146_097 * n + 3) / 4
-        let i = 4000 * (l + 1) / 1_461_001
-        l = l - 1461 * i / 4 + 31
-        let j = 80 * l / 2447
-        let day = l - 2447 * j / 80
-        l = j / 11
-        return (100 * (n - 49) + i + l, j + 2 - 12 * l, day)
-    }
-
     /// `18 February 2026`.
     static func longDate(_ dayNumber: Int) -> String {
-        let (year, month, day) = civil(dayNumber)
+        let (year, month, day) = JulianDay.civil(dayNumber)
         return "\(day) \(monthNames[month - 1]) \(year)"
     }
 
     /// `2026-02-17`.
     static func isoDate(_ dayNumber: Int) -> String {
-        let (year, month, day) = civil(dayNumber)
+        let (year, month, day) = JulianDay.civil(dayNumber)
         return String(format: "%04d-%02d-%02d", year, month, day)
     }
 
@@ -39,7 +26,7 @@ extension MapPicture {
         dayNumber: Int, region: CrescentRegion?, coastlines: Coastlines?, spacing: Double = 2, progress: ((Int, Int) -> Void)? = nil
     ) -> MapPicture {
         let map = VisibilityMap(dayNumber: dayNumber, spacing: spacing, progress: progress)
-        let conjunction = CrescentEvidenceText.instant(map.conjunction)
+        let conjunction = JulianDay.iso(map.conjunction, seconds: false)
         var caption = [
             "Crescent visibility on the evening of \(longDate(dayNumber))",
             "Conjunction \(conjunction) · Odeh's criterion, zones A to D, at each place's best time · grid \(Int(spacing))°",
@@ -52,17 +39,5 @@ extension MapPicture {
                 "\(region.name) (\(region.rule.name)): \(verdict.seen ? "seen" : "not seen") (\(verdict.seen ? "" : "nearest: ")\(detail))")
         }
         return MapPicture(map: map, coastlines: coastlines, region: region, caption: caption)
-    }
-}
-
-/// Instants as the captions print them.
-enum CrescentEvidenceText {
-    /// `2026-02-17 12:01 UT`.
-    static func instant(_ julianDay: Double) -> String {
-        let minutes = Int(((julianDay - JulianDay.unixEpoch) * 1440).rounded())
-        let days = minutes >= 0 ? minutes / 1440 : -((-minutes + 1439) / 1440)
-        let rest = minutes - days * 1440
-        let date = MapPicture.isoDate(days)
-        return date + String(format: " %02d:%02d UT", rest / 60, rest % 60)
     }
 }

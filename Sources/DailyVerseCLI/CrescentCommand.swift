@@ -19,9 +19,7 @@ struct CrescentCommand: ParsableCommand {
 
 /// The regions from the data folder (these commands do not need the database).
 func crescentRegions(_ global: GlobalOptions) throws -> CrescentRegions {
-    let url = try global.dataDirectory().appendingPathComponent(CrescentRegions.file)
-    let bytes = try InputFile(path: url.path).readAll(maximumBytes: CrescentRegions.maximumFileBytes)
-    return try CrescentRegions(json: Data(bytes))
+    try BundledContent.crescentRegions(in: global.dataDirectory())
 }
 
 struct CrescentEveningCommand: ParsableCommand {
@@ -35,14 +33,8 @@ struct CrescentEveningCommand: ParsableCommand {
             let day = try CivilDate(parsing: date)
             let regions = try crescentRegions(global)
             let region = try global.region(in: regions)
-            let conjunction = Conjunction.nearest(JulianDay.unixEpoch + Double(day.dayNumber) + 0.75)
-            var rows: [CrescentEvidence] = []
-            for site in region.sites {
-                let single = CrescentRegion(id: region.id, name: region.name, sites: [site], rule: region.rule)
-                if let evidence = CrescentEvidence(single.verdict(dayNumber: day.dayNumber, conjunction: conjunction), rule: region.rule) {
-                    rows.append(evidence)
-                }
-            }
+            let conjunction = Conjunction.nearest(evening: day.dayNumber)
+            let rows = region.verdicts(dayNumber: day.dayNumber, conjunction: conjunction).compactMap { CrescentEvidence($0, rule: region.rule) }
             if global.json { return try printJSON(rows) }
             print(
                 "Evening of \(day) · \(region.name) · rule \(region.rule.name) (zone \(region.rule.zone.rawValue) or better: \(region.rule.zone.meaning))"

@@ -1,4 +1,5 @@
 import Astronomy
+import Foundation
 
 /// Why a predicted month begins when it does: the evening its crescent was looked for, at the site that decided.
 ///
@@ -34,9 +35,9 @@ public struct CrescentEvidence: Codable, Hashable, Sendable {
         site = evening.site.name
         seen = verdict.seen
         self.rule = rule.name
-        conjunction = Self.instant(evening.conjunction)
-        sunset = Self.instant(evening.sunset)
-        moonset = Self.instant(evening.moonset)
+        conjunction = JulianDay.iso(evening.conjunction)
+        sunset = JulianDay.iso(evening.sunset)
+        moonset = JulianDay.iso(evening.moonset)
         lagMinutes = Self.rounded(evening.lagMinutes, 1)
         ageHours = Self.rounded(evening.ageHours, 1)
         arcOfVision = Self.rounded(evening.arcOfVision, 2)
@@ -46,18 +47,8 @@ public struct CrescentEvidence: Codable, Hashable, Sendable {
         zone = evening.zone.rawValue
     }
 
-    /// `2026-02-17T12:01:05Z` for a Julian day of UT, to the second.
-    static func instant(_ julianDay: Double) -> String {
-        let seconds = Int(((julianDay - JulianDay.unixEpoch) * 86_400).rounded())
-        let days = seconds >= 0 ? seconds / 86_400 : -((-seconds + 86_399) / 86_400)
-        let rest = seconds - days * 86_400
-        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "\(CivilDate(dayNumber: days))T\(two(rest / 3600)):\(two(rest / 60 % 60)):\(two(rest % 60))Z"
-    }
-
     static func rounded(_ value: Double, _ places: Int) -> Double {
-        var scale = 1.0
-        for _ in 0..<places { scale *= 10 }
+        let scale = pow(10, Double(places))
         return (value * scale).rounded() / scale
     }
 }

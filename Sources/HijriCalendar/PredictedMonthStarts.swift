@@ -25,7 +25,7 @@ public enum PredictedMonthStarts {
     /// The verdict on the evening of day 29 of the month that starts on `start`, and the next month's first day.
     public static func step(region: CrescentRegion, start: Int) -> (next: Int, verdict: EveningVerdict) {
         let evening = lookingEvening(afterStart: start)
-        let conjunction = Conjunction.nearest(JulianDay.unixEpoch + Double(evening) + 0.5)
+        let conjunction = Conjunction.nearest(evening: evening)
         let verdict = region.verdict(dayNumber: evening, conjunction: conjunction)
         return (verdict.seen ? start + 29 : start + 30, verdict)
     }

@@ -33,7 +33,7 @@ struct CrescentBench: ParsableCommand {
 
     func run() throws {
         let directory = try DataDirectory.locate(explicit: data, environment: ProcessInfo.processInfo.environment)
-        let regions = try CrescentRegions(json: Data(contentsOf: directory.appendingPathComponent(CrescentRegions.file)))
+        let regions = try BundledContent.crescentRegions(in: directory)
         if check { return try checkTables(regions, directory) }
         if select { return try selection(directory) }
         let region = try regions.region(region)
@@ -61,11 +61,7 @@ struct CrescentBench: ParsableCommand {
                 timed {
                     for start in previousStarts {
                         let day = PredictedMonthStarts.lookingEvening(afterStart: start)
-                        let conjunction = Conjunction.nearest(JulianDay.unixEpoch + Double(day) + 0.5)
-                        for site in region.sites {
-                            _ = CrescentRegion(id: region.id, name: region.name, sites: [site], rule: region.rule)
-                                .verdict(dayNumber: day, conjunction: conjunction)
-                        }
+                        _ = region.verdicts(dayNumber: day, conjunction: Conjunction.nearest(evening: day))
                     }
                 })
         }

@@ -28,7 +28,7 @@ import FoundationXML
         #expect(MapPicture.isoDate(MapPicture.dayNumbers.upperBound) == "2100-12-31")
         #expect(MapPicture.longDate(-1) == "31 December 1969" && MapPicture.longDate(0) == "1 January 1970")
         for day in stride(from: MapPicture.dayNumbers.lowerBound, through: MapPicture.dayNumbers.upperBound, by: 997) {
-            let (year, month, date) = MapPicture.civil(day)
+            let (year, month, date) = JulianDay.civil(day)
             #expect(JulianDay.dayNumber(year: year, month: month, day: date) == day)
         }
     }
