@@ -60,58 +60,43 @@ public struct TafsirFolder: Sendable {
         guard let info = editions.first(where: { $0.id == id }) else {
             throw .malformedData(file: "editions.json", reason: "no edition '\(id)': it lists \(editions.map(\.id).joined(separator: ", "))")
         }
-        if format == .tafsirAPI { return try readTafsirAPI(info, ayahCounts: ayahCounts, progress: progress) }
         let folder = directory.appendingPathComponent(id)
         var blocks: [TafsirEdition.Block] = []
         var verses: [TafsirEdition.Verse] = []
         var found = 0
         for surah in 1...114 {
             defer { progress?(surah, 114) }
-            let url = folder.appendingPathComponent("\(surah).json")
-            guard FileManager.default.fileExists(atPath: url.path) else { continue }
+            let sura =
+                switch format {
+                case .thaqalayn: try thaqalaynSura(folder, id: id, surah: surah)
+                case .tafsirAPI: try tafsirAPISura(folder, id: id, surah: surah, ayahs: ayahCounts[surah - 1])
+                }
+            guard let sura else { continue }
             found += 1
-            let name = "\(id)/\(surah).json"
-            let data = try StoreError.contents(of: url, maximumBytes: Self.maximumFileBytes)
-            struct File: Decodable {
-                struct Entry: Decodable {
-                    let ayah: Int
-                    let block: Int
-                }
-                let edition: String
-                let surah: Int
-                let blocks: [String]
-                let ayahs: [Entry]
-            }
-            let file: File
-            do { file = try JSONDecoder().decode(File.self, from: data) } catch {
-                throw .malformedData(file: name, reason: CommentaryFile.describe(error))
-            }
-            guard file.edition == id, file.surah == surah else {
-                throw .malformedData(file: name, reason: "holds \(file.edition.prefix(40)) sura \(file.surah), expected \(id) sura \(surah)")
-            }
-            var used = Set<Int>()
+            // Each verse once, in its sura, naming a block the file has; blocks no verse names, and empty ones, are
+            // left out, the others keep their order.
             var seen = Set<Int>()
-            for entry in file.ayahs {
+            for entry in sura.ayahs {
                 guard (1...ayahCounts[surah - 1]).contains(entry.ayah) else {
-                    throw .malformedData(file: name, reason: "\(surah):\(entry.ayah): sura \(surah) has \(ayahCounts[surah - 1]) ayat")
+                    throw .malformedData(
+                        file: entry.file, reason: "\(surah):\(entry.ayah) is not a verse of sura \(surah) (\(ayahCounts[surah - 1]) ayat)")
                 }
-                guard file.blocks.indices.contains(entry.block) else {
-                    throw .malformedData(file: name, reason: "\(surah):\(entry.ayah): block \(entry.block) of \(file.blocks.count)")
+                guard sura.blocks.indices.contains(entry.block) else {
+                    throw .malformedData(file: entry.file, reason: "\(surah):\(entry.ayah): block \(entry.block) of \(sura.blocks.count)")
                 }
                 guard seen.insert(entry.ayah).inserted else {
-                    throw .malformedData(file: name, reason: "\(surah):\(entry.ayah) is given twice")
+                    throw .malformedData(file: entry.file, reason: "\(surah):\(entry.ayah) is given twice")
                 }
-                used.insert(entry.block)
             }
-            // Blocks that no verse names, and empty ones, are left out; the others keep their order.
+            let used = Set(sura.ayahs.map(\.block))
             var index: [Int: Int] = [:]
-            for (position, html) in file.blocks.enumerated() where used.contains(position) {
+            for (position, html) in sura.blocks.enumerated() where used.contains(position) {
                 let text = TafsirText.plain(fromHTML: html)
                 guard !text.isEmpty else { continue }
                 index[position] = blocks.count
                 blocks.append(.init(surah: surah, position: position, text: text))
             }
-            for entry in file.ayahs.sorted(by: { $0.ayah < $1.ayah }) {
+            for entry in sura.ayahs.sorted(by: { $0.ayah < $1.ayah }) {
                 guard let block = index[entry.block] else { continue }
                 verses.append(.init(surah: surah, ayah: entry.ayah, block: block))
             }
@@ -119,58 +104,66 @@ public struct TafsirFolder: Sendable {
         guard found > 0 else { throw .missingDataFile(folder.appendingPathComponent("1.json").path) }
         return TafsirEdition(info: info, blocks: blocks, verses: verses)
     }
-}
 
-extension TafsirFolder {
-    /// spa5k's layout: a block for each verse, from the sura's file or, without one, from the verse's files.
-    func readTafsirAPI(_ info: TafsirEditionInfo, ayahCounts: [Int], progress: ((Int, Int) -> Void)?) throws(StoreError) -> TafsirEdition {
+    /// A sura as either layout gives it: its blocks' HTML, and each verse with its block and the file that names it.
+    struct Sura {
+        let blocks: [String]
+        let ayahs: [(ayah: Int, block: Int, file: String)]
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, _ url: URL, _ name: String) throws(StoreError) -> T {
+        let data = try StoreError.contents(of: url, maximumBytes: Self.maximumFileBytes)
+        do { return try JSONDecoder().decode(T.self, from: data) } catch { throw .malformedData(file: name, reason: CommentaryFile.describe(error)) }
+    }
+
+    /// ThaqalaynTafsirData's `{edition}/{sura}.json`, or nil when the edition has no file for the sura.
+    func thaqalaynSura(_ folder: URL, id: String, surah: Int) throws(StoreError) -> Sura? {
+        struct File: Decodable {
+            struct Entry: Decodable {
+                let ayah: Int
+                let block: Int
+            }
+            let edition: String
+            let surah: Int
+            let blocks: [String]
+            let ayahs: [Entry]
+        }
+        let url = folder.appendingPathComponent("\(surah).json")
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        let name = "\(id)/\(surah).json"
+        let file = try decode(File.self, url, name)
+        guard file.edition == id, file.surah == surah else {
+            throw .malformedData(file: name, reason: "holds \(file.edition.prefix(40)) sura \(file.surah), expected \(id) sura \(surah)")
+        }
+        return Sura(blocks: file.blocks, ayahs: file.ayahs.map { ($0.ayah, $0.block, name) })
+    }
+
+    /// spa5k's `{slug}/{sura}.json` or, without one, its `{slug}/{sura}/{ayah}.json` files: a block for each verse.
+    func tafsirAPISura(_ folder: URL, id: String, surah: Int, ayahs count: Int) throws(StoreError) -> Sura? {
         struct Ayah: Decodable {
             let surah: Int
             let ayah: Int
             let text: String
         }
-        struct Sura: Decodable { let ayahs: [Ayah] }
-        let folder = directory.appendingPathComponent(info.id)
-        var blocks: [TafsirEdition.Block] = []
-        var verses: [TafsirEdition.Verse] = []
-        var found = 0
-        func decode<T: Decodable>(_ type: T.Type, _ url: URL, _ name: String) throws(StoreError) -> T {
-            let data = try StoreError.contents(of: url, maximumBytes: Self.maximumFileBytes)
-            do { return try JSONDecoder().decode(T.self, from: data) } catch {
-                throw .malformedData(file: name, reason: CommentaryFile.describe(error))
+        struct File: Decodable { let ayahs: [Ayah] }
+        var entries: [(Ayah, String)] = []
+        let suraFile = folder.appendingPathComponent("\(surah).json")
+        if FileManager.default.fileExists(atPath: suraFile.path) {
+            let name = "\(id)/\(surah).json"
+            entries = try decode(File.self, suraFile, name).ayahs.map { ($0, name) }
+        } else {
+            for ayah in 1...count {
+                let url = folder.appendingPathComponent("\(surah)/\(ayah).json")
+                guard FileManager.default.fileExists(atPath: url.path) else { continue }
+                let name = "\(id)/\(surah)/\(ayah).json"
+                entries.append((try decode(Ayah.self, url, name), name))
             }
         }
-        for surah in 1...114 {
-            defer { progress?(surah, 114) }
-            let suraFile = folder.appendingPathComponent("\(surah).json")
-            var ayahs: [(Ayah, String)] = []
-            if FileManager.default.fileExists(atPath: suraFile.path) {
-                let name = "\(info.id)/\(surah).json"
-                ayahs = try decode(Sura.self, suraFile, name).ayahs.map { ($0, name) }
-            } else {
-                for ayah in 1...ayahCounts[surah - 1] {
-                    let url = folder.appendingPathComponent("\(surah)/\(ayah).json")
-                    guard FileManager.default.fileExists(atPath: url.path) else { continue }
-                    let name = "\(info.id)/\(surah)/\(ayah).json"
-                    ayahs.append((try decode(Ayah.self, url, name), name))
-                }
-            }
-            if !ayahs.isEmpty { found += 1 }
-            var seen = Set<Int>()
-            for (entry, name) in ayahs {
-                guard entry.surah == surah, (1...ayahCounts[surah - 1]).contains(entry.ayah) else {
-                    throw .malformedData(
-                        file: name, reason: "\(entry.surah):\(entry.ayah) is not a verse of sura \(surah) (\(ayahCounts[surah - 1]) ayat)")
-                }
-                guard seen.insert(entry.ayah).inserted else { throw .malformedData(file: name, reason: "\(surah):\(entry.ayah) is given twice") }
-                let text = TafsirText.plain(fromHTML: entry.text)
-                guard !text.isEmpty else { continue }
-                verses.append(.init(surah: surah, ayah: entry.ayah, block: blocks.count))
-                blocks.append(.init(surah: surah, position: entry.ayah - 1, text: text))
-            }
+        guard !entries.isEmpty else { return nil }
+        for (entry, name) in entries where entry.surah != surah {
+            throw .malformedData(file: name, reason: "\(entry.surah):\(entry.ayah) is not a verse of sura \(surah)")
         }
-        guard found > 0 else { throw .missingDataFile(folder.appendingPathComponent("1.json").path) }
-        return TafsirEdition(info: info, blocks: blocks, verses: verses)
+        return Sura(blocks: entries.map(\.0.text), ayahs: entries.enumerated().map { ($0.element.0.ayah, $0.offset, $0.element.1) })
     }
 }
 
