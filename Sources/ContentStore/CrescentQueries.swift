@@ -22,8 +22,11 @@ extension AppDatabase {
         let table: PredictedTable
     }
 
+    /// The calendar built from a kept table and the published starts it was built with.
     private struct KeptCalendar: Sendable {
-        let key: String
+        let fingerprint: String
+        let regionID: String
+        let published: [PublishedMonthStart]
         let calendar: IslamicCalendar
     }
 
@@ -59,6 +62,11 @@ extension AppDatabase {
     /// The region this process keeps the predicted calendar for, and its table: a preset's as seeded; for sites given
     /// by their coordinates, computed on first use (a second or two) and kept in the database until the data changes.
     public func crescentRegion() throws -> (region: CrescentRegion, table: PredictedTable) {
+        let kept = try keptTable()
+        return (kept.region, kept.table)
+    }
+
+    private func keptTable() throws -> KeptTable {
         let chosen = kept.value(Self.regionKey, as: String.self)
         let (fingerprint, region, stored) = try read { db -> (String, CrescentRegion, String?) in
             let fingerprint = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seed_fingerprint'") ?? ""
@@ -77,7 +85,7 @@ extension AppDatabase {
             return (fingerprint, region, csv)
         }
         if let kept = kept.value(Self.tableKey, as: KeptTable.self), kept.fingerprint == fingerprint, kept.region == region {
-            return (kept.region, kept.table)
+            return kept
         }
         let table: PredictedTable
         if let stored {
@@ -92,8 +100,9 @@ extension AppDatabase {
                 try Self.setMeta(db, Self.ownTableKey(region, fingerprint), table.csv)
             }
         }
-        kept.set(Self.tableKey, KeptTable(fingerprint: fingerprint, chosen: chosen, region: region, table: table))
-        return (region, table)
+        let made = KeptTable(fingerprint: fingerprint, chosen: chosen, region: region, table: table)
+        kept.set(Self.tableKey, made)
+        return made
     }
 
     /// Where the table of a region given by coordinates is kept, for the data it was computed with.
@@ -106,17 +115,18 @@ extension AppDatabase {
         try String.fetchOne(db, sql: "SELECT id FROM crescent_region WHERE is_default")
     }
 
-    /// The predicted calendar of this process's region with the published starts put in.
+    /// The predicted calendar of this process's region with the published starts put in: built again only when the
+    /// table (the data seeded again, another region) or the published starts change.
     func predictedCalendar() throws -> IslamicCalendar {
-        let (region, table) = try crescentRegion()
+        let table = try keptTable()
         let published = try publishedMonthStarts()
-        // The table itself is part of the key: seeded again with other data, the same region may have other months.
-        let key =
-            "\(region.id) \(table.hashValue) "
-            + published.map { "\($0.year)-\($0.month)=\($0.firstDay.dayNumber)" }.joined(separator: ",")
-        if let kept = kept.value(Self.calendarKey, as: KeptCalendar.self), kept.key == key { return kept.calendar }
-        let calendar = try IslamicCalendar.predicted(table: table, region: region, published: published)
-        kept.set(Self.calendarKey, KeptCalendar(key: key, calendar: calendar))
+        if let built = kept.value(Self.calendarKey, as: KeptCalendar.self), built.fingerprint == table.fingerprint,
+            built.regionID == table.region.id, built.published == published
+        {
+            return built.calendar
+        }
+        let calendar = try IslamicCalendar.predicted(table: table.table, region: table.region, published: published)
+        kept.set(Self.calendarKey, KeptCalendar(fingerprint: table.fingerprint, regionID: table.region.id, published: published, calendar: calendar))
         return calendar
     }
 }

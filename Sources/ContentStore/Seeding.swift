@@ -32,6 +32,8 @@ public struct BundledContent: Sendable {
     /// The coastlines drawn under the crescent maps (Natural Earth's GeoJSON, kept as it is), if the folder has them.
     let coastline: String?
     public static let coastlineFile = "map/ne_110m_coastline.geojson"
+    /// The coastline file's size limit, as the map's reader (`Coastlines.maximumBytes`) has it.
+    static let coastlineMaximumBytes = 4 << 20
 
     struct SurahEntry: Decodable {
         let number: Int
@@ -71,7 +73,11 @@ public struct BundledContent: Sendable {
             throw .malformedData(file: "calendar", reason: error.description)
         }
         (crescentRegions, predictedTables) = try Self.readCrescentRegions(in: directory)
-        coastline = try? String(contentsOf: url(Self.coastlineFile), encoding: .utf8)
+        // Optional: without it the maps are drawn without coastlines. Present, it is read within bounds like any file.
+        let coastlineURL = url(Self.coastlineFile)
+        coastline =
+            FileManager.default.fileExists(atPath: coastlineURL.path)
+            ? String(decoding: try StoreError.contents(of: coastlineURL, maximumBytes: Self.coastlineMaximumBytes), as: UTF8.self) : nil
         var commentary: [CommentaryEntry] = []
         let commentaryFolder = url("commentary")
         let files = ((try? FileManager.default.contentsOfDirectory(atPath: commentaryFolder.path)) ?? [])
@@ -107,10 +113,7 @@ public struct BundledContent: Sendable {
     /// The regions of the predicted calendar and each one's table; a table must cover the years the predicted calendars
     /// cover.
     static func readCrescentRegions(in directory: URL) throws(StoreError) -> (CrescentRegions, [String: String]) {
-        let file = directory.appendingPathComponent(CrescentRegions.file)
-        guard let json = try? Data(contentsOf: file) else { throw .missingDataFile(file.path) }
-        let regions: CrescentRegions
-        do { regions = try CrescentRegions(json: json) } catch { throw .malformedData(file: CrescentRegions.file, reason: error.description) }
+        let regions = try crescentRegions(in: directory)
         var tables: [String: String] = [:]
         for region in regions.regions {
             let path = CrescentRegions.tableFile(region.id)
@@ -127,6 +130,13 @@ public struct BundledContent: Sendable {
             tables[region.id] = text
         }
         return (regions, tables)
+    }
+
+    /// The regions file of a data folder, read within bounds and checked (the commands that need no database read it
+    /// here too).
+    public static func crescentRegions(in directory: URL) throws(StoreError) -> CrescentRegions {
+        let json = try StoreError.contents(of: directory.appendingPathComponent(CrescentRegions.file), maximumBytes: CrescentRegions.maximumFileBytes)
+        do { return try CrescentRegions(json: json) } catch { throw .malformedData(file: CrescentRegions.file, reason: error.description) }
     }
 
     /// The data files, relative to `directory`, sorted.

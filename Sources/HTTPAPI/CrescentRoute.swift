@@ -23,18 +23,18 @@ public final class CrescentMaps: Sendable {
     private struct Kept {
         var entries: [String: Entry] = [:]
         var order: [String] = []
-        var coastlines: (text: Int, value: Coastlines?)?
     }
     private let kept = Mutex(Kept())
 
     public init() {}
 
-    /// The map of the evening of `dayNumber` for `region`, drawn on first asking.
-    func svg(dayNumber: Int, region: CrescentRegion, coastline: String?) async throws -> Entry {
+    /// The map of the evening of `dayNumber` for `region`, drawn on first asking; `coastline` (the seeded GeoJSON, read
+    /// and parsed only for a map not kept already) is drawn under it, when it can be read.
+    func svg(dayNumber: Int, region: CrescentRegion, coastline: @escaping @Sendable () throws -> String?) async throws -> Entry {
         let key = "\(dayNumber) \(region.id) \(region.rule.name) \(region.sites.map { "\($0.latitude),\($0.longitude),\($0.height)" })"
         if let entry = kept.withLock({ $0.entries[key] }) { return entry }
-        let coastlines = self.coastlines(coastline)
         let entry = try await gate.run {
+            let coastlines = try coastline().flatMap { try? Coastlines(geoJSON: Data($0.utf8)) }
             let svg = MapPicture.evening(dayNumber: dayNumber, region: region, coastlines: coastlines).svg
             let body = Data(svg.utf8)
             return Entry(body: ByteBuffer(bytes: body), tag: entityTag(body))
@@ -44,16 +44,6 @@ public final class CrescentMaps: Sendable {
             while kept.order.count > Self.capacity { kept.entries[kept.order.removeFirst()] = nil }
         }
         return entry
-    }
-
-    /// The seeded coastlines, parsed once (again only if the seeded text changes); none if they cannot be read.
-    private func coastlines(_ text: String?) -> Coastlines? {
-        guard let text else { return nil }
-        let mark = text.utf8.count
-        if let cached = kept.withLock({ $0.coastlines }), cached.text == mark { return cached.value }
-        let value = try? Coastlines(geoJSON: Data(text.utf8))
-        kept.withLock { $0.coastlines = (mark, value) }
-        return value
     }
 }
 
@@ -67,11 +57,11 @@ func addCrescentRoutes(to router: Router<APIContext>, _ environment: APIEnvironm
             throw APIError.badRequest("out_of_range", "date \(day) is outside the years a map can be drawn for (1900-01-01 to 2100-12-31)")
         }
         let database = environment.database
-        let (region, coastline) = try answering(.answer) { (try database.crescentRegion().region, try database.coastlineGeoJSON()) }
+        let region = try answering(.answer) { try database.crescentRegion().region }
         let entry: CrescentMaps.Entry
-        do { entry = try await environment.crescentMaps.svg(dayNumber: day.dayNumber, region: region, coastline: coastline) } catch is HashingGate
-            .Busy
-        {
+        do {
+            entry = try await environment.crescentMaps.svg(dayNumber: day.dayNumber, region: region) { try database.coastlineGeoJSON() }
+        } catch is HashingGate.Busy {
             var error = APIError(.serviceUnavailable, code: "busy", "too many maps being drawn at once; try again in a moment")
             error.headers[.retryAfter] = "1"
             throw error
