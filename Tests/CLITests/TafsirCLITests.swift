@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// `import tafsir` as a user runs it: the fixture's three editions, their terms, and a folder that is not one.
+/// `import tafsir` as a user runs it: the fixture's four editions, their terms, and a folder that is not one.
 @Suite struct TafsirCLITests {
     static let fixture = CLI.repository.appendingPathComponent("Tests/ContentStoreTests/Fixtures/thaqalayn-tafsir").path
 
@@ -17,7 +17,7 @@ import Testing
         #expect(text.stdout.components(separatedBy: "terms of app-furqan: CC BY-ND 4.0").count == 2, "the source's terms once")
         let json = CLI.run(["import", "tafsir", Self.fixture, "--json"], database: db)
         let list = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
-        #expect(list.map { $0["edition"] as? String } == ["en.mizan", "en.noor", "en.safi"])
+        #expect(list.map { $0["edition"] as? String } == ["en.mizan", "en.nemooneh", "en.noor", "en.safi"])
         #expect(list.allSatisfy { Set($0.keys) == ["edition", "name", "author", "blocks", "verses", "licence", "machine_translation"] })
         for (arguments, value) in [
             ([Self.fixture, "--edition", "en.xx"], "'en.xx'"), (["/nonexistent-folder"], "/nonexistent-folder/editions.json"),
