@@ -26,6 +26,7 @@ extension Schema {
         Migration("v14-events-follow-their-user", EngagementSchema.v14EventsFollowTheirUser),
         Migration("v15-predicted-calendar", ContentSchema.v15CrescentRegions, DeliverySchema.v15PredictedCalendar),
         Migration("v16-tafsir-editions", ContentSchema.v16TafsirEditions),
+        Migration("v17-layer-sources", ContentSchema.v17LayerSources),
     ])
 }
 

@@ -138,6 +138,73 @@ public struct ContentCheck: Sendable {
                 }
             }
         }
+        problems += Self.sourcedText(content)
         self.init(problems: problems, selections: shown.count, entries: content.commentary.count)
+    }
+
+    /// The rules for the words of others: a summary names the passage it summarises; a quotation is whole sentences,
+    /// carries no pipeline artefact, and (when its edition is bundled) is in that edition's text.
+    static func sourcedText(_ content: BundledContent) -> [Problem] {
+        var problems: [Problem] = []
+        func error(_ subject: String, _ message: String) { problems.append(Problem(severity: .error, subject: subject, message: message)) }
+        func warning(_ subject: String, _ message: String) { problems.append(Problem(severity: .warning, subject: subject, message: message)) }
+        let quran = QuranIndex(verses: content.arabic.ayat.map { (surah: $0.surah, ayah: $0.ayah, text: $0.text) })
+        // Each bundled edition's blocks by sura, their white space folded, to find a quotation in.
+        var editions: [String: [Int: [(text: String, verses: Set<Int>)]]] = [:]
+        for bundled in content.tafsir {
+            var bySurah: [Int: [(text: String, verses: Set<Int>)]] = [:]
+            var verses: [Int: Set<Int>] = [:]
+            for verse in bundled.edition.verses { verses[verse.block, default: []].insert(verse.ayah) }
+            for (index, block) in bundled.edition.blocks.enumerated() {
+                bySurah[block.surah, default: []].append((folded(block.text), verses[index] ?? []))
+            }
+            editions[bundled.edition.info.id] = bySurah
+        }
+        for entry in content.commentary {
+            let reference = entry.source.reference ?? ""
+            switch entry.source.provenance {
+            case "editorial-summary":
+                if !namesPassage(reference) {
+                    error(entry.key, "is a summary that names no passage: give the verse and the heading or first words of what it summarises")
+                }
+            case "quotation":
+                if let defect = TafsirExcerpt.defect(in: entry.body, language: entry.source.language, quran: quran) {
+                    error(entry.key, "is a quotation that \(defect): cut it around the defect or leave it out")
+                }
+                if !TafsirExcerpt.endsSentence(entry.body) { error(entry.key, "is a quotation that does not end on a sentence") }
+                if let first = entry.body.trimmingCharacters(in: .whitespaces).first, first.isLowercase {
+                    error(entry.key, "is a quotation that does not start on a sentence ('\(entry.body.prefix(30))…')")
+                }
+                let edition = String(reference.prefix { !$0.isWhitespace && $0 != "," })
+                guard let blocks = editions[edition] else { continue }
+                let body = folded(entry.body)
+                let sura = blocks[entry.verses.surah] ?? []
+                if sura.contains(where: { $0.text.contains(body) }) { continue }
+                if sura.contains(where: { !$0.verses.isDisjoint(with: entry.verses.start...entry.verses.end) }) {
+                    error(entry.key, "is a quotation not found in \(edition)'s text for \(entry.verses.key): quote the edition's words exactly")
+                } else {
+                    warning(entry.key, "quotes \(edition), whose bundled text has no block for \(entry.verses.key): it cannot be checked")
+                }
+            default: continue
+            }
+        }
+        return problems
+    }
+
+    /// A reference names a passage when it gives a verse (2:255) and a heading or first words in quotation marks, or
+    /// a book's place (volume, chapter, hadith, sermon, saying, number).
+    static func namesPassage(_ reference: String) -> Bool {
+        let verse = reference.range(of: #"\d+:\d+"#, options: .regularExpression) != nil
+        let quoted = reference.range(of: #"["“'‘«][^"”'’»]{3,}["”'’»]"#, options: .regularExpression) != nil
+        let place =
+            reference.range(
+                of: #"(?i)\b(vol\.?|volume|chapter|ch\.|hadith|h\.|sermon|saying|letter|no\.|number|narration)\s*\d+"#, options: .regularExpression)
+            != nil
+        return (verse && (quoted || place)) || (quoted && place)
+    }
+
+    /// White space folded to single spaces, Markdown residue dropped: how a quotation is looked for in a block.
+    static func folded(_ text: String) -> String {
+        text.replacingOccurrences(of: "**", with: "").split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
     }
 }

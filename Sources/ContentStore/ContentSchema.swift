@@ -89,6 +89,17 @@ public enum ContentSchema {
             CREATE INDEX tafsir_verse_by_block ON tafsir_verse (block_id);
             """)
 
+    /// v17: the five layers from the editions. Each layer keeps the editions that feed it by default (data/layers.json's
+    /// `sources`, as JSON); an edition says whether it was bundled (data/tafsir/, seeded with the rest and replaced by
+    /// the seeding) or imported (`import tafsir`, which seeding never touches); a block says whether it is the dataset's
+    /// whole block or the verbatim part of it the repository bundles.
+    public static let v17LayerSources = MigrationStep(
+        sql: """
+            ALTER TABLE layer ADD COLUMN sources TEXT NOT NULL DEFAULT '{}';
+            ALTER TABLE tafsir_edition ADD COLUMN origin TEXT NOT NULL DEFAULT 'import' CHECK (origin IN ('bundled', 'import'));
+            ALTER TABLE tafsir_block ADD COLUMN whole INTEGER NOT NULL DEFAULT 1 CHECK (whole IN (0, 1));
+            """)
+
     /// v10: occasions: several on one day (a rank decides which leads), nights kept from the evening before, a day that
     /// is the month's last (day 0), a note for another tradition's date. Commentary may name the occasion it was
     /// written for, and is then shown on that occasion only; an entry's key includes it. Both tables are rebuilt

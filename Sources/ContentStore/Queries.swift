@@ -27,7 +27,8 @@ extension AppDatabase {
     /// The Arabic text, the translation, the sura and the layers of a verse or passage, in one read; on an occasion,
     /// the entries written for it come before the verse's own.
     public func verse(_ range: VerseRange, translation: String, occasion: String? = nil) throws -> VerseContent {
-        try read { db in
+        let context = try layerContext()
+        return try read { db in
             guard let surah = try Self.surah(db, range.surah) else { throw StoreError.notSeeded("suras") }
             guard range.end <= surah.ayahCount else { throw StoreError.verseNotFound(range.key) }
             guard
@@ -44,7 +45,8 @@ extension AppDatabase {
             }
             return VerseContent(
                 range: range, surah: surah, arabic: try text(BundledContent.arabicEdition.id),
-                translation: try text(translation), translationName: edition["name"], layers: try Self.layerTexts(db, for: range, occasion: occasion),
+                translation: try text(translation), translationName: edition["name"],
+                layers: try Self.layerTexts(db, for: range, occasion: occasion, context: context),
                 credits: [BundledContent.arabicEdition.credit, edition["credit"]])
         }
     }
@@ -76,10 +78,11 @@ extension AppDatabase {
         }
     }
 
-    /// The five layers for a verse or passage: on an occasion, an entry written for it first; then an entry for exactly
-    /// that range, else the narrowest entry whose passage contains it; nil where there is none. An entry written for an
-    /// occasion is never shown on another day, even for a verse inside its passage.
-    static func layerTexts(_ db: Database, for range: VerseRange, occasion: String?) throws -> [LayerText] {
+    /// The five layers for a verse or passage: on an occasion, an entry written for it first; then an excerpt of the
+    /// first of the layer's editions that comments on the verses cleanly; then our entry for exactly that range, else
+    /// the narrowest entry whose passage contains it; nil where there is none. An entry written for an occasion is never
+    /// shown on another day, even for a verse inside its passage.
+    static func layerTexts(_ db: Database, for range: VerseRange, occasion: String?, context: LayerContext) throws -> [LayerText] {
         // Every entry whose verses contain the range (the index narrows it to a few); which one each layer shows is
         // `CommentaryEntry.shown`'s rule.
         let candidates = try Row.fetchAll(
@@ -91,8 +94,15 @@ extension AppDatabase {
                 occasion: $0["occasion_id"], body: $0["body"],
                 source: CommentarySource(work: $0["work"], author: $0["author"], reference: $0["reference"], provenance: $0["provenance"]))
         }
+        let sources = try layerSources(db, overrides: context.overrides)
         return try layers(db).map { layer in
-            LayerText(layer: layer, entry: CommentaryEntry.shown(for: range, layer: layer.id, occasion: occasion, among: candidates))
+            let shown = CommentaryEntry.shown(for: range, layer: layer.id, occasion: occasion, among: candidates)
+            if shown?.occasion == nil,
+                let (entry, more) = try editionLayer(db, layer: layer.id, sources: sources.sources(for: layer.id), range: range, quran: context.quran)
+            {
+                return LayerText(layer: layer, entry: entry, more: more)
+            }
+            return LayerText(layer: layer, entry: shown)
         }
     }
 

@@ -25,16 +25,33 @@ public struct Layer: Hashable, Sendable, Codable {
 /// `quotation` (the named source's own words, with its standard reference).
 public struct CommentarySource: Hashable, Sendable, Codable {
     public static let provenances = ["editorial", "editorial-summary", "quotation"]
+    /// The licence of this project's own text (editorial entries and summaries).
+    public static let ownLicence = "DailyVerse's own text"
     public let work: String?
     public let author: String?
     public let reference: String?
     public let provenance: String
+    /// The commentary edition quoted (`en.mizan`), for a quotation taken from one.
+    public let edition: String?
+    /// The language of the body (`en`, `ar`).
+    public let language: String
+    /// Whether the body is a machine translation (nil: not known).
+    public let machineTranslation: Bool?
+    /// The terms the body is shown under.
+    public let licence: String
 
-    public init(work: String?, author: String?, reference: String?, provenance: String) {
+    public init(
+        work: String?, author: String?, reference: String?, provenance: String, edition: String? = nil, language: String = "en",
+        machineTranslation: Bool? = false, licence: String = CommentarySource.ownLicence
+    ) {
         self.work = work
         self.author = author
         self.reference = reference
         self.provenance = provenance
+        self.edition = edition
+        self.language = language
+        self.machineTranslation = machineTranslation
+        self.licence = licence
     }
 }
 
@@ -74,10 +91,18 @@ extension CommentaryEntry {
     }
 }
 
-/// A layer as shown with a verse: its text, or nil when the store has no entry for it.
+/// A layer as shown with a verse: its text, or nil when the store has no entry for it. `more`: the body is an excerpt,
+/// and the whole text (`AppDatabase.commentary`) is longer.
 public struct LayerText: Hashable, Sendable {
     public let layer: Layer
     public let entry: CommentaryEntry?
+    public let more: Bool
+
+    public init(layer: Layer, entry: CommentaryEntry?, more: Bool = false) {
+        self.layer = layer
+        self.entry = entry
+        self.more = more
+    }
 }
 
 /// The text of a verse or passage in one edition, ayah by ayah.

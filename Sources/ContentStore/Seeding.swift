@@ -7,7 +7,7 @@ import VerseCalendar
 /// The bundled content, read from `data/` and checked before anything is written.
 public struct BundledContent: Sendable {
     /// Bump when the way data/ is read into the database changes, so existing databases are seeded again.
-    static let formatVersion = 4
+    static let formatVersion = 5
 
     public static let arabicEdition = Edition(
         id: "quran-simple", kind: "quran", language: "ar", name: "Tanzil Quran Text (Simple, Version 1.1)",
@@ -23,9 +23,15 @@ public struct BundledContent: Sendable {
     let arabic: TanzilFile
     let translation: TanzilFile
     let layers: [Layer]
+    /// The editions that feed each layer unless an installation says otherwise (layers.json's `sources`).
+    let layerSources: LayerSources
+    /// The commentary editions bundled in data/tafsir/ (verbatim parts, for the days' verses).
+    let tafsir: [BundledTafsir]
     let displayThemes: [DisplayTheme]
     let calendar: VerseCalendarData
     let commentary: [CommentaryEntry]
+    /// The commentary entries data/commentary holds.
+    public var commentaryEntries: [CommentaryEntry] { commentary }
     let crescentRegions: CrescentRegions
     /// Each region's predicted table, as its CSV text.
     let predictedTables: [String: String]
@@ -55,7 +61,12 @@ public struct BundledContent: Sendable {
             } catch { throw .malformedData(file: path, reason: CommentaryFile.describe(error)) }
         }
         struct Surahs: Decodable { let surahs: [SurahEntry] }
-        struct Layers: Decodable { let layers: [Layer] }
+        struct Layers: Decodable {
+            let layers: [Layer]
+            let sources: LayerSources?
+            let sourcesAbout: String?
+            enum CodingKeys: String, CodingKey { case layers, sources, sourcesAbout = "sources_about" }
+        }
         struct Themes: Decodable { let themes: [DisplayTheme] }
         struct Months: Decodable { let months: [MonthTheme] }
         struct Occasions: Decodable { let occasions: [Occasion] }
@@ -64,7 +75,9 @@ public struct BundledContent: Sendable {
         guard surahs.map(\.number) == Array(1...114) else { throw .malformedData(file: "surahs.json", reason: "expected suras 1 to 114 in order") }
         arabic = try TanzilFile(contentsOf: url("quran/quran-arabic.txt"))
         translation = try TanzilFile(contentsOf: url("quran/translation-en-pickthall.txt"), expectedCounts: arabic.ayahCounts)
-        layers = try decode(Layers.self, "layers.json").layers
+        let layerFile = try decode(Layers.self, "layers.json")
+        layers = layerFile.layers
+        layerSources = layerFile.sources ?? LayerSources([:])
         guard layers.map(\.id) == Layer.ids else { throw .malformedData(file: "layers.json", reason: "expected the layers \(Layer.ids) in order") }
         displayThemes = try decode(Themes.self, "display-themes.json").themes
         let months = try decode(Months.self, "calendar/months.json").months
@@ -87,6 +100,7 @@ public struct BundledContent: Sendable {
             commentary += entries
         }
         self.commentary = commentary
+        tafsir = try BundledTafsir.all(in: directory, ayahCounts: arabic.ayahCounts)
 
         // Every selection and commentary entry must name verses that exist.
         let counts = arabic.ayahCounts
@@ -253,12 +267,14 @@ extension AppDatabase {
             try Self.storeEdition(db, BundledContent.pickthall, file: content.translation, progress: nil)
 
             for layer in content.layers {
+                let sources = String(
+                    decoding: try JSONEncoder().encode(content.layerSources.sources(for: layer.id).map(\.description)), as: UTF8.self)
                 try db.execute(
                     sql: """
-                        INSERT INTO layer (id, position, icon, title, description) VALUES (?, ?, ?, ?, ?)
+                        INSERT INTO layer (id, position, icon, title, description, sources) VALUES (?, ?, ?, ?, ?, ?)
                         ON CONFLICT (id) DO UPDATE SET position = excluded.position, icon = excluded.icon,
-                            title = excluded.title, description = excluded.description
-                        """, arguments: [layer.id, layer.position, layer.icon, layer.title, layer.description])
+                            title = excluded.title, description = excluded.description, sources = excluded.sources
+                        """, arguments: [layer.id, layer.position, layer.icon, layer.title, layer.description, sources])
             }
             try db.execute(sql: "DELETE FROM display_theme")
             for theme in content.displayThemes {
@@ -315,6 +331,13 @@ extension AppDatabase {
 
             try db.execute(sql: "DELETE FROM commentary WHERE origin = 'bundled'")
             try Self.storeCommentary(db, content.commentary, origin: "bundled", replace: false, progress: nil)
+            // The bundled editions, except where the installation imported the whole edition (a bundled one has no
+            // import time: the epoch stands in).
+            try db.execute(sql: "DELETE FROM tafsir_edition WHERE origin = 'bundled'")
+            let imported = Set(try String.fetchAll(db, sql: "SELECT id FROM tafsir_edition"))
+            for bundled in content.tafsir where !imported.contains(bundled.edition.info.id) {
+                try Self.storeTafsir(db, bundled.edition, terms: bundled.terms, origin: "bundled", at: Date(timeIntervalSince1970: 0), progress: nil)
+            }
             try Self.setMeta(db, "seed_fingerprint", content.fingerprint)
         }
     }

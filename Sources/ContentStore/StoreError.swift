@@ -15,6 +15,7 @@ public enum StoreError: UserFacingError, Equatable, Sendable {
     case unknownTranslation(String)
     case unknownLayer(String)
     case notSeeded(String)
+    case invalidLayerSources(String)
 
     public var description: String {
         switch self {
@@ -30,6 +31,7 @@ public enum StoreError: UserFacingError, Equatable, Sendable {
         case .unknownLayer(let id):
             "unknown layer '\(id)': expected one of \(Layer.ids.joined(separator: ", "))"
         case .notSeeded(let what): "the database has no \(what); run any command once to seed it"
+        case .invalidLayerSources(let reason): "invalid layer sources: \(reason)"
         }
     }
 }

@@ -49,8 +49,19 @@ public struct QuranIndex: Sendable {
 
     public func match(_ arabic: String) -> Match {
         let skeleton = Self.skeleton(arabic)
-        if skeleton.isEmpty || whole.contains(skeleton) { return .quran }
+        if skeleton.isEmpty { return .quran }
         let runWords = Set(Self.wordSkeletons(arabic).filter { $0.unicodeScalars.count >= 3 })
+        // Where the text can be: the verses holding its rarest word, each with its neighbours (a quotation may span
+        // two verses); the whole text only when no word of it is indexed.
+        if let rarest = runWords.compactMap({ words[$0] }).min(by: { $0.count < $1.count }) {
+            for verse in rarest {
+                let before = verses[VerseKey(surah: verse.surah, ayah: verse.ayah - 1)] ?? ""
+                let after = verses[VerseKey(surah: verse.surah, ayah: verse.ayah + 1)] ?? ""
+                if (before + (verses[verse] ?? "") + after).contains(skeleton) { return .quran }
+            }
+        } else if whole.contains(skeleton) {
+            return .quran
+        }
         // Four words or more: a formula ("صلى الله عليه وآله وسلم") shares its few words with many verses.
         guard runWords.count >= 4 else { return .other }
         var shared: [VerseKey: Int] = [:]
@@ -239,7 +250,12 @@ public struct TafsirExcerpt: Hashable, Sendable {
         }
         let rest = current.trimmingCharacters(in: .whitespaces)
         if !rest.isEmpty { sentences.append(rest) }
-        return sentences
+        // Tafsir Noor closes a sentence with the verse's words it rests on, «…»: they belong to it.
+        var merged: [String] = []
+        for sentence in sentences {
+            if sentence.hasPrefix("«"), let last = merged.popLast() { merged.append(last + " " + sentence) } else { merged.append(sentence) }
+        }
+        return merged
     }
 
     static let abbreviations: Set<String> = [
@@ -256,6 +272,11 @@ public struct TafsirExcerpt: Hashable, Sendable {
     /// Whether a sentence ends as a sentence does.
     public static func endsSentence(_ text: String) -> Bool {
         var trimmed = Substring(text.trimmingCharacters(in: .whitespaces))
+        // A sentence of Tafsir Noor followed by the verse's words in «…».
+        while trimmed.hasSuffix("»"), let open = trimmed.lastIndex(of: "«"), open != trimmed.startIndex {
+            trimmed = trimmed[..<open]
+            trimmed = Substring(trimmed.trimmingCharacters(in: .whitespaces))
+        }
         while let last = trimmed.last, "\"'”’»)]".contains(last) { trimmed = trimmed.dropLast() }
         return trimmed.last.map { ".?!…".contains($0) } ?? false
     }
@@ -299,6 +320,8 @@ struct BlockReading {
 
     /// A heading: short, and not ending as a sentence or a clause does.
     static func isHeading(_ paragraph: String) -> Bool {
+        // The mark of paragraphs a bundled part leaves out ends a run as a heading does.
+        if paragraph == TafsirBundlePart.omission { return true }
         let words = TafsirExcerpt.wordCount(paragraph)
         guard words <= 14 else { return false }
         guard let last = paragraph.trimmingCharacters(in: .whitespaces).last else { return true }
@@ -336,10 +359,16 @@ struct BlockReading {
             if part == .narrations { return segment.filter { Self.opensNarration(paragraphs[$0]) } }
             return segment.filter { !skipped.contains($0) }
         case .mizan, .nemooneh:
-            let commentary = section(named: ["commentary"]) ?? content
+            let commentary = section(named: ["commentary"], major: true) ?? content
+            if part == .narrations && style == .nemooneh {
+                return commentary.filter { Self.narrationSentence(in: paragraphs[$0]) != nil && quotes(verses, in: $0) }
+            }
             if part == .narrations {
-                return (section(named: ["traditions", "narrative discussion", "discussion of narrations"]) ?? []).filter {
-                    Self.opensNarration(paragraphs[$0])
+                // The narrations of a passage's discussion that quote one of these verses (all of them when the passage
+                // is the block's).
+                let whole = verses.lowerBound <= blockVerses.lowerBound && verses.upperBound >= blockVerses.upperBound
+                return (section(named: ["traditions", "narrative discussion", "discussion of narrations"], major: true) ?? []).filter {
+                    Self.opensNarration(paragraphs[$0]) && (whole || quotes(verses, in: $0))
                 }
             }
             // The whole block's verses: its opening; else the first paragraph that comes to a verse of the passage.
@@ -347,7 +376,7 @@ struct BlockReading {
             if verses.lowerBound <= blockVerses.lowerBound && verses.upperBound >= blockVerses.upperBound { return commentary + opens }
             return opens + commentary
         case .noor:
-            if part == .narrations { return content.filter { Self.opensNarration(paragraphs[$0]) } }
+            if part == .narrations { return content.filter { Self.narrationSentence(in: paragraphs[$0]) != nil } }
             return (section(named: ["key points", "explanations"]) ?? []) + (section(named: ["messages"]) ?? []) + content
         case .plain:
             return part == .narrations ? content.filter { Self.opensNarration(paragraphs[$0]) } : content
@@ -355,13 +384,20 @@ struct BlockReading {
     }
 
     /// The paragraphs under the first heading named one of `names` (in parentheses or not), up to the next heading.
-    func section(named names: Set<String>) -> [Int]? {
+    /// `major`: the section runs on through its subheadings, to the next of the edition's own sections (al-Mizan's
+    /// are in parentheses, "(Narrative Discussion)"; Nemooneh's commentary runs to the block's end).
+    func section(named names: Set<String>, major: Bool = false) -> [Int]? {
         guard
             let heading = headings.sorted().first(where: {
                 names.contains(paragraphs[$0].trimmingCharacters(in: CharacterSet(charactersIn: "() ")).lowercased())
             })
         else { return nil }
-        let end = headings.sorted().first(where: { $0 > heading }) ?? paragraphs.count
+        // A bundled part's omission mark ends an excerpt, not a section.
+        let end =
+            headings.sorted().first(where: {
+                $0 > heading && paragraphs[$0] != TafsirBundlePart.omission
+                    && (!major || (style == .mizan && paragraphs[$0].hasPrefix("(")))
+            }) ?? paragraphs.count
         return (heading + 1..<end).filter { !skipped.contains($0) }
     }
 
@@ -375,6 +411,15 @@ struct BlockReading {
             if verse.contains(skeleton) { return ayah }
         }
         return nil
+    }
+
+    /// Whether a paragraph quotes (in Arabic, three words or more) one of `verses` of the block's sura.
+    func quotes(_ verses: ClosedRange<Int>, in index: Int) -> Bool {
+        let skeletons = verses.compactMap { quran.skeleton(surah: surah, ayah: $0) }
+        return TafsirExcerpt.arabicRuns(in: paragraphs[index]).contains { run in
+            let skeleton = QuranIndex.skeleton(run)
+            return run.split(separator: " ").count >= 3 && skeleton.unicodeScalars.count >= 6 && skeletons.contains { $0.contains(skeleton) }
+        }
     }
 
     /// al-Safi's part for the verses: from the paragraph opening with the first one's number to the one opening with
@@ -429,6 +474,22 @@ struct BlockReading {
         }
     }
 
+    /// The first sentence of a paragraph that reports a saying of the Prophet or an Imam ("Imam Ali عليه السلام
+    /// says: «…»"), for the editions that weave narrations into their commentary (Tafsir Noor, Nemooneh).
+    static func narrationSentence(in paragraph: String) -> Int? {
+        let holy = ["عليه السلام", "عليهم السلام", "صلى الله عليه", "(peace be upon him)", "(peace be upon them)", "(AS)", "(a.s.)", "(SAW)"]
+        let telling = [" said", " says", " narrat", " hadith", " stated", " states", " reported"]
+        for (index, sentence) in TafsirExcerpt.sentences(paragraph).enumerated()
+        where holy.contains(where: sentence.contains) && telling.contains(where: sentence.contains) {
+            for misreading in ["general public", "general populace", "Istafham"] where sentence.contains(misreading) { return nil }
+            return index
+        }
+        return nil
+    }
+
+    /// A narration woven into commentary is shown with the sentences after it in its paragraph, up to this many words.
+    static let wovenNarrationWords = 150
+
     /// A verse number opening a sentence of al-Safi ("(٢) الرَّحْمنِ … (2) the All-beneficent"): where a verse's part begins.
     static func verseMark(_ sentence: String) -> Int? { leadingVerseNumber(sentence.replacingOccurrences(of: "**", with: "")) }
 
@@ -451,6 +512,13 @@ struct BlockReading {
             if style == .safi && index == start, let mark = sentences.firstIndex(where: { Self.verseMark($0) == verses.lowerBound }) {
                 sentences = sentences[mark...]
             }
+            // A narration woven into commentary: from its sentence, within its paragraph.
+            let woven = part == .narrations && (style == .noor || style == .nemooneh)
+            if woven {
+                guard index == start, let first = Self.narrationSentence(in: paragraphs[index]) else { break }
+                sentences = sentences.dropFirst(first)
+            }
+            let limit = woven ? min(maximumWords, Self.wovenNarrationWords) : maximumWords
             for sentence in sentences {
                 if style == .safi, let mark = Self.verseMark(sentence), !verses.contains(mark), !(taken.isEmpty && sentencesHere.isEmpty) {
                     stop = true
@@ -458,7 +526,7 @@ struct BlockReading {
                 }
                 let count = TafsirExcerpt.wordCount(sentence)
                 let bad = TafsirExcerpt.defect(in: sentence, language: language, quran: quran) != nil || !TafsirExcerpt.endsSentence(sentence)
-                if bad || words + count > maximumWords {
+                if bad || words + count > limit {
                     // A start whose first sentence cannot be shown is no start: the next one is tried.
                     if taken.isEmpty && sentencesHere.isEmpty { return nil }
                     stop = true

@@ -203,6 +203,12 @@ public struct TafsirEdition: Sendable {
         /// Its index in its sura file's `blocks`.
         public let position: Int
         public let text: String
+        /// The dataset's whole block, or (bundled) the verbatim part of it the repository carries.
+        public let whole: Bool
+
+        public init(surah: Int, position: Int, text: String, whole: Bool = true) {
+            (self.surah, self.position, self.text, self.whole) = (surah, position, text, whole)
+        }
     }
 
     public struct Verse: Sendable, Hashable {
@@ -235,46 +241,56 @@ public struct StoredTafsirEdition: Sendable, Hashable, Codable {
     public let machineTranslation: Bool?
     public let blocks: Int
     public let verses: Int
+    /// `bundled` (data/tafsir/, the verbatim parts the repository carries) or `import`.
+    public let origin: String
 
     enum CodingKeys: String, CodingKey {
-        case id, name, author, language, source, licence, blocks, verses, machineTranslation = "machine_translation"
+        case id, name, author, language, source, licence, blocks, verses, origin, machineTranslation = "machine_translation"
     }
 }
 
 extension AppDatabase {
-    /// Replaces an edition (its blocks and the verses they cover) in one transaction.
+    /// Replaces an edition (its blocks and the verses they cover) in one transaction; it replaces the bundled edition
+    /// of the same id, and the seeding leaves it alone.
     public func importTafsir(_ edition: TafsirEdition, terms: TafsirEditionTerms, at now: Date, progress: ((Int, Int) -> Void)? = nil) throws {
         try write { db in
             let counts = try Int.fetchAll(db, sql: "SELECT ayah_count FROM surah ORDER BY number")
             guard counts.count == 114 else { throw StoreError.notSeeded("Quran text") }
-            let info = edition.info
-            try db.execute(sql: "DELETE FROM tafsir_edition WHERE id = ?", arguments: [info.id])
-            try db.execute(
-                sql: """
-                    INSERT INTO tafsir_edition (id, name, name_english, author, author_english, author_death, language, source, licence,
-                        machine_translation, imported_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    info.id, info.name, info.nameEnglish, info.author, info.authorEnglish, info.death, info.language, info.source,
-                    terms.licence, terms.machineTranslation, now.iso8601UTC,
-                ])
-            let block = try db.makeStatement(sql: "INSERT INTO tafsir_block (edition_id, surah, position, text) VALUES (?, ?, ?, ?)")
-            var ids: [Int64] = []
-            ids.reserveCapacity(edition.blocks.count)
-            let total = edition.blocks.count + edition.verses.count
-            for (index, entry) in edition.blocks.enumerated() {
-                try block.execute(arguments: [info.id, entry.surah, entry.position, entry.text])
-                ids.append(db.lastInsertedRowID)
-                if index % 256 == 0 { progress?(index, total) }
-            }
-            let verse = try db.makeStatement(sql: "INSERT INTO tafsir_verse (edition_id, surah, ayah, block_id) VALUES (?, ?, ?, ?)")
-            for (index, entry) in edition.verses.enumerated() {
-                try verse.execute(arguments: [info.id, entry.surah, entry.ayah, ids[entry.block]])
-                if index % 256 == 0 { progress?(edition.blocks.count + index, total) }
-            }
-            progress?(total, total)
+            try Self.storeTafsir(db, edition, terms: terms, origin: "import", at: now, progress: progress)
         }
+    }
+
+    /// Writes an edition in place of any of its id.
+    static func storeTafsir(
+        _ db: Database, _ edition: TafsirEdition, terms: TafsirEditionTerms, origin: String, at now: Date, progress: ((Int, Int) -> Void)?
+    ) throws {
+        let info = edition.info
+        try db.execute(sql: "DELETE FROM tafsir_edition WHERE id = ?", arguments: [info.id])
+        try db.execute(
+            sql: """
+                INSERT INTO tafsir_edition (id, name, name_english, author, author_english, author_death, language, source, licence,
+                    machine_translation, imported_at, origin)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                info.id, info.name, info.nameEnglish, info.author, info.authorEnglish, info.death, info.language, info.source,
+                terms.licence, terms.machineTranslation, now.iso8601UTC, origin,
+            ])
+        let block = try db.makeStatement(sql: "INSERT INTO tafsir_block (edition_id, surah, position, text, whole) VALUES (?, ?, ?, ?, ?)")
+        var ids: [Int64] = []
+        ids.reserveCapacity(edition.blocks.count)
+        let total = edition.blocks.count + edition.verses.count
+        for (index, entry) in edition.blocks.enumerated() {
+            try block.execute(arguments: [info.id, entry.surah, entry.position, entry.text, entry.whole])
+            ids.append(db.lastInsertedRowID)
+            if index % 256 == 0 { progress?(index, total) }
+        }
+        let verse = try db.makeStatement(sql: "INSERT INTO tafsir_verse (edition_id, surah, ayah, block_id) VALUES (?, ?, ?, ?)")
+        for (index, entry) in edition.verses.enumerated() {
+            try verse.execute(arguments: [info.id, entry.surah, entry.ayah, ids[entry.block]])
+            if index % 256 == 0 { progress?(edition.blocks.count + index, total) }
+        }
+        progress?(total, total)
     }
 
     /// The editions stored, with their counts.
@@ -290,7 +306,7 @@ extension AppDatabase {
             ).map {
                 StoredTafsirEdition(
                     id: $0["id"], name: $0["name"], author: $0["author"], language: $0["language"], source: $0["source"], licence: $0["licence"],
-                    machineTranslation: $0["machine_translation"], blocks: $0["blocks"], verses: $0["verses"])
+                    machineTranslation: $0["machine_translation"], blocks: $0["blocks"], verses: $0["verses"], origin: $0["origin"])
             }
         }
     }

@@ -2,12 +2,70 @@ import ArgumentParser
 import ContentStore
 import Foundation
 import HijriCalendar
+import VerseCalendar
 import VerseOfTheDay
 
 struct ContentCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "content", abstract: "Tools for the content team: what a reader sees over a year.",
-        subcommands: [ContentCoverageCommand.self, ContentCheckCommand.self])
+        subcommands: [ContentCoverageCommand.self, ContentCheckCommand.self, ContentBundleTafsirCommand.self])
+}
+
+struct ContentBundleTafsirCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bundle-tafsir", abstract: "Writes data/tafsir/<edition>.jsonl: an imported edition's text for every verse that can be a day's.",
+        discussion: """
+            For every selection of the month pools and the occasions, each block of the edition that comments on its \
+            verses is written verbatim: whole when it is short, else the part its excerpts need (the paragraphs they \
+            start in and about 700 words after each, with the heading above; `…` where paragraphs are left out). Run \
+            it after `import tafsir` from the dataset (scripts/bundle-tafsir.sh does both). Bundle only what the \
+            edition's licence lets anyone redistribute: the command refuses a source whose terms say it may not be.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Option(name: .customLong("edition"), help: ArgumentHelp("An imported edition to bundle (repeat it).", valueName: "id"))
+    var editions: [String] = []
+    @Option(parsing: .unconditional, help: ArgumentHelp("The folder to write into (data/tafsir).", valueName: "dir"))
+    var out: String
+    @Option(
+        name: .customLong("taken-from"), parsing: .unconditional,
+        help: ArgumentHelp("Where the text was taken from, written into each file (the dataset and its commit).", valueName: "text"))
+    var takenFrom: String
+
+    func validate() throws {
+        guard !editions.isEmpty else { throw ValidationError("name at least one --edition") }
+        guard (1...500).contains(takenFrom.count) else { throw ValidationError("--taken-from: 1 to 500 characters") }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let database = try global.openDatabase()
+            let calendar = try database.verseCalendar()
+            var selections: [VerseRange] = []
+            for range in calendar.months.flatMap(\.verses) + calendar.occasions.map(\.verses) where !selections.contains(range) {
+                selections.append(range)
+            }
+            let sources = try database.layerSources()
+            let all = Layer.ids.flatMap { sources.sources(for: $0) }
+            let folder = URL(fileURLWithPath: out)
+            // Our entries that quote an edition name it first in their reference ("en.safi on 5:67, …").
+            let quotations = try BundledContent(directory: global.dataDirectory()).commentaryEntries.filter { $0.source.provenance == "quotation" }
+            for id in editions {
+                let quoting = quotations.filter { ($0.source.reference ?? "").hasPrefix(id + " ") }.map { (surah: $0.verses.surah, text: $0.body) }
+                let (edition, terms) = try database.bundle(edition: id, sources: all, selections: selections, quotations: quoting)
+                // The altafsir.com editions and the texts without stated terms are never committed.
+                for refusal in ["non-commercial", "Not stated", "not known", "never bundled"] where terms.licence.contains(refusal) {
+                    throw CLIError("refusing to bundle \(id): its terms say \"\(terms.licence.prefix(160))\"")
+                }
+                let data = try BundledTafsir.write(edition, terms: terms, takenFrom: takenFrom)
+                let file = folder.appendingPathComponent("\(id).jsonl")
+                try data.write(to: file, options: .atomic)
+                let parts = edition.blocks.filter { !$0.whole }.count
+                print(
+                    "\(id): \(edition.blocks.count) blocks (\(parts) cut to the part the excerpts need), \(edition.verses.count) verses, \(data.count / 1024) KB → \(file.path)"
+                )
+            }
+        }
+    }
 }
 
 struct ContentCoverageCommand: ParsableCommand {
@@ -26,6 +84,12 @@ struct ContentCoverageCommand: ParsableCommand {
     var hijriYear: Int?
     @Option(parsing: .unconditional, help: ArgumentHelp("How many incomplete selections the text lists (--json lists all).", valueName: "n"))
     var show = 20
+    @Flag(
+        name: .customLong("every-verse"),
+        help:
+            "Instead of a year's days: every verse of the Quran, one at a time, and how many show each layer (with the editions imported, what a reader of any verse gets)."
+    )
+    var everyVerse = false
 
     func validate() throws {
         guard (0...10_000).contains(show) else { throw ValidationError("invalid --show \(show): expected 0 to 10000") }
@@ -35,6 +99,21 @@ struct ContentCoverageCommand: ParsableCommand {
         try reportingErrors {
             let kind = calendarOptions.calendar
             let database = try global.openDatabase()
+            if everyVerse {
+                let bar = ProgressBar("suras")
+                let report = try DailyVerseReports(database: database).everyVerseCoverage(progress: bar.update)
+                if global.json { return try printJSON(report) }
+                print("every verse (\(report.verses)), one at a time\n")
+                print("layer            verses shown   from")
+                for layer in report.layers {
+                    let sources = layer.sources.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(4).map { "\($0.key) \($0.value)" }
+                    let share = report.verses == 0 ? 0 : 100 * layer.verses / report.verses
+                    print(
+                        layer.id.padding(toLength: 16, withPad: " ", startingAt: 0) + String(format: "%5d (%3d%%)   ", layer.verses, share)
+                            + sources.joined(separator: ", "))
+                }
+                return
+            }
             let year =
                 try hijriYear
                 ?? database.islamicCalendar(kind).hijriDate(for: CivilDate(instant: global.clock(), timeZone: TimeZone(identifier: "UTC")!)).year
@@ -48,6 +127,17 @@ struct ContentCoverageCommand: ParsableCommand {
                     layer.id.padding(toLength: 16, withPad: " ", startingAt: 0) + String(format: "%4d (%3d%%)   %d", layer.days, share, layer.missing)
                 )
             }
+            // Whose words each layer is, by days: quotations of the editions, our summaries, our own text.
+            print("\nlayer            quotation  summary  editorial   shown from")
+            for layer in report.layers {
+                let count = { (key: String) in String(format: "%9d", layer.provenance[key] ?? 0) }
+                let sources = layer.sources.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(4).map { "\($0.key) \($0.value)" }
+                print(
+                    layer.id.padding(toLength: 16, withPad: " ", startingAt: 0) + count("quotation") + count("editorial-summary")
+                        + String(format: "%11d", layer.provenance["editorial"] ?? 0) + "   " + sources.joined(separator: ", "))
+            }
+            let allFive = report.allLayersDays
+            print("\nall five layers: \(allFive) of \(report.days) days (\(report.days == 0 ? 0 : 100 * allFive / report.days)%)")
             print("\nselections lacking layers: \(report.incomplete.count)")
             for selection in report.incomplete.prefix(show) {
                 let name = selection.verses + (selection.occasion.map { " (\($0))" } ?? "")

@@ -44,6 +44,14 @@ public struct GlobalOptions: ParsableArguments {
     @Option(
         name: .long,
         parsing: .unconditional,
+        help: ArgumentHelp(
+            "Which commentary editions feed which layer, in order of preference: LAYER=EDITION[,EDITION…][;LAYER=…], e.g. 'classical_shia=en.mizan,ar.majma;ahlul_bayt=en.safi:narrations'. A layer not named keeps data/layers.json's sources. Default: $DAILYVERSE_LAYERS, else 'layers' in the configuration file.",
+            valueName: "sources"))
+    var layers: String?
+
+    @Option(
+        name: .long,
+        parsing: .unconditional,
         help: ArgumentHelp("Configuration file (TOML). Default: $DAILYVERSE_CONFIG, else /etc/dailyverse/config.toml if present.", valueName: "path"))
     var config: String?
 
@@ -57,6 +65,7 @@ public struct GlobalOptions: ParsableArguments {
             "database", "data", "sink", "grace", "emit_ahead", "apns_topic", "log_level", "listen", "guest_retention", "outbox_retention",
             "idle_timeout", "throttle_sign_in", "throttle_guests", "throttle_accounts", "trusted_proxies",
             "max_connections", "throttle_writes", "max_devices_per_user", "event_retention", "session_idle", "session_lifetime", "region",
+            "layers",
         ] + PushOptions.fileKeys)
 
     /// The configuration file, if one is named or the default exists. Flags override the environment, which
@@ -160,6 +169,11 @@ public struct GlobalOptions: ParsableArguments {
     /// The region named by `--region`, `DAILYVERSE_REGION` or the configuration file, else nil (the data's default).
     func regionID() throws -> String? { try setting(flag: region, environment: "DAILYVERSE_REGION", key: "region") }
 
+    /// The layers' editions named by `--layers`, `DAILYVERSE_LAYERS` or the configuration file, else nil (the data's).
+    func layerSources() throws -> LayerSources? {
+        try setting(flag: layers, environment: "DAILYVERSE_LAYERS", key: "layers").map { try LayerSources(parsing: $0) }
+    }
+
     /// The configured region among `regions`, else their default; an unknown name is an error listing the known.
     func region(in regions: CrescentRegions) throws -> CrescentRegion {
         guard let id = try regionID() else { return regions.defaultRegion }
@@ -219,6 +233,7 @@ public struct GlobalOptions: ParsableArguments {
             guard case .dataDirectoryNotFound = error, try database.seededFingerprint() != nil else { throw error }
         }
         try database.useCrescentRegion(regionID())
+        database.useLayerSources(try layerSources())
         return database
     }
 }

@@ -131,17 +131,30 @@ final class ProgressBar {
 
 /// Wraps English text at `width` columns with an indent.
 func wrap(_ text: String, width: Int = 78, indent: String = "  ") -> String {
-    var lines: [String] = []
-    var line = indent
-    for word in text.split(separator: " ") {
-        if line.count + word.count + 1 > width, line != indent {
-            lines.append(line)
-            line = indent
+    // Each paragraph wrapped on its own, a blank line between them.
+    text.components(separatedBy: "\n\n").map { paragraph in
+        var lines: [String] = []
+        var line = indent
+        for word in paragraph.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
+            if line.count + word.count + 1 > width, line != indent {
+                lines.append(line)
+                line = indent
+            }
+            line += (line == indent ? "" : " ") + word
         }
-        line += (line == indent ? "" : " ") + word
-    }
-    if line != indent { lines.append(line) }
-    return lines.joined(separator: "\n")
+        if line != indent { lines.append(line) }
+        return lines.joined(separator: "\n")
+    }.filter { !$0.isEmpty }.joined(separator: "\n\n")
+}
+
+/// The line under a layer that says whose words it is: "quotation · al-Mizan, Tabatabai · en.mizan on 97:1-5 ·
+/// machine translation · CC BY-ND 4.0 …".
+func sourceLine(_ source: LayerJSON.SourceJSON) -> String {
+    let label = source.provenance == "editorial" ? "editorial text" : source.provenance.replacingOccurrences(of: "-", with: " ")
+    var pieces = [label] + [source.work, source.author, source.reference].compactMap { $0 }
+    if source.machineTranslation == true { pieces.append("machine translation") }
+    if source.edition != nil { pieces.append(String(source.licence.prefix(while: { $0 != "(" && $0 != ":" })).trimmingCharacters(in: .whitespaces)) }
+    return "[" + pieces.joined(separator: " · ") + "]"
 }
 
 /// The verse and its layers as readable text.
@@ -156,9 +169,9 @@ func verseText(_ content: VerseContent, verse: VerseJSON) -> String {
         out += "\n\(layer.layer.icon) \(layer.layer.title)\n"
         if let entry = layer.entry {
             out += wrap(entry.body, indent: "    ") + "\n"
-            let source = [entry.source.work, entry.source.author, entry.source.reference].compactMap { $0 }.joined(separator: ", ")
-            let label = entry.source.provenance == "editorial" ? "editorial text" : entry.source.provenance.replacingOccurrences(of: "-", with: " ")
-            out += "    [\(source.isEmpty ? label : "\(label): \(source)")]\n"
+            let line =
+                sourceLine(LayerJSON(layer).source!) + (layer.more ? " · more: verse \(content.range.key) --layer \(layer.layer.id) --full" : "")
+            out += wrap(line, indent: "    ") + "\n"
         } else {
             out += "    (no entry yet)\n"
         }

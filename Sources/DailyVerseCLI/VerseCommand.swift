@@ -11,10 +11,47 @@ struct VerseCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("SURA:AYA or SURA:AYA-AYA.", valueName: "key")) var key: String
     @Option(parsing: .unconditional, help: ArgumentHelp("Translation id.", valueName: "id")) var translation: String = BundledContent.pickthall.id
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Print one layer only: foundation, classical_shia, contemporary, ahlul_bayt or comparative.", valueName: "layer"))
+    var layer: String?
+    @Flag(help: "With --layer: the layer's whole text (the edition's blocks for the verses), not the excerpt a day shows.")
+    var full = false
+
+    func validate() throws {
+        if let layer, !Layer.ids.contains(layer) {
+            throw ValidationError("unknown layer '\(layer.prefix(40))': expected one of \(Layer.ids.joined(separator: ", "))")
+        }
+        if full && layer == nil { throw ValidationError("--full needs --layer") }
+    }
 
     func run() throws {
         try reportingErrors {
             let range = try VerseRange(parsing: key)
+            if let layer {
+                let reports = try DailyVerseReports(database: global.openDatabase())
+                if full {
+                    let commentary = try reports.commentary(range, layer: layer)
+                    if global.json { return try printJSON(commentary) }
+                    print("\(commentary.title) — \(commentary.key)\n")
+                    print(wrap(commentary.text ?? "(no entry yet)", indent: "  "))
+                    if let source = commentary.source {
+                        print("\n" + wrap(sourceLine(source), indent: "  "))
+                        if !commentary.whole {
+                            print(wrap("(the part of the edition the repository bundles: import the edition for its whole text)", indent: "  "))
+                        }
+                    }
+                    return
+                }
+                let report = try reports.verse(range, translation: translation)
+                guard let shown = report.layers.first(where: { $0.id == layer }) else { return }
+                if global.json { return try printJSON(shown) }
+                print("\(shown.title) — \(range.key)\n")
+                print(wrap(shown.body ?? "(no entry yet)", indent: "  "))
+                if let source = shown.source { print("\n" + wrap(sourceLine(source) + (shown.more ? " · more: --full" : ""), indent: "  ")) }
+                return
+            }
             let report = try DailyVerseReports(database: global.openDatabase()).verse(range, translation: translation)
             if global.json { return try printJSON(report) }
             print(verseText(report.content, verse: report.verse))

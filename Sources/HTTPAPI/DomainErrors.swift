@@ -28,7 +28,9 @@ extension APIError {
             switch error {
             case .verseNotFound: self = .notFound("verse_not_found", error.description)
             case .unknownTranslation: self = .notFound("translation_not_found", error.description)
-            case .cannotOpen, .dataDirectoryNotFound, .missingDataFile, .unreadableFile, .malformedLine, .malformedData, .unknownLayer, .notSeeded:
+            case .unknownLayer: self = .notFound("layer_not_found", error.description)
+            case .cannotOpen, .dataDirectoryNotFound, .missingDataFile, .unreadableFile, .malformedLine, .malformedData, .notSeeded,
+                .invalidLayerSources:
                 return nil
             }
         case let error as CalendarError:

@@ -126,6 +126,13 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
         return try conditional(request, try answering(.answer) { try environment.reports.verse(range, translation: translation) }, maxAge: 86_400)
     }
 
+    router.get("/v1/verses/:key/commentary/:layer") { request, context -> Response in
+        let key = try context.pathParameter("key")
+        let layer = try context.pathParameter("layer")
+        let range = try answering(.url) { try VerseRange(parsing: key) }
+        return try conditional(request, try answering(.answer) { try environment.reports.commentary(range, layer: layer) }, maxAge: 86_400)
+    }
+
     router.get("/v1/calendar/:year") { request, context -> Response in
         // Parsed before any arithmetic: at most four digits (1 to 9999); whether the calendar covers it is its question.
         let text = try context.pathParameter("year")

@@ -238,6 +238,14 @@ public final class AppDatabase: Sendable {
     /// An empty in-memory database with the schema, for tests.
     public static func inMemory(schema: Schema) throws -> AppDatabase { try AppDatabase(DatabaseQueue(), schema: schema) }
 
+    /// A copy of this database, page by page, in memory: a test starts from one seeded database instead of seeding
+    /// its own.
+    public func inMemoryCopy(schema: Schema) throws -> AppDatabase {
+        let queue = try DatabaseQueue()
+        try writer.backup(to: queue)
+        return try AppDatabase(queue, schema: schema)
+    }
+
     /// The default location: `$XDG_DATA_HOME/dailyverse/dailyverse.sqlite`, or `~/.local/share/…`.
     public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {

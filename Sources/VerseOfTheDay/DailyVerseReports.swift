@@ -55,6 +55,11 @@ public struct DailyVerseReports: Sendable {
         VerseReport(try database.verse(range, translation: translation))
     }
 
+    /// A layer's whole text for a verse or passage, with its source.
+    public func commentary(_ range: VerseRange, layer: String) throws -> CommentaryJSON {
+        CommentaryJSON(try database.commentary(range, layer: layer))
+    }
+
     /// A Hijri year's months and occasions with their Gregorian dates.
     public func year(_ year: Int, calendar kind: CalendarKind, adjustment: Adjustment) throws -> YearReport {
         let calendar = try database.islamicCalendar(kind)

@@ -49,18 +49,32 @@ public struct VerseJSON: Encodable, Sendable {
     }
 }
 
-/// One of the five layers; `body` and `source` are null where the store has no entry.
+/// One of the five layers; `body` and `source` are null where the store has no entry. `more`: the body is an excerpt
+/// of a longer text (`GET /v1/verses/{key}/commentary/{layer}`); `direction`: how the body runs (`rtl` for Arabic).
 public struct LayerJSON: Encodable, Sendable {
     public let id: String
     public let title: String
     public let body: String?
     public let source: SourceJSON?
+    public let more: Bool
+    public let direction: String
 
+    /// Whose words the body is (`provenance`: editorial, editorial-summary, quotation), where it comes from, in which
+    /// language, whether it is a machine translation (null: not known), and under which terms.
     public struct SourceJSON: Encodable, Sendable {
         public let work: String?
         public let author: String?
         public let reference: String?
         public let provenance: String
+        public let edition: String?
+        public let language: String
+        public let machineTranslation: Bool?
+        public let licence: String
+
+        init(_ source: CommentarySource) {
+            (work, author, reference, provenance) = (source.work, source.author, source.reference, source.provenance)
+            (edition, language, machineTranslation, licence) = (source.edition, source.language, source.machineTranslation, source.licence)
+        }
 
         public func encode(to encoder: Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -68,18 +82,27 @@ public struct LayerJSON: Encodable, Sendable {
             try container.encode(author, forKey: .author)
             try container.encode(reference, forKey: .reference)
             try container.encode(provenance, forKey: .provenance)
+            try container.encode(edition, forKey: .edition)
+            try container.encode(language, forKey: .language)
+            try container.encode(machineTranslation, forKey: .machineTranslation)
+            try container.encode(licence, forKey: .licence)
         }
-        enum CodingKeys: String, CodingKey { case work, author, reference, provenance }
+        enum CodingKeys: String, CodingKey {
+            case work, author, reference, provenance, edition, language, licence, machineTranslation = "machine_translation"
+        }
     }
 
-    init(_ text: LayerText) {
+    public init(_ text: LayerText) {
         id = text.layer.id
         title = text.layer.title
         body = text.entry?.body
-        source = text.entry.map {
-            SourceJSON(work: $0.source.work, author: $0.source.author, reference: $0.source.reference, provenance: $0.source.provenance)
-        }
+        source = text.entry.map { SourceJSON($0.source) }
+        more = text.more
+        direction = LayerJSON.direction(text.entry?.source.language)
     }
+
+    /// `rtl` for the languages written right to left.
+    static func direction(_ language: String?) -> String { ["ar", "fa", "ur", "he"].contains(language ?? "") ? "rtl" : "ltr" }
 
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -87,8 +110,45 @@ public struct LayerJSON: Encodable, Sendable {
         try container.encode(title, forKey: .title)
         try container.encode(body, forKey: .body)
         try container.encode(source, forKey: .source)
+        try container.encode(more, forKey: .more)
+        try container.encode(direction, forKey: .direction)
     }
-    enum CodingKeys: String, CodingKey { case id, title, body, source }
+    enum CodingKeys: String, CodingKey { case id, title, body, source, more, direction }
+}
+
+/// `GET /v1/verses/{key}/commentary/{layer}` and `verse KEY --layer L --full`: a layer's whole text with its source.
+/// `whole` is false when the text is the part of the edition's blocks the repository bundles (import the edition for
+/// the rest).
+public struct CommentaryJSON: Encodable, Sendable {
+    public let key: String
+    public let layer: String
+    public let title: String
+    public let text: String?
+    public let source: LayerJSON.SourceJSON?
+    public let whole: Bool
+    public let direction: String
+
+    public init(_ commentary: LayerCommentary) {
+        key = commentary.range.key
+        layer = commentary.layer.id
+        title = commentary.layer.title
+        text = commentary.text
+        source = commentary.entry.map { LayerJSON.SourceJSON($0.source) }
+        whole = commentary.whole
+        direction = LayerJSON.direction(commentary.entry?.source.language)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(key, forKey: .key)
+        try container.encode(layer, forKey: .layer)
+        try container.encode(title, forKey: .title)
+        try container.encode(text, forKey: .text)
+        try container.encode(source, forKey: .source)
+        try container.encode(whole, forKey: .whole)
+        try container.encode(direction, forKey: .direction)
+    }
+    enum CodingKeys: String, CodingKey { case key, layer, title, text, source, whole, direction }
 }
 
 /// `today --json`.

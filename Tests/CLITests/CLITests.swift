@@ -111,7 +111,12 @@ struct CLI {
         #expect(Set((verse["translation"] as? [String: Any] ?? [:]).keys) == ["id", "text"])
         let layers = try #require(json["layers"] as? [[String: Any]])
         #expect(layers.map { $0["id"] as? String } == ["foundation", "classical_shia", "contemporary", "ahlul_bayt", "comparative"])
-        #expect(layers.allSatisfy { Set($0.keys) == ["id", "title", "body", "source"] })
+        #expect(layers.allSatisfy { Set($0.keys) == ["id", "title", "body", "source", "more", "direction"] })
+        for layer in layers {
+            let source = try #require(layer["source"] as? [String: Any], "every layer is shown on 17:82")
+            #expect(
+                Set(source.keys) == ["work", "author", "reference", "provenance", "edition", "language", "machine_translation", "licence"])
+        }
         #expect((json["attribution"] as? String)?.contains("Tanzil") == true)
     }
 

@@ -5,10 +5,21 @@ import Testing
     @Test func coverageSaysPerLayerHowManyDaysShowIt() throws {
         let json = CLI.run(["content", "coverage", "--hijri-year", "1446", "--json"])
         #expect(json.status == 0, "\(json.stderr)")
-        #expect(Set(json.json.keys) == ["hijri_year", "calendar", "days", "selections", "layers", "incomplete", "entries"])
+        #expect(Set(json.json.keys) == ["hijri_year", "calendar", "days", "selections", "layers", "incomplete", "entries", "all_layers_days"])
         #expect(json.json["days"] as? Int == 355, "1446 has 355 days by the predicted calendar (354 by Umm al-Qura)")
         let layers = try #require(json.json["layers"] as? [[String: Any]])
         #expect(layers.map { $0["id"] as? String } == ["foundation", "classical_shia", "contemporary", "ahlul_bayt", "comparative"])
+        // Per layer, the days by whose words it is; they add up to the days it is shown.
+        for layer in layers {
+            let provenance = try #require(layer["provenance"] as? [String: Int])
+            #expect(provenance.values.reduce(0, +) == layer["days"] as? Int)
+            #expect(Set(provenance.keys).isSubset(of: ["editorial", "editorial-summary", "quotation"]))
+        }
+        // The bar for the bundled data: all five layers on at least 95 % of the days.
+        let allFive = try #require(json.json["all_layers_days"] as? Int)
+        #expect(allFive * 100 >= 95 * 355, "all five layers on \(allFive) of 355 days")
+        let classical = try #require(layers.first { $0["id"] as? String == "classical_shia" })
+        #expect(((classical["sources"] as? [String: Int])?["en.mizan"] ?? 0) > 300, "al-Mizan's excerpts on most days")
         let text = CLI.run(["content", "coverage", "--hijri-year", "1446", "--show", "2"])
         #expect(text.status == 0)
         #expect(text.stdout.hasPrefix("1446 AH (predicted): 355 days, "))

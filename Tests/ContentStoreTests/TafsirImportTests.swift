@@ -67,7 +67,7 @@ import Testing
                 "expected en.noor sura 97"))
         #expect(try refusal("en.noor/97.json", { $0.replacingOccurrences(of: "\"ayah\": 5", with: "\"ayah\": 4") }).contains("97:4 is given twice"))
         #expect(try refusal("en.noor/97.json", { String($0.dropLast(20)) }).contains("en.noor/97.json"))
-        #expect(try refusal("editions.json", { $0 }, edition: "en.nemooneh").contains("no edition 'en.nemooneh'"))
+        #expect(try refusal("editions.json", { $0 }, edition: "ar.burhan").contains("no edition 'ar.burhan'"))
         #expect(try refusal("editions.json", { _ in "{\"not\": \"a list\"}" }).contains("editions.json"))
         #expect(try refusal("editions.json", { $0.replacingOccurrences(of: "\"en.noor\"", with: "\"../../etc\"") }).contains("'../../etc'"))
         let missing = FileManager.default.temporaryDirectory.appendingPathComponent("dailyverse-no-tafsir-\(UUID().uuidString)")

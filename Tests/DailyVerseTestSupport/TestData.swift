@@ -13,11 +13,17 @@ public let dataDirectory = repositoryDirectory.appendingPathComponent("data")
 /// Read once per test process: parsing data/ is the slow part of seeding.
 public let bundledContent: BundledContent = try! BundledContent(directory: dataDirectory)
 
-/// A fresh in-memory database with the whole schema, seeded with the bundled content.
-public func seededDatabase() throws -> AppDatabase {
-    let database = try AppDatabase.inMemory()
-    try database.seed(bundledContent)
+/// Seeded once per test process; each test gets a copy of it.
+private let seededTemplate: AppDatabase = {
+    let database = try! AppDatabase.inMemory()
+    try! database.seed(bundledContent)
     return database
+}()
+
+/// A fresh in-memory database with the whole schema, seeded with the bundled content (a copy of one seeded once per
+/// test process: seeding the bundled editions each time is the slow part).
+public func seededDatabase() throws -> AppDatabase {
+    try seededTemplate.inMemoryCopy(schema: .dailyVerse)
 }
 
 /// An instant written in ISO 8601 ("2025-03-01T08:00:00Z"): tests pin their clocks to such instants.

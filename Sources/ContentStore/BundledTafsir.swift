@@ -1,0 +1,261 @@
+import Diagnostics
+import Foundation
+import GRDB
+import Storage
+import VerseCalendar
+
+/// An edition as the repository bundles it, `data/tafsir/<edition>.jsonl`: the verbatim text of its blocks (or the
+/// verbatim part of a long block) for the verses that can be a day's verse, written by `dailyverse content
+/// bundle-tafsir` from an imported edition.
+///
+/// The first line is the edition, its terms and where the text was taken from:
+///
+///     {"edition": {"id": "en.noor", "name": …, "name_en": …, "author": …, "author_en": …, "language": "en",
+///      "source": "app-furqan", "death": null}, "licence": "CC BY-ND 4.0 …", "machine_translation": null,
+///      "taken_from": "narmafraz/ThaqalaynTafsirData at 1acb6d2…"}
+///
+/// then a block a line, in the order of the dataset's files:
+///
+///     {"surah": 97, "position": 0, "ayahs": [1, 2], "whole": true, "text": "Paragraph.\n\nParagraph."}
+///
+/// A part (`"whole": false`) keeps the block's paragraphs that the excerpts need, in order, each verbatim; a line
+/// holding only `…` marks where paragraphs were left out.
+public struct BundledTafsir: Sendable {
+    public let edition: TafsirEdition
+    public let terms: TafsirEditionTerms
+    public let takenFrom: String
+
+    struct Header: Codable {
+        let edition: TafsirEditionInfo
+        let licence: String
+        let machineTranslation: Bool?
+        let takenFrom: String
+        enum CodingKeys: String, CodingKey { case edition, licence, machineTranslation = "machine_translation", takenFrom = "taken_from" }
+    }
+
+    struct Line: Codable {
+        let surah: Int
+        let position: Int
+        let ayahs: [Int]
+        let whole: Bool
+        let text: String
+    }
+
+    /// The folder of data/ that holds them.
+    public static let folder = "tafsir"
+    /// A line holds a block or a part of one: the longest block of the editions bundled is under 1 MB.
+    public static let maximumLineBytes = 4 << 20
+
+    /// Reads and checks a bundled edition against the Quran's suras (`ayahCounts`); the first problem names the file and
+    /// the line.
+    public init(contentsOf url: URL, ayahCounts: [Int]) throws(StoreError) {
+        let name = "\(Self.folder)/\(url.lastPathComponent)"
+        var header: Header?
+        var blocks: [TafsirEdition.Block] = []
+        var verses: [TafsirEdition.Verse] = []
+        var seen = Set<Int>()
+        do {
+            let file = try InputFile(path: url.path)
+            try file.forEachLine(maximumLineBytes: Self.maximumLineBytes) { number, bytes, _ in
+                func fail(_ reason: String) -> StoreError { .malformedLine(file: name, line: number, reason: reason) }
+                guard !bytes.isEmpty else { return }
+                let data = Data(bytes)
+                if header == nil {
+                    do { header = try JSONDecoder().decode(Header.self, from: data) } catch {
+                        throw fail("not the edition's header: \(CommentaryFile.describe(error))")
+                    }
+                    guard TafsirEditionInfo.isValidID(header!.edition.id), url.lastPathComponent == "\(header!.edition.id).jsonl" else {
+                        throw fail("the edition '\(header!.edition.id.prefix(60))' is not the file's name")
+                    }
+                    return
+                }
+                let line: Line
+                do { line = try JSONDecoder().decode(Line.self, from: data) } catch { throw fail("not a block: \(CommentaryFile.describe(error))") }
+                guard (1...114).contains(line.surah) else { throw fail("sura \(line.surah) does not exist") }
+                guard !line.ayahs.isEmpty, line.ayahs.allSatisfy({ (1...ayahCounts[line.surah - 1]).contains($0) }) else {
+                    throw fail("ayat \(line.ayahs.prefix(5)) are not all verses of sura \(line.surah)")
+                }
+                guard !line.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw fail("an empty block") }
+                for ayah in line.ayahs {
+                    guard seen.insert(line.surah * 1000 + ayah).inserted else { throw fail("\(line.surah):\(ayah) is in two blocks") }
+                    verses.append(.init(surah: line.surah, ayah: ayah, block: blocks.count))
+                }
+                blocks.append(.init(surah: line.surah, position: line.position, text: line.text, whole: line.whole))
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch let error as InputFileError {
+            throw StoreError(error)
+        } catch {
+            throw .malformedData(file: name, reason: "\(error)")
+        }
+        guard let header else { throw .malformedData(file: name, reason: "empty: expected the edition's header and its blocks") }
+        edition = TafsirEdition(info: header.edition, blocks: blocks, verses: verses.sorted { ($0.surah, $0.ayah) < ($1.surah, $1.ayah) })
+        terms = TafsirEditionTerms(licence: header.licence, machineTranslation: header.machineTranslation)
+        takenFrom = header.takenFrom
+    }
+
+    /// Every bundled edition in a data folder (none when it has no `tafsir/`).
+    static func all(in directory: URL, ayahCounts: [Int]) throws(StoreError) -> [BundledTafsir] {
+        let folder = directory.appendingPathComponent(folder)
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".jsonl") }.sorted()
+        var editions: [BundledTafsir] = []
+        for name in names { editions.append(try BundledTafsir(contentsOf: folder.appendingPathComponent(name), ayahCounts: ayahCounts)) }
+        return editions
+    }
+
+    /// The file's text for `edition`: its header and its blocks (the parts kept).
+    public static func write(_ edition: TafsirEdition, terms: TafsirEditionTerms, takenFrom: String) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var out = Data()
+        out += try encoder.encode(
+            Header(edition: edition.info, licence: terms.licence, machineTranslation: terms.machineTranslation, takenFrom: takenFrom))
+        out += Data("\n".utf8)
+        var ayahs: [Int: [Int]] = [:]
+        for verse in edition.verses { ayahs[verse.block, default: []].append(verse.ayah) }
+        for (index, block) in edition.blocks.enumerated() {
+            guard let list = ayahs[index] else { continue }
+            out += try encoder.encode(Line(surah: block.surah, position: block.position, ayahs: list.sorted(), whole: block.whole, text: block.text))
+            out += Data("\n".utf8)
+        }
+        return out
+    }
+}
+
+/// The verbatim part of a long block that the repository bundles: the paragraphs the excerpts for the days' verses
+/// start in and those after them (about `partWords` words from each start), with the heading above each run; `…`
+/// where paragraphs are left out. A block of at most `wholeWords` words is bundled whole.
+public enum TafsirBundlePart {
+    public static let wholeWords = 1_500
+    public static let partWords = 700
+
+    /// The paragraphs to keep, from the paragraphs the excerpts start in.
+    public static func kept(paragraphs: [String], starts: [Int]) -> [Int] {
+        var keep = Set<Int>()
+        for start in starts where paragraphs.indices.contains(start) {
+            if let heading = (0..<start).last(where: { BlockReading.isHeading(paragraphs[$0]) }) { keep.insert(heading) }
+            var words = 0
+            var index = start
+            while index < paragraphs.count && words < partWords {
+                keep.insert(index)
+                words += TafsirExcerpt.wordCount(paragraphs[index])
+                index += 1
+            }
+        }
+        return keep.sorted()
+    }
+
+    /// The part's text: the kept paragraphs, `…` between runs that are not next to each other.
+    public static func text(paragraphs: [String], kept: [Int]) -> String {
+        var out: [String] = []
+        var previous: Int?
+        for index in kept {
+            if let previous, index != previous + 1 { out.append(omission) }
+            if previous == nil && index != 0 { out.append(omission) }
+            out.append(paragraphs[index])
+            previous = index
+        }
+        if let previous, previous != paragraphs.count - 1 { out.append(omission) }
+        return out.joined(separator: "\n\n")
+    }
+
+    /// The paragraph that marks where paragraphs of the edition's block were left out.
+    public static let omission = "…"
+}
+
+extension AppDatabase {
+    /// An imported edition cut down to what the days' verses need (`selections`): each block commenting on one of
+    /// them, whole when short, else the verbatim part its excerpts need; checked so that every excerpt taken from the
+    /// part is the one taken from the whole block (else the block is kept whole).
+    ///
+    /// `quotations` (a sura and a text): our entries that quote the edition; the block each is found in is bundled whole
+    /// too, so that `content check` can find the quotation in it.
+    public func bundle(
+        edition id: String, sources: [LayerSource], selections: [VerseRange], quotations: [(surah: Int, text: String)] = []
+    ) throws
+        -> (TafsirEdition, TafsirEditionTerms)
+    {
+        let quran = try quranIndex()
+        return try read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM tafsir_edition WHERE id = ? AND origin = 'import'", arguments: [id]) else {
+                throw StoreError.malformedData(
+                    file: "tafsir_edition", reason: "no imported edition '\(id)': import it first (dailyverse import tafsir)")
+            }
+            let info = TafsirEditionInfo(
+                id: id, name: row["name"], nameEnglish: row["name_english"], author: row["author"], authorEnglish: row["author_english"],
+                language: row["language"], source: row["source"], death: row["author_death"])
+            let terms = TafsirEditionTerms(licence: row["licence"], machineTranslation: row["machine_translation"])
+            let style = ExcerptStyle(edition: id)
+            let parts = Set(sources.filter { $0.edition == id }.map(\.part)).sorted { $0.rawValue < $1.rawValue }
+            // Each block once, with the selections that touch it.
+            var blockSelections: [Int64: [VerseRange]] = [:]
+            var blockRows: [Int64: Row] = [:]
+            var quoted = Set<Int64>()
+            for range in selections {
+                for block in try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT b.id, b.surah, b.position, b.text, (SELECT min(ayah) FROM tafsir_verse w WHERE w.block_id = b.id) AS first,
+                            (SELECT max(ayah) FROM tafsir_verse w WHERE w.block_id = b.id) AS last
+                        FROM tafsir_block b WHERE b.id IN (
+                            SELECT block_id FROM tafsir_verse WHERE edition_id = ? AND surah = ? AND ayah BETWEEN ? AND ?)
+                        """, arguments: [id, range.surah, range.start, range.end])
+                {
+                    blockSelections[block["id"], default: []].append(range)
+                    blockRows[block["id"]] = block
+                }
+            }
+            for quotation in quotations {
+                let wanted = ContentCheck.folded(quotation.text)
+                for block in try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT b.id, b.surah, b.position, b.text, (SELECT min(ayah) FROM tafsir_verse w WHERE w.block_id = b.id) AS first,
+                            (SELECT max(ayah) FROM tafsir_verse w WHERE w.block_id = b.id) AS last
+                        FROM tafsir_block b WHERE b.edition_id = ? AND b.surah = ?
+                        """, arguments: [id, quotation.surah]) where ContentCheck.folded(block["text"]).contains(wanted)
+                {
+                    blockRows[block["id"]] = block
+                    quoted.insert(block["id"])
+                }
+            }
+            var blocks: [TafsirEdition.Block] = []
+            var verses: [TafsirEdition.Verse] = []
+            for blockID in blockRows.keys.sorted() {
+                let row = blockRows[blockID]!
+                let text: String = row["text"]
+                let surah: Int = row["surah"]
+                let covered = (row["first"] as Int)...(row["last"] as Int)
+                let paragraphs = text.components(separatedBy: "\n\n")
+                func excerpts(_ paragraphs: [String]) -> [TafsirExcerpt?] {
+                    (blockSelections[blockID] ?? []).flatMap { range in
+                        parts.map { part in
+                            TafsirExcerpt.make(
+                                paragraphs: paragraphs, style: style, part: part, language: info.language,
+                                verses: max(range.start, covered.lowerBound)...min(range.end, covered.upperBound), blockVerses: covered,
+                                surah: surah, quran: quran)
+                        }
+                    }
+                }
+                var kept = text
+                var whole = true
+                if TafsirExcerpt.wordCount(text) > TafsirBundlePart.wholeWords && !quoted.contains(blockID) {
+                    let fromWhole = excerpts(paragraphs)
+                    let starts = fromWhole.compactMap { $0?.startParagraph }
+                    // A long block no day can show an excerpt of is not bundled.
+                    if starts.isEmpty { continue }
+                    let part = TafsirBundlePart.text(paragraphs: paragraphs, kept: TafsirBundlePart.kept(paragraphs: paragraphs, starts: starts))
+                    if excerpts(part.components(separatedBy: "\n\n")).map({ $0?.text }) == fromWhole.map({ $0?.text }) {
+                        (kept, whole) = (part, false)
+                    }
+                }
+                for ayah in try Int.fetchAll(db, sql: "SELECT ayah FROM tafsir_verse WHERE block_id = ? ORDER BY ayah", arguments: [blockID]) {
+                    verses.append(.init(surah: surah, ayah: ayah, block: blocks.count))
+                }
+                blocks.append(.init(surah: surah, position: row["position"], text: kept, whole: whole))
+            }
+            return (TafsirEdition(info: info, blocks: blocks, verses: verses), terms)
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import GRDB
+import Storage
+import Synchronization
+import VerseCalendar
+
+/// The layers from the commentary editions: which editions feed each layer (the seeded default, or this process's
+/// choice), the excerpt a day shows, and the whole text behind it.
+extension AppDatabase {
+    private static let sourcesKey = "content.layers.sources"
+    private static let quranKey = "content.layers.quran"
+
+    /// Feeds the layers named in `overrides` from their editions in this process (nil: the data's default for all).
+    public func useLayerSources(_ overrides: LayerSources?) {
+        kept.set(Self.sourcesKey, overrides)
+    }
+
+    /// The editions feeding each layer: the data's default with this process's choice in place of it.
+    public func layerSources() throws -> LayerSources {
+        try read { db in try Self.layerSources(db, overrides: kept.value(Self.sourcesKey, as: LayerSources.self)) }
+    }
+
+    static func layerSources(_ db: Database, overrides: LayerSources?) throws -> LayerSources {
+        var byLayer: [String: [LayerSource]] = [:]
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, sources FROM layer")) {
+            let names = (try? JSONDecoder().decode([String].self, from: Data((row["sources"] as String).utf8))) ?? []
+            byLayer[row["id"]] = names.compactMap(LayerSource.init(parsing:))
+        }
+        let seeded = LayerSources(byLayer)
+        return overrides.map { seeded.overridden(by: $0) } ?? seeded
+    }
+
+    /// The Quran's skeleton index, built once per process for the Arabic text in the store (databases seeded from the
+    /// same data share it; an imported Quran text has its own).
+    func quranIndex() throws -> QuranIndex {
+        let fingerprint = try seededFingerprint() ?? ""
+        if let kept = kept.value(Self.quranKey, as: (String, QuranIndex).self), kept.0 == fingerprint { return kept.1 }
+        let rows = try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT surah, ayah, text FROM ayah_text WHERE edition_id = ? ORDER BY surah, ayah",
+                arguments: [BundledContent.arabicEdition.id]
+            ).map { (surah: $0["surah"] as Int, ayah: $0["ayah"] as Int, text: $0["text"] as String) }
+        }
+        var hash = FNV1a()
+        for row in rows { hash.mix(row.text.utf8) }
+        let index = Self.quranIndexes.withLock { indexes in
+            if let index = indexes[hash.hex] { return index }
+            let index = QuranIndex(verses: rows)
+            indexes[hash.hex] = index
+            return index
+        }
+        kept.set(Self.quranKey, (fingerprint, index))
+        return index
+    }
+
+    /// The indexes built in this process, by the Arabic text's hash.
+    private static let quranIndexes = Mutex<[String: QuranIndex]>([:])
+
+    /// What the layers' editions need in a read: the sources and the Quran's index.
+    func layerContext() throws -> LayerContext {
+        LayerContext(overrides: kept.value(Self.sourcesKey, as: LayerSources.self), quran: try quranIndex())
+    }
+
+    /// The whole text behind a layer of a verse or passage: the blocks of the edition it is taken from (each once, in
+    /// order), or the entry itself when the layer shows one of ours.
+    public func commentary(_ range: VerseRange, layer: String, occasion: String? = nil) throws -> LayerCommentary {
+        guard Layer.ids.contains(layer) else { throw StoreError.unknownLayer(layer) }
+        let context = try layerContext()
+        return try read { db in
+            guard let surah = try Self.surah(db, range.surah) else { throw StoreError.notSeeded("suras") }
+            guard range.end <= surah.ayahCount else { throw StoreError.verseNotFound(range.key) }
+            let texts = try Self.layerTexts(db, for: range, occasion: occasion, context: context)
+            guard let shown = texts.first(where: { $0.layer.id == layer }) else { throw StoreError.unknownLayer(layer) }
+            guard let entry = shown.entry else { return LayerCommentary(layer: shown.layer, range: range, entry: nil, text: nil, whole: true) }
+            guard let edition = entry.source.edition else {
+                return LayerCommentary(layer: shown.layer, range: range, entry: entry, text: entry.body, whole: true)
+            }
+            let blocks = try Self.editionBlocks(db, edition: edition, range: range)
+            return LayerCommentary(
+                layer: shown.layer, range: range, entry: entry, text: blocks.map(\.text).joined(separator: "\n\n"),
+                whole: blocks.allSatisfy(\.whole))
+        }
+    }
+
+    /// A block of an edition with the verses it covers.
+    struct EditionBlock {
+        let text: String
+        let whole: Bool
+        let verses: ClosedRange<Int>
+    }
+
+    /// The blocks of `edition` for the verses of `range`, in order, each once, with the span of verses each covers.
+    static func editionBlocks(_ db: Database, edition: String, range: VerseRange) throws -> [EditionBlock] {
+        try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT b.text, b.whole, (SELECT min(ayah) FROM tafsir_verse w WHERE w.block_id = b.id) AS first,
+                        (SELECT max(ayah) FROM tafsir_verse w WHERE w.block_id = b.id) AS last
+                    FROM tafsir_block b WHERE b.id IN (
+                        SELECT block_id FROM tafsir_verse WHERE edition_id = ? AND surah = ? AND ayah BETWEEN ? AND ?)
+                    ORDER BY b.position
+                    """), arguments: [edition, range.surah, range.start, range.end]
+        ).map { EditionBlock(text: $0["text"], whole: $0["whole"], verses: ($0["first"] as Int)...($0["last"] as Int)) }
+    }
+
+    /// The first of `sources` whose edition is in the store and has a clean excerpt for the range: the entry it shows,
+    /// and whether its whole text is longer.
+    static func editionLayer(
+        _ db: Database, layer: String, sources: [LayerSource], range: VerseRange, quran: QuranIndex
+    ) throws -> (
+        CommentaryEntry, Bool
+    )? {
+        for source in sources {
+            guard
+                let edition = try Row.fetchOne(
+                    db.cachedStatement(sql: "SELECT * FROM tafsir_edition WHERE id = ?"), arguments: [source.edition])
+            else { continue }
+            let blocks = try editionBlocks(db, edition: source.edition, range: range)
+            for block in blocks {
+                let verses = max(range.start, block.verses.lowerBound)...min(range.end, block.verses.upperBound)
+                guard
+                    let excerpt = TafsirExcerpt.make(
+                        paragraphs: block.text.components(separatedBy: "\n\n"), style: ExcerptStyle(edition: source.edition), part: source.part,
+                        language: edition["language"], verses: verses, blockVerses: block.verses, surah: range.surah, quran: quran)
+                else { continue }
+                let span =
+                    block.verses.lowerBound == block.verses.upperBound
+                    ? "\(block.verses.lowerBound)" : "\(block.verses.lowerBound)-\(block.verses.upperBound)"
+                let work: String = edition["name_english"] ?? edition["name"]
+                let reference = "\(source.edition) on \(range.surah):\(span)" + (source.part == .narrations ? ", a narration it reports" : "")
+                let entry = CommentaryEntry(
+                    verses: range, layer: layer, body: excerpt.text,
+                    source: CommentarySource(
+                        work: work, author: edition["author_english"] ?? edition["author"], reference: reference, provenance: "quotation",
+                        edition: source.edition, language: edition["language"], machineTranslation: edition["machine_translation"],
+                        licence: edition["licence"]))
+                let whole = blocks.map(\.text).joined(separator: "\n\n")
+                return (entry, excerpt.text != whole || blocks.contains { !$0.whole })
+            }
+        }
+        return nil
+    }
+}
+
+/// What a read needs to show the layers from the editions.
+struct LayerContext: Sendable {
+    let overrides: LayerSources?
+    let quran: QuranIndex
+}
+
+/// A layer's whole text for a verse or passage (`GET /v1/verses/{key}/commentary/{layer}`): the edition's blocks, or
+/// our entry. `whole` is false when the text is the part of the edition's blocks that the repository bundles.
+public struct LayerCommentary: Sendable {
+    public let layer: Layer
+    public let range: VerseRange
+    public let entry: CommentaryEntry?
+    public let text: String?
+    public let whole: Bool
+}

@@ -1,0 +1,104 @@
+import Foundation
+
+/// An edition that feeds a layer, and the part of its blocks the layer takes: `en.mizan`, `en.safi:narrations`.
+public struct LayerSource: Hashable, Sendable, CustomStringConvertible {
+    public let edition: String
+    public let part: ExcerptPart
+
+    public init(edition: String, part: ExcerptPart = .commentary) {
+        self.edition = edition
+        self.part = part
+    }
+
+    /// `ID` or `ID:PART` (PART one of commentary, narrations); nil when it is neither.
+    public init?(parsing text: String) {
+        let pieces = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        guard (1...2).contains(pieces.count), TafsirEditionInfo.isValidID(pieces[0]) else { return nil }
+        guard let part = pieces.count == 2 ? ExcerptPart(rawValue: pieces[1]) : .commentary else { return nil }
+        (edition, self.part) = (pieces[0], part)
+    }
+
+    public var description: String { part == .commentary ? edition : "\(edition):\(part.rawValue)" }
+}
+
+/// Which editions feed which layer, in order of preference. The data's default is `data/layers.json`'s `sources`; an
+/// installation names its own (`--layers`, `DAILYVERSE_LAYERS` or `layers` in the configuration file), layer by layer:
+///
+///     classical_shia=en.mizan,ar.majma;contemporary=en.noor,en.nemooneh;ahlul_bayt=en.safi:narrations
+///
+/// A layer not named keeps the default; `foundation=` (nothing after it) gives a layer no edition, so it shows the
+/// bundled entries only.
+public struct LayerSources: Hashable, Sendable {
+    public let byLayer: [String: [LayerSource]]
+
+    public init(_ byLayer: [String: [LayerSource]]) { self.byLayer = byLayer }
+
+    public func sources(for layer: String) -> [LayerSource] { byLayer[layer] ?? [] }
+
+    /// At most this many editions a layer.
+    public static let maximumPerLayer = 16
+
+    /// Reads the configuration's form (above); an error names the bad piece.
+    public init(parsing text: String) throws(StoreError) {
+        var byLayer: [String: [LayerSource]] = [:]
+        for piece in text.split(separator: ";").map({ $0.trimmingCharacters(in: .whitespaces) }) where !piece.isEmpty {
+            let parts = piece.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard parts.count == 2 else {
+                throw .invalidLayerSources("'\(piece.prefix(60))' is not LAYER=EDITION[,EDITION…]")
+            }
+            guard Layer.ids.contains(parts[0]) else {
+                throw .invalidLayerSources("unknown layer '\(parts[0].prefix(40))': expected one of \(Layer.ids.joined(separator: ", "))")
+            }
+            guard byLayer[parts[0]] == nil else { throw .invalidLayerSources("the layer '\(parts[0])' is named twice") }
+            var sources: [LayerSource] = []
+            for name in parts[1].split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+                guard let source = LayerSource(parsing: name) else {
+                    throw .invalidLayerSources(
+                        "'\(name.prefix(60))' is not an edition such as en.mizan, or one with its part such as en.safi:narrations")
+                }
+                sources.append(source)
+            }
+            guard sources.count <= Self.maximumPerLayer else {
+                throw .invalidLayerSources("\(parts[0]) names \(sources.count) editions: at most \(Self.maximumPerLayer)")
+            }
+            byLayer[parts[0]] = sources
+        }
+        self.byLayer = byLayer
+    }
+
+    /// These sources, with `overrides`' layers in place of theirs.
+    public func overridden(by overrides: LayerSources) -> LayerSources {
+        LayerSources(byLayer.merging(overrides.byLayer) { _, new in new })
+    }
+
+    /// The configuration's form, every layer named.
+    public var text: String {
+        Layer.ids.map { "\($0)=" + sources(for: $0).map(\.description).joined(separator: ",") }.joined(separator: ";")
+    }
+}
+
+extension LayerSources: Codable {
+    public init(from decoder: Decoder) throws {
+        let raw = try decoder.singleValueContainer().decode([String: [String]].self)
+        var byLayer: [String: [LayerSource]] = [:]
+        for (layer, names) in raw {
+            guard Layer.ids.contains(layer) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown layer '\(layer)'"))
+            }
+            byLayer[layer] = try names.map { name in
+                guard let source = LayerSource(parsing: name) else {
+                    throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "bad source '\(name)'"))
+                }
+                return source
+            }
+        }
+        self.byLayer = byLayer
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(byLayer.mapValues { $0.map(\.description) })
+    }
+}
