@@ -191,16 +191,16 @@ public struct ContentCheck: Sendable {
         return problems
     }
 
-    /// A reference names a passage when it gives a verse (2:255) and a heading or first words in quotation marks, or
-    /// a book's place (volume, chapter, hadith, sermon, saying, number).
+    /// A reference names a passage when it quotes the passage's heading or first words, or gives its place in the
+    /// book (a volume, book, chapter, hadith, sermon, saying, letter or supplication): "commentary on 2:255" alone does
+    /// not.
     static func namesPassage(_ reference: String) -> Bool {
-        let verse = reference.range(of: #"\d+:\d+"#, options: .regularExpression) != nil
-        let quoted = reference.range(of: #"["“'‘«][^"”'’»]{3,}["”'’»]"#, options: .regularExpression) != nil
+        let quoted = reference.range(of: #"["“«][^"”»]{3,}["”»]|'[^']{8,}'"#, options: .regularExpression) != nil
         let place =
             reference.range(
-                of: #"(?i)\b(vol\.?|volume|chapter|ch\.|hadith|h\.|sermon|saying|letter|no\.|number|narration)\s*\d+"#, options: .regularExpression)
-            != nil
-        return (verse && (quoted || place)) || (quoted && place)
+                of: #"(?i)\b(vol\.|volume|book of|kitab|chapter|bab|hadith|hadiths|sermon|saying|letter|supplication|section|narration)\b"#,
+                options: .regularExpression) != nil
+        return quoted || place
     }
 
     /// White space folded to single spaces, Markdown residue dropped: how a quotation is looked for in a block.
