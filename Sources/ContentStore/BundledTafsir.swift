@@ -54,40 +54,31 @@ public struct BundledTafsir: Sendable {
         var blocks: [TafsirEdition.Block] = []
         var verses: [TafsirEdition.Verse] = []
         var seen = Set<Int>()
-        do {
-            let file = try InputFile(path: url.path)
-            try file.forEachLine(maximumLineBytes: Self.maximumLineBytes) { number, bytes, _ in
-                func fail(_ reason: String) -> StoreError { .malformedLine(file: name, line: number, reason: reason) }
-                guard !bytes.isEmpty else { return }
-                let data = Data(bytes)
-                if header == nil {
-                    do { header = try JSONDecoder().decode(Header.self, from: data) } catch {
-                        throw fail("not the edition's header: \(CommentaryFile.describe(error))")
-                    }
-                    guard TafsirEditionInfo.isValidID(header!.edition.id), url.lastPathComponent == "\(header!.edition.id).jsonl" else {
-                        throw fail("the edition '\(header!.edition.id.prefix(60))' is not the file's name")
-                    }
-                    return
+        try StoreError.forEachLine(of: url, name: name, maximumLineBytes: Self.maximumLineBytes) { number, bytes in
+            func fail(_ reason: String) -> StoreError { .malformedLine(file: name, line: number, reason: reason) }
+            guard !bytes.isEmpty else { return }
+            let data = Data(bytes)
+            if header == nil {
+                do { header = try JSONDecoder().decode(Header.self, from: data) } catch {
+                    throw fail("not the edition's header: \(CommentaryFile.describe(error))")
                 }
-                let line: Line
-                do { line = try JSONDecoder().decode(Line.self, from: data) } catch { throw fail("not a block: \(CommentaryFile.describe(error))") }
-                guard (1...114).contains(line.surah) else { throw fail("sura \(line.surah) does not exist") }
-                guard !line.ayahs.isEmpty, line.ayahs.allSatisfy({ (1...ayahCounts[line.surah - 1]).contains($0) }) else {
-                    throw fail("ayat \(line.ayahs.prefix(5)) are not all verses of sura \(line.surah)")
+                guard TafsirEditionInfo.isValidID(header!.edition.id), url.lastPathComponent == "\(header!.edition.id).jsonl" else {
+                    throw fail("the edition '\(header!.edition.id.prefix(60))' is not the file's name")
                 }
-                guard !line.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw fail("an empty block") }
-                for ayah in line.ayahs {
-                    guard seen.insert(line.surah * 1000 + ayah).inserted else { throw fail("\(line.surah):\(ayah) is in two blocks") }
-                    verses.append(.init(surah: line.surah, ayah: ayah, block: blocks.count))
-                }
-                blocks.append(.init(surah: line.surah, position: line.position, text: line.text, whole: line.whole))
+                return
             }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as InputFileError {
-            throw StoreError(error)
-        } catch {
-            throw .malformedData(file: name, reason: "\(error)")
+            let line: Line
+            do { line = try JSONDecoder().decode(Line.self, from: data) } catch { throw fail("not a block: \(CommentaryFile.describe(error))") }
+            guard (1...114).contains(line.surah) else { throw fail("sura \(line.surah) does not exist") }
+            guard !line.ayahs.isEmpty, line.ayahs.allSatisfy({ (1...ayahCounts[line.surah - 1]).contains($0) }) else {
+                throw fail("ayat \(line.ayahs.prefix(5)) are not all verses of sura \(line.surah)")
+            }
+            guard !line.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw fail("an empty block") }
+            for ayah in line.ayahs {
+                guard seen.insert(line.surah * 1000 + ayah).inserted else { throw fail("\(line.surah):\(ayah) is in two blocks") }
+                verses.append(.init(surah: line.surah, ayah: ayah, block: blocks.count))
+            }
+            blocks.append(.init(surah: line.surah, position: line.position, text: line.text, whole: line.whole))
         }
         guard let header else { throw .malformedData(file: name, reason: "empty: expected the edition's header and its blocks") }
         edition = TafsirEdition(info: header.edition, blocks: blocks, verses: verses.sorted { ($0.surah, $0.ayah) < ($1.surah, $1.ayah) })

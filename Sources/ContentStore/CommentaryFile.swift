@@ -41,20 +41,11 @@ public struct CommentaryFile: Sendable {
     public init(contentsOf url: URL) throws(StoreError) {
         let name = url.lastPathComponent
         var parser = Parser(name: name)
-        do {
-            let file = try InputFile(path: url.path)
-            try file.forEachLine(maximumLineBytes: Self.maximumLineBytes) { number, bytes, _ in
-                guard let line = String(validating: bytes, as: UTF8.self) else {
-                    throw StoreError.malformedLine(file: name, line: number, reason: "not valid UTF-8")
-                }
-                try parser.add(line[...], number: number)
+        try StoreError.forEachLine(of: url, name: name, maximumLineBytes: Self.maximumLineBytes) { number, bytes in
+            guard let line = String(validating: bytes, as: UTF8.self) else {
+                throw StoreError.malformedLine(file: name, line: number, reason: "not valid UTF-8")
             }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as InputFileError {
-            throw StoreError(error)
-        } catch {
-            throw .malformedData(file: name, reason: "\(error)")
+            try parser.add(line[...], number: number)
         }
         (entries, lineNumbers) = (parser.entries, parser.lineNumbers)
     }

@@ -44,6 +44,22 @@ extension StoreError {
         self = error.isMissing ? .missingDataFile(error.path) : .unreadableFile(error)
     }
 
+    /// A data or import file read a line at a time (`body` gets each line's number and bytes); a failure is the
+    /// StoreError that names the file (`name`) — `body`'s own, the file's, or any other as malformed data.
+    static func forEachLine(
+        of url: URL, name: String, maximumLineBytes: Int, _ body: (_ number: Int, _ line: ArraySlice<UInt8>) throws -> Void
+    ) throws(StoreError) {
+        do {
+            try InputFile(path: url.path).forEachLine(maximumLineBytes: maximumLineBytes) { number, line, _ in try body(number, line) }
+        } catch let error as StoreError {
+            throw error
+        } catch let error as InputFileError {
+            throw StoreError(error)
+        } catch {
+            throw .malformedData(file: name, reason: "\(error)")
+        }
+    }
+
     /// A data or import file's bytes, at most `maximumBytes`.
     static func contents(of url: URL, maximumBytes: Int) throws(StoreError) -> Data {
         do {

@@ -372,7 +372,7 @@ struct BlockReading {
                 }
             }
             // The whole block's verses: its opening; else the first paragraph that comes to a verse of the passage.
-            let opens = commentary.filter { aboutVerse($0).map(verses.contains) ?? false }
+            let opens = commentary.filter { aboutVerse($0, among: blockVerses).map(verses.contains) ?? false }
             if verses.lowerBound <= blockVerses.lowerBound && verses.upperBound >= blockVerses.upperBound { return commentary + opens }
             return opens + commentary
         case .noor:
@@ -401,16 +401,13 @@ struct BlockReading {
         return (heading + 1..<end).filter { !skipped.contains($0) }
     }
 
-    /// The verse a paragraph comes to: the first Arabic run in it is (part of) that verse of the block's sura.
-    func aboutVerse(_ index: Int) -> Int? {
+    /// The verse of the block a paragraph comes to: the first Arabic run in it is (part of) that verse.
+    func aboutVerse(_ index: Int, among blockVerses: ClosedRange<Int>) -> Int? {
         guard let run = TafsirExcerpt.arabicRuns(in: paragraphs[index]).first else { return nil }
         let skeleton = QuranIndex.skeleton(run)
         guard skeleton.unicodeScalars.count >= 6 else { return nil }
-        for ayah in 1...286 {
-            guard let verse = quran.skeleton(surah: surah, ayah: ayah) else { break }
-            if verse.contains(skeleton) { return ayah }
-        }
-        return nil
+        // Only the block's own verses: a block of al-Mizan runs to hundreds of paragraphs, and a sura to 286 verses.
+        return blockVerses.first { quran.skeleton(surah: surah, ayah: $0)?.contains(skeleton) == true }
     }
 
     /// Whether a paragraph quotes (in Arabic, three words or more) one of `verses` of the block's sura.

@@ -43,4 +43,27 @@ import Testing
             missing.status == 1 && missing.stderr.hasPrefix("dailyverse: ") && missing.stderr.contains("/nonexistent-folder"), "\(missing.stderr)")
         #expect(missing.stderr.split(separator: "\n").count == 1)
     }
+
+    /// One layer, its whole text, an installation's own sources, and the bad values each refuses with one line.
+    @Test func aLayerItsWholeTextAndTheInstallationsSources() throws {
+        let one = CLI.run(["verse", "97:1-5", "--layer", "classical_shia"])
+        #expect(one.status == 0, "\(one.stderr)")
+        #expect(one.stdout.hasPrefix("Classical Shia — 97:1-5") && one.stdout.contains("[quotation · Al-Mizan"))
+        #expect(one.stdout.contains("machine translation") && one.stdout.contains("more: --full"))
+        let full = CLI.run(["verse", "97:1-5", "--layer", "classical_shia", "--full", "--json"])
+        #expect(full.status == 0, "\(full.stderr)")
+        #expect(Set(full.json.keys) == ["key", "layer", "title", "text", "source", "whole", "direction"])
+        #expect((full.json["text"] as? String ?? "").count > (one.stdout.count / 2))
+        let chosen = CLI.run(
+            ["verse", "97:1", "--layer", "ahlul_bayt", "--json"], environment: ["DAILYVERSE_LAYERS": "ahlul_bayt=en.noor:narrations"])
+        #expect(((chosen.json["source"] as? [String: Any])?["edition"] as? String) == "en.noor", "\(chosen.stdout)")
+        for (arguments, value) in [
+            (["verse", "1:1", "--layer", "tafsir"], "tafsir"), (["verse", "1:1", "--full"], "--full"),
+            (["verse", "1:1", "--layers", "classical_shia=en/mizan"], "en/mizan"), (["verse", "1:1", "--layers", "tafsir=en.mizan"], "tafsir"),
+        ] {
+            let bad = CLI.run(arguments)
+            #expect(bad.status != 0 && bad.stderr.contains(value), "\(arguments): \(bad.stderr)")
+            #expect(bad.stderr.split(separator: "\n").count <= 2, "one clear line: \(bad.stderr)")
+        }
+    }
 }
