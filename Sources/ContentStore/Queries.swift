@@ -27,7 +27,7 @@ extension AppDatabase {
     /// The Arabic text, the translation, the sura and the layers of a verse or passage, in one read; on an occasion,
     /// the entries written for it come before the verse's own.
     public func verse(_ range: VerseRange, translation: String, occasion: String? = nil) throws -> VerseContent {
-        let context = try layerContext()
+        let context = try layerContext(surah: range.surah)
         return try read { db in
             guard let surah = try Self.surah(db, range.surah) else { throw StoreError.notSeeded("suras") }
             guard range.end <= surah.ayahCount else { throw StoreError.verseNotFound(range.key) }

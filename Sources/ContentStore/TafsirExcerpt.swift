@@ -81,7 +81,12 @@ public struct QuranIndex: Sendable {
     }
 
     static func wordSkeletons(_ text: String) -> [String] {
-        text.split(whereSeparator: { $0.isWhitespace }).map { skeleton(String($0)) }.filter { !$0.isEmpty }
+        // Split on the scalars, not on grapheme clusters: a verse's words are separated by plain spaces.
+        text.unicodeScalars.split(whereSeparator: { $0.properties.isWhitespace }).map { word in
+            var out = String.UnicodeScalarView()
+            for scalar in word { if let folded = fold(scalar) { out.append(folded) } }
+            return String(out)
+        }.filter { !$0.isEmpty }
     }
 
     /// The letter a scalar keeps in a skeleton, or nil when it is dropped.
