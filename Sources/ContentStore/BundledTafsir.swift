@@ -160,13 +160,9 @@ extension AppDatabase {
     /// them, whole when short, else the verbatim part its excerpts need; checked so that every excerpt taken from the
     /// part is the one taken from the whole block (else the block is kept whole).
     ///
-    /// `quotations` (a sura and a text): our entries that quote the edition; the block each is found in is bundled whole
-    /// too, so that `content check` can find the quotation in it.
-    public func bundle(
-        edition id: String, sources: [LayerSource], selections: [VerseRange], quotations: [(surah: Int, text: String)] = []
-    ) throws
-        -> (TafsirEdition, TafsirEditionTerms)
-    {
+    /// The blocks our quotations of the edition come from (entries whose reference starts with its id, "en.safi on
+    /// 5:67, …") are bundled whole too, so that `content check` can find each quotation in its block.
+    public func bundle(edition id: String, sources: [LayerSource], selections: [VerseRange]) throws -> (TafsirEdition, TafsirEditionTerms) {
         let quran = try quranIndex()
         return try read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM tafsir_edition WHERE id = ? AND origin = 'import'", arguments: [id]) else {
@@ -197,15 +193,17 @@ extension AppDatabase {
                     blockRows[block["id"]] = block
                 }
             }
+            let quotations = try Row.fetchAll(
+                db, sql: "SELECT surah, body FROM commentary WHERE provenance = 'quotation' AND reference LIKE ? || ' %'", arguments: [id])
             for quotation in quotations {
-                let wanted = ContentCheck.folded(quotation.text)
+                let wanted = ContentCheck.folded(quotation["body"])
                 for block in try Row.fetchAll(
                     db,
                     sql: """
                         SELECT b.id, b.surah, b.position, b.text, (SELECT min(ayah) FROM tafsir_verse w WHERE w.block_id = b.id) AS first,
                             (SELECT max(ayah) FROM tafsir_verse w WHERE w.block_id = b.id) AS last
                         FROM tafsir_block b WHERE b.edition_id = ? AND b.surah = ?
-                        """, arguments: [id, quotation.surah]) where ContentCheck.folded(block["text"]).contains(wanted)
+                        """, arguments: [id, quotation["surah"] as Int]) where ContentCheck.folded(block["text"]).contains(wanted)
                 {
                     blockRows[block["id"]] = block
                     quoted.insert(block["id"])

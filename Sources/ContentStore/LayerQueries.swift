@@ -1,14 +1,12 @@
 import Foundation
 import GRDB
 import Storage
-import Synchronization
 import VerseCalendar
 
 /// The layers from the commentary editions: which editions feed each layer (the seeded default, or this process's
 /// choice), the excerpt a day shows, and the whole text behind it.
 extension AppDatabase {
     private static let sourcesKey = "content.layers.sources"
-    private static let quranKey = "content.layers.quran"
 
     /// Feeds the layers named in `overrides` from their editions in this process (nil: the data's default for all).
     public func useLayerSources(_ overrides: LayerSources?) {
@@ -30,42 +28,28 @@ extension AppDatabase {
         return overrides.map { seeded.overridden(by: $0) } ?? seeded
     }
 
-    /// The Quran's skeleton index, built once per process for the Arabic text in the store (databases seeded from the
-    /// same data share it; an imported Quran text has its own).
+    /// The whole Quran's skeleton index, from the Arabic text in the store (the bundle needs it; a day's read uses its
+    /// sura's, `layerContext(surah:)`).
     func quranIndex() throws -> QuranIndex {
-        let fingerprint = try seededFingerprint() ?? ""
-        if let kept = kept.value(Self.quranKey, as: (String, QuranIndex).self), kept.0 == fingerprint { return kept.1 }
-        let rows = try read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT surah, ayah, text FROM ayah_text WHERE edition_id = ? ORDER BY surah, ayah",
-                arguments: [BundledContent.arabicEdition.id]
-            ).map { (surah: $0["surah"] as Int, ayah: $0["ayah"] as Int, text: $0["text"] as String) }
+        try read { db in
+            QuranIndex(verses: try Self.arabicVerses(db, surah: nil))
         }
-        var hash = FNV1a()
-        for row in rows { hash.mix(row.text.utf8) }
-        let index = Self.quranIndexes.withLock { indexes in
-            if let index = indexes[hash.hex] { return index }
-            let index = QuranIndex(verses: rows)
-            indexes[hash.hex] = index
-            return index
-        }
-        kept.set(Self.quranKey, (fingerprint, index))
-        return index
     }
 
-    /// The indexes built in this process, by the Arabic text's hash.
-    private static let quranIndexes = Mutex<[String: QuranIndex]>([:])
+    /// The Arabic text's verses, of one sura or all.
+    static func arabicVerses(_ db: Database, surah: Int?) throws -> [(surah: Int, ayah: Int, text: String)] {
+        try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT surah, ayah, text FROM ayah_text WHERE edition_id = ? AND (? IS NULL OR surah = ?) ORDER BY surah, ayah"),
+            arguments: [BundledContent.arabicEdition.id, surah, surah]
+        ).map { (surah: $0["surah"] as Int, ayah: $0["ayah"] as Int, text: $0["text"] as String) }
+    }
 
     /// What the layers' editions need in a read of a verse of `surah`: the sources, and the skeleton of that sura's
     /// verses (a commentary's quotations of its own sura are checked as a day is shown; `content check` and the
     /// bundle check every sura's, with the whole index, which takes a process a fifth of a second to build).
     func layerContext(surah: Int) throws -> LayerContext {
-        let verses = try read { db in
-            try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT surah, ayah, text FROM ayah_text WHERE edition_id = ? AND surah = ? ORDER BY ayah"),
-                arguments: [BundledContent.arabicEdition.id, surah]
-            ).map { (surah: $0["surah"] as Int, ayah: $0["ayah"] as Int, text: $0["text"] as String) }
-        }
+        let verses = try read { db in try Self.arabicVerses(db, surah: surah) }
         return LayerContext(overrides: kept.value(Self.sourcesKey, as: LayerSources.self), quran: QuranIndex(verses: verses))
     }
 
@@ -77,8 +61,9 @@ extension AppDatabase {
         return try read { db in
             guard let surah = try Self.surah(db, range.surah) else { throw StoreError.notSeeded("suras") }
             guard range.end <= surah.ayahCount else { throw StoreError.verseNotFound(range.key) }
-            let texts = try Self.layerTexts(db, for: range, occasion: occasion, context: context)
-            guard let shown = texts.first(where: { $0.layer.id == layer }) else { throw StoreError.unknownLayer(layer) }
+            guard let shown = try Self.layerTexts(db, for: range, occasion: occasion, context: context, only: layer).first else {
+                throw StoreError.unknownLayer(layer)
+            }
             guard let entry = shown.entry else { return LayerCommentary(layer: shown.layer, range: range, entry: nil, text: nil, whole: true) }
             guard let edition = entry.source.edition else {
                 return LayerCommentary(layer: shown.layer, range: range, entry: entry, text: entry.body, whole: true)
@@ -142,8 +127,8 @@ extension AppDatabase {
                         work: work, author: edition["author_english"] ?? edition["author"], reference: reference, provenance: "quotation",
                         edition: source.edition, language: edition["language"], machineTranslation: edition["machine_translation"],
                         licence: edition["licence"]))
-                let whole = blocks.map(\.text).joined(separator: "\n\n")
-                return (entry, excerpt.text != whole || blocks.contains { !$0.whole })
+                // More to read: other blocks, the rest of this one, or the part of it the bundle leaves out.
+                return (entry, blocks.count > 1 || excerpt.text != block.text || !block.whole)
             }
         }
         return nil

@@ -82,7 +82,10 @@ extension AppDatabase {
     /// first of the layer's editions that comments on the verses cleanly; then our entry for exactly that range, else
     /// the narrowest entry whose passage contains it; nil where there is none. An entry written for an occasion is never
     /// shown on another day, even for a verse inside its passage.
-    static func layerTexts(_ db: Database, for range: VerseRange, occasion: String?, context: LayerContext) throws -> [LayerText] {
+    /// `only`: that layer alone (the whole text of one layer needs no other's excerpt).
+    static func layerTexts(
+        _ db: Database, for range: VerseRange, occasion: String?, context: LayerContext, only: String? = nil
+    ) throws -> [LayerText] {
         // Every entry whose verses contain the range (the index narrows it to a few); which one each layer shows is
         // `CommentaryEntry.shown`'s rule.
         let candidates = try Row.fetchAll(
@@ -95,7 +98,7 @@ extension AppDatabase {
                 source: CommentarySource(work: $0["work"], author: $0["author"], reference: $0["reference"], provenance: $0["provenance"]))
         }
         let sources = try layerSources(db, overrides: context.overrides)
-        return try layers(db).map { layer in
+        return try layers(db).filter { only == nil || $0.id == only }.map { layer in
             let shown = CommentaryEntry.shown(for: range, layer: layer.id, occasion: occasion, among: candidates)
             if shown?.occasion == nil,
                 let (entry, more) = try editionLayer(db, layer: layer.id, sources: sources.sources(for: layer.id), range: range, quran: context.quran)

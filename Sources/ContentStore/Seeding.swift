@@ -30,8 +30,6 @@ public struct BundledContent: Sendable {
     let displayThemes: [DisplayTheme]
     let calendar: VerseCalendarData
     let commentary: [CommentaryEntry]
-    /// The commentary entries data/commentary holds.
-    public var commentaryEntries: [CommentaryEntry] { commentary }
     let crescentRegions: CrescentRegions
     /// Each region's predicted table, as its CSV text.
     let predictedTables: [String: String]

@@ -47,11 +47,8 @@ struct ContentBundleTafsirCommand: ParsableCommand {
             let sources = try database.layerSources()
             let all = Layer.ids.flatMap { sources.sources(for: $0) }
             let folder = URL(fileURLWithPath: out)
-            // Our entries that quote an edition name it first in their reference ("en.safi on 5:67, …").
-            let quotations = try BundledContent(directory: global.dataDirectory()).commentaryEntries.filter { $0.source.provenance == "quotation" }
             for id in editions {
-                let quoting = quotations.filter { ($0.source.reference ?? "").hasPrefix(id + " ") }.map { (surah: $0.verses.surah, text: $0.body) }
-                let (edition, terms) = try database.bundle(edition: id, sources: all, selections: selections, quotations: quoting)
+                let (edition, terms) = try database.bundle(edition: id, sources: all, selections: selections)
                 // The altafsir.com editions and the texts without stated terms are never committed.
                 for refusal in ["non-commercial", "Not stated", "not known", "never bundled"] where terms.licence.contains(refusal) {
                     throw CLIError("refusing to bundle \(id): its terms say \"\(terms.licence.prefix(160))\"")
