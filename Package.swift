@@ -179,7 +179,10 @@ let package = Package(
             dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .testTarget(
             name: "ContentStoreTests",
-            dependencies: ["DailyVerseTestSupport", "ContentStore", "Storage", "AppSchema", "VerseOfTheDay", "HijriCalendar", "VerseCalendar"],
+            dependencies: [
+                "DailyVerseTestSupport", "ContentStore", "Storage", "AppSchema", "VerseOfTheDay", "HijriCalendar", "VerseCalendar",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             // Fixtures/: a few sura files of ThaqalaynTafsirData, verbatim (CC BY-ND 4.0; see their NOTICE.md).
             exclude: ["Fixtures"]),
         // The golden files are read from the source tree (by #filePath), not bundled.

@@ -43,4 +43,6 @@ mkdir -p "$scratch/out"
 rm -rf "$here/data/tafsir"
 mkdir -p "$here/data/tafsir"
 cp "$scratch/out/"*.jsonl "$here/data/tafsir/"
-echo "wrote $(ls "$here/data/tafsir" | wc -l) editions into data/tafsir/ ($(du -sh "$here/data/tafsir" | cut -f1)); check them: dailyverse content check"
+echo "wrote $(ls "$here/data/tafsir" | wc -l) editions into data/tafsir/ ($(du -sh "$here/data/tafsir" | cut -f1))"
+# The excerpts kept are cut from the whole editions; a read of the bundled parts must cut the same ones.
+"$bin" content check --recut "$here/data"

@@ -27,6 +27,7 @@ extension Schema {
         Migration("v15-predicted-calendar", ContentSchema.v15CrescentRegions, DeliverySchema.v15PredictedCalendar),
         Migration("v16-tafsir-editions", ContentSchema.v16TafsirEditions),
         Migration("v17-layer-sources", ContentSchema.v17LayerSources),
+        Migration("v18-tafsir-excerpts", ContentSchema.v18TafsirExcerpts),
     ])
 }
 

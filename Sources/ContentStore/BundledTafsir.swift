@@ -18,12 +18,19 @@ import VerseCalendar
 ///
 ///     {"surah": 97, "position": 0, "ayahs": [1, 2], "whole": true, "text": "Paragraph.\n\nParagraph."}
 ///
-/// A part (`"whole": false`) keeps the block's paragraphs that the excerpts need, in order, each verbatim; a line
+/// A part (`"whole": false`) keeps the block's paragraphs that the excerpts need, in order, each verbatim; a paragraph
 /// holding only `…` marks where paragraphs were left out.
+///
+/// Then the excerpt a day shows for each of those verses, as it was cut from the whole edition when the file was
+/// written (a read then takes it as it is instead of cutting it again), for each part of the edition a layer takes;
+/// `"text": null` where the edition has nothing clean for the passage:
+///
+///     {"excerpt": {"surah": 97, "ayahs": [1, 5], "part": "commentary", "block": [1, 5], "more": true, "text": "…"}}
 public struct BundledTafsir: Sendable {
     public let edition: TafsirEdition
     public let terms: TafsirEditionTerms
     public let takenFrom: String
+    public let excerpts: [BundledExcerpt]
 
     struct Header: Codable {
         let edition: TafsirEditionInfo
@@ -41,6 +48,20 @@ public struct BundledTafsir: Sendable {
         let text: String
     }
 
+    /// An excerpt line; the writer puts `excerpt` first (its only key), which is how a reader tells it from a block.
+    struct ExcerptLine: Codable {
+        struct Body: Codable {
+            let surah: Int
+            let ayahs: [Int]
+            let part: String
+            let block: [Int]?
+            let more: Bool?
+            let text: String?
+        }
+        let excerpt: Body
+    }
+    static let excerptPrefix = Array(#"{"excerpt""#.utf8)
+
     /// The folder of data/ that holds them.
     public static let folder = "tafsir"
     /// A line holds a block or a part of one: the longest block of the editions bundled is under 1 MB.
@@ -54,6 +75,8 @@ public struct BundledTafsir: Sendable {
         var blocks: [TafsirEdition.Block] = []
         var verses: [TafsirEdition.Verse] = []
         var seen = Set<Int>()
+        var excerpts: [BundledExcerpt] = []
+        var excerptKeys = Set<String>()
         try StoreError.forEachLine(of: url, name: name, maximumLineBytes: Self.maximumLineBytes) { number, bytes in
             func fail(_ reason: String) -> StoreError { .malformedLine(file: name, line: number, reason: reason) }
             guard !bytes.isEmpty else { return }
@@ -67,6 +90,17 @@ public struct BundledTafsir: Sendable {
                 }
                 return
             }
+            if bytes.starts(with: Self.excerptPrefix) {
+                let body: ExcerptLine.Body
+                do { body = try JSONDecoder().decode(ExcerptLine.self, from: data).excerpt } catch {
+                    throw fail("not an excerpt: \(CommentaryFile.describe(error))")
+                }
+                let excerpt = try BundledExcerpt(checking: body, ayahCounts: ayahCounts, coveredBy: seen, fail: fail)
+                guard excerptKeys.insert(excerpt.key).inserted else { throw fail("a second excerpt for \(excerpt.key)") }
+                excerpts.append(excerpt)
+                return
+            }
+            guard excerpts.isEmpty else { throw fail("a block after the excerpts: the blocks come first") }
             let line: Line
             do { line = try JSONDecoder().decode(Line.self, from: data) } catch { throw fail("not a block: \(CommentaryFile.describe(error))") }
             guard (1...114).contains(line.surah) else { throw fail("sura \(line.surah) does not exist") }
@@ -84,6 +118,7 @@ public struct BundledTafsir: Sendable {
         edition = TafsirEdition(info: header.edition, blocks: blocks, verses: verses.sorted { ($0.surah, $0.ayah) < ($1.surah, $1.ayah) })
         terms = TafsirEditionTerms(licence: header.licence, machineTranslation: header.machineTranslation)
         takenFrom = header.takenFrom
+        self.excerpts = excerpts
     }
 
     /// Every bundled edition in a data folder (none when it has no `tafsir/`).
@@ -95,8 +130,10 @@ public struct BundledTafsir: Sendable {
         return editions
     }
 
-    /// The file's text for `edition`: its header and its blocks (the parts kept).
-    public static func write(_ edition: TafsirEdition, terms: TafsirEditionTerms, takenFrom: String) throws -> Data {
+    /// The file's text for `edition`: its header, its blocks (the parts kept), and the excerpts cut from the whole edition.
+    public static func write(
+        _ edition: TafsirEdition, terms: TafsirEditionTerms, takenFrom: String, excerpts: [BundledExcerpt]
+    ) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var out = Data()
@@ -110,7 +147,60 @@ public struct BundledTafsir: Sendable {
             out += try encoder.encode(Line(surah: block.surah, position: block.position, ayahs: list.sorted(), whole: block.whole, text: block.text))
             out += Data("\n".utf8)
         }
+        for excerpt in excerpts.sorted(by: {
+            ($0.range.surah, $0.range.start, $0.range.end, $0.part.rawValue) < ($1.range.surah, $1.range.start, $1.range.end, $1.part.rawValue)
+        }) {
+            out += try encoder.encode(
+                ExcerptLine(
+                    excerpt: .init(
+                        surah: excerpt.range.surah, ayahs: [excerpt.range.start, excerpt.range.end], part: excerpt.part.rawValue,
+                        block: excerpt.excerpt.map { [$0.blockVerses.lowerBound, $0.blockVerses.upperBound] }, more: excerpt.excerpt?.more,
+                        text: excerpt.excerpt?.text)))
+            out += Data("\n".utf8)
+        }
         return out
+    }
+}
+
+/// The excerpt a day shows of a bundled edition's part for a passage, as cut when the bundle was written; nil where
+/// the edition has nothing clean for it.
+public struct BundledExcerpt: Sendable, Hashable {
+    public let range: VerseRange
+    public let part: ExcerptPart
+    public let excerpt: EditionExcerpt?
+
+    public init(range: VerseRange, part: ExcerptPart, excerpt: EditionExcerpt?) {
+        self.range = range
+        self.part = part
+        self.excerpt = excerpt
+    }
+
+    var key: String { "\(range.key) (\(part.rawValue))" }
+
+    /// An excerpt line checked: its verses exist, its part is known, and the block it names is one of the file's
+    /// blocks before it (`covered`: sura × 1000 + aya of every verse they cover) and touches the passage.
+    init(
+        checking body: BundledTafsir.ExcerptLine.Body, ayahCounts: [Int], coveredBy covered: Set<Int>, fail: (String) -> StoreError
+    ) throws(StoreError) {
+        guard (1...114).contains(body.surah) else { throw fail("sura \(body.surah) does not exist") }
+        let count = ayahCounts[body.surah - 1]
+        guard body.ayahs.count == 2, 1 <= body.ayahs[0], body.ayahs[0] <= body.ayahs[1], body.ayahs[1] <= count else {
+            throw fail("ayahs \(body.ayahs.prefix(3)) are not a first and last verse of sura \(body.surah)")
+        }
+        guard let part = ExcerptPart(rawValue: body.part) else { throw fail("unknown part '\(body.part.prefix(40))'") }
+        range = VerseRange(surah: body.surah, start: body.ayahs[0], end: body.ayahs[1])
+        self.part = part
+        guard let text = body.text else {
+            excerpt = nil
+            return
+        }
+        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw fail("an empty excerpt") }
+        guard let block = body.block, block.count == 2, 1 <= block[0], block[0] <= block[1], block[1] <= count,
+            block[0] <= range.end, range.start <= block[1], covered.contains(body.surah * 1000 + block[0])
+        else {
+            throw fail("the excerpt of \(range.key) names no block of the file before it that covers its verses")
+        }
+        excerpt = EditionExcerpt(text: text, blockVerses: block[0]...block[1], more: body.more ?? true)
     }
 }
 
@@ -162,7 +252,12 @@ extension AppDatabase {
     ///
     /// The blocks our quotations of the edition come from (entries whose reference starts with its id, "en.safi on
     /// 5:67, …") are bundled whole too, so that `content check` can find each quotation in its block.
-    public func bundle(edition id: String, sources: [LayerSource], selections: [VerseRange]) throws -> (TafsirEdition, TafsirEditionTerms) {
+    ///
+    /// With them, the excerpt each part a layer takes shows for each selection, cut from the whole edition with the
+    /// whole Quran's index (a read checks only its own sura's quotations).
+    public func bundle(
+        edition id: String, sources: [LayerSource], selections: [VerseRange]
+    ) throws -> (TafsirEdition, TafsirEditionTerms, [BundledExcerpt]) {
         let quran = try quranIndex()
         return try read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM tafsir_edition WHERE id = ? AND origin = 'import'", arguments: [id]) else {
@@ -244,7 +339,17 @@ extension AppDatabase {
                 }
                 blocks.append(.init(surah: surah, position: row["position"], text: kept, whole: whole))
             }
-            return (TafsirEdition(info: info, blocks: blocks, verses: verses), terms)
+            var cut: [BundledExcerpt] = []
+            for range in Set(selections).sorted(by: { ($0.surah, $0.start, $0.end) < ($1.surah, $1.start, $1.end) }) {
+                let whole = try Self.editionBlocks(db, edition: id, range: range)
+                for part in parts {
+                    let excerpt = EditionExcerpt.first(
+                        in: whole, style: style, part: part, language: info.language, surah: range.surah, ayahs: range.start...range.end,
+                        quran: quran)
+                    cut.append(BundledExcerpt(range: range, part: part, excerpt: excerpt))
+                }
+            }
+            return (TafsirEdition(info: info, blocks: blocks, verses: verses), terms, cut)
         }
     }
 }

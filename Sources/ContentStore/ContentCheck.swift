@@ -28,13 +28,17 @@ public struct ContentCheck: Sendable {
 
     /// Checks the data folder at `directory`. A folder that cannot be read at all (bad JSON, an unknown verse) gives
     /// the one error that stopped the reading.
-    public init(directory: URL) {
+    ///
+    /// `recut`: also cut every excerpt the bundled editions keep again with today's rules (`TafsirExcerpt`) and fail on
+    /// any that differs: the rules changed and the bundle was not written again. Tens of seconds on a release build
+    /// (`progress` gets excerpts done and in all); without it each kept excerpt is only looked for in its block.
+    public init(directory: URL, recut: Bool = false, progress: ((Int, Int) -> Void)? = nil) {
         let content: BundledContent
         do { content = try BundledContent(directory: directory) } catch {
             self.init(problems: [Problem(severity: .error, subject: "data", message: error.description)], selections: 0, entries: 0)
             return
         }
-        self.init(content)
+        self.init(content, recut: recut, progress: progress)
     }
 
     init(problems: [Problem], selections: Int, entries: Int) {
@@ -43,7 +47,7 @@ public struct ContentCheck: Sendable {
         self.entries = entries
     }
 
-    init(_ content: BundledContent) {
+    init(_ content: BundledContent, recut: Bool = false, progress: ((Int, Int) -> Void)? = nil) {
         var problems: [Problem] = []
         func error(_ subject: String, _ message: String) { problems.append(Problem(severity: .error, subject: subject, message: message)) }
         func warning(_ subject: String, _ message: String) { problems.append(Problem(severity: .warning, subject: subject, message: message)) }
@@ -138,17 +142,99 @@ public struct ContentCheck: Sendable {
                 }
             }
         }
-        problems += Self.sourcedText(content)
+        let quran = QuranIndex(verses: content.arabic.ayat.map { (surah: $0.surah, ayah: $0.ayah, text: $0.text) })
+        problems += Self.sourcedText(content, quran: quran)
+        problems += Self.keptExcerpts(content, selections: shown.map(\.verses), quran: recut ? quran : nil, progress: progress)
         self.init(problems: problems, selections: shown.count, entries: content.commentary.count)
+    }
+
+    /// The excerpts a bundled edition keeps are its block's words (each paragraph, and each piece between omission
+    /// marks, found in the block it names) and, with `quran` (`--recut`), the ones the rules cut today from its bundled text (else the rules
+    /// changed and the bundle was not written again); it keeps one for every selection and part a layer takes of it
+    /// (else a day cuts its own, tens of milliseconds a read).
+    static func keptExcerpts(
+        _ content: BundledContent, selections: [VerseRange], quran: QuranIndex?, progress: ((Int, Int) -> Void)?
+    ) -> [Problem] {
+        var problems: [Problem] = []
+        let wanted = Layer.ids.flatMap { content.layerSources.sources(for: $0) }
+        let total = content.tafsir.reduce(0) { $0 + $1.excerpts.count }
+        var done = 0
+        for bundled in content.tafsir {
+            let info = bundled.edition.info
+            let file = "\(BundledTafsir.folder)/\(info.id).jsonl"
+            // Each block's verses, and the blocks (in order) about a verse.
+            var covered: [Int: [Int]] = [:]
+            for verse in bundled.edition.verses { covered[verse.block, default: []].append(verse.ayah) }
+            var blockOf: [Int: Int] = [:]
+            for verse in bundled.edition.verses { blockOf[verse.surah * 1000 + verse.ayah] = verse.block }
+            func blocks(_ range: VerseRange) -> [EditionExcerpt.Block] {
+                Set((range.start...range.end).compactMap { blockOf[range.surah * 1000 + $0] }).sorted {
+                    bundled.edition.blocks[$0].position < bundled.edition.blocks[$1].position
+                }.map { index in
+                    let block = bundled.edition.blocks[index]
+                    let ayahs = covered[index] ?? []
+                    return EditionExcerpt.Block(text: block.text, whole: block.whole, verses: (ayahs.min() ?? 1)...(ayahs.max() ?? 1))
+                }
+            }
+            var kept = Set<String>()
+            var foldedBlocks: [Int: String] = [:]  // by sura × 10⁶ + first verse × 10³ + last verse
+            for excerpt in bundled.excerpts {
+                kept.insert(excerpt.key)
+                done += 1
+                if done % 64 == 0 || done == total { progress?(done, total) }
+                if let text = excerpt.excerpt?.text, let verses = excerpt.excerpt?.blockVerses {
+                    let key = excerpt.range.surah * 1_000_000 + verses.lowerBound * 1000 + verses.upperBound
+                    let block =
+                        foldedBlocks[key]
+                        ?? folded(
+                            blocks(VerseRange(surah: excerpt.range.surah, start: verses.lowerBound, end: verses.upperBound))
+                                .first { $0.verses == verses }?.text ?? "")
+                    foldedBlocks[key] = block
+                    // Its paragraphs, and the sentences either side of an omission mark, each verbatim in the block.
+                    let pieces = text.components(separatedBy: "\n\n").flatMap { $0.components(separatedBy: TafsirBundlePart.omission) }
+                        .map(folded).filter { !$0.isEmpty }
+                    if let missing = pieces.first(where: { !block.contains($0) }) {
+                        problems.append(
+                            Problem(
+                                severity: .error, subject: file,
+                                message: "keeps an excerpt for \(excerpt.key) whose words are not its block's: '\(missing.prefix(60))…'"))
+                        continue
+                    }
+                }
+                guard let quran else { continue }
+                let fresh = EditionExcerpt.first(
+                    in: blocks(excerpt.range), style: ExcerptStyle(edition: info.id), part: excerpt.part, language: info.language,
+                    surah: excerpt.range.surah, ayahs: excerpt.range.start...excerpt.range.end, quran: quran)
+                if fresh?.text != excerpt.excerpt?.text {
+                    problems.append(
+                        Problem(
+                            severity: .error, subject: file,
+                            message:
+                                "keeps an excerpt for \(excerpt.key) that is not the one the excerpt rules cut from its text: write the bundle again (scripts/bundle-tafsir.sh)"
+                        ))
+                }
+            }
+            let parts = Set(wanted.filter { $0.edition == info.id }.map(\.part))
+            let missing = Set(selections).flatMap { range in parts.map { BundledExcerpt(range: range, part: $0, excerpt: nil) } }
+                .filter { !kept.contains($0.key) && !blocks($0.range).isEmpty }
+            if let first = missing.min(by: { $0.key < $1.key }) {
+                problems.append(
+                    Problem(
+                        severity: .warning, subject: file,
+                        message:
+                            "keeps no excerpt for \(missing.count) selections and parts (\(first.key) first): a day cuts its own; write the bundle again (scripts/bundle-tafsir.sh)"
+                    ))
+            }
+        }
+        return problems
     }
 
     /// The rules for the words of others: a summary names the passage it summarises; a quotation is whole sentences,
     /// carries no pipeline artefact, and (when its edition is bundled) is in that edition's text.
-    static func sourcedText(_ content: BundledContent) -> [Problem] {
+    static func sourcedText(_ content: BundledContent, quran: QuranIndex) -> [Problem] {
         var problems: [Problem] = []
         func error(_ subject: String, _ message: String) { problems.append(Problem(severity: .error, subject: subject, message: message)) }
         func warning(_ subject: String, _ message: String) { problems.append(Problem(severity: .warning, subject: subject, message: message)) }
-        let quran = QuranIndex(verses: content.arabic.ayat.map { (surah: $0.surah, ayah: $0.ayah, text: $0.text) })
         // Each bundled edition's blocks by sura, their white space folded, to find a quotation in.
         var editions: [String: [Int: [(text: String, verses: Set<Int>)]]] = [:]
         for bundled in content.tafsir {

@@ -100,6 +100,19 @@ public enum ContentSchema {
             ALTER TABLE tafsir_block ADD COLUMN whole INTEGER NOT NULL DEFAULT 1 CHECK (whole IN (0, 1));
             """)
 
+    /// v18: the excerpt a day shows of an edition, kept per edition, part and passage (the verses a day can show): the
+    /// bundle's, written when it was cut, or the first read's; `text` NULL where the edition has nothing clean for the
+    /// passage. An edition's go with it; seeding keeps none but the bundle's.
+    public static let v18TafsirExcerpts = MigrationStep(
+        sql: """
+            CREATE TABLE tafsir_excerpt (
+                edition_id TEXT NOT NULL REFERENCES tafsir_edition(id) ON DELETE CASCADE,
+                part TEXT NOT NULL CHECK (part IN ('commentary', 'narrations')),
+                surah INTEGER NOT NULL CHECK (surah BETWEEN 1 AND 114), ayah_start INTEGER NOT NULL, ayah_end INTEGER NOT NULL,
+                text TEXT, block_start INTEGER NOT NULL, block_end INTEGER NOT NULL, more INTEGER NOT NULL CHECK (more IN (0, 1)),
+                PRIMARY KEY (edition_id, part, surah, ayah_start, ayah_end)) WITHOUT ROWID;
+            """)
+
     /// v10: occasions: several on one day (a rank decides which leads), nights kept from the evening before, a day that
     /// is the month's last (day 0), a note for another tradition's date. Commentary may name the occasion it was
     /// written for, and is then shown on that occasion only; an entry's key includes it. Both tables are rebuilt

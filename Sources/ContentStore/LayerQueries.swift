@@ -45,19 +45,73 @@ extension AppDatabase {
         ).map { (surah: $0["surah"] as Int, ayah: $0["ayah"] as Int, text: $0["text"] as String) }
     }
 
-    /// What the layers' editions need in a read of a verse of `surah`: the sources, and the skeleton of that sura's
-    /// verses (a commentary's quotations of its own sura are checked as a day is shown; `content check` and the
-    /// bundle check every sura's, with the whole index, which takes a process a fifth of a second to build).
-    func layerContext(surah: Int) throws -> LayerContext {
-        let verses = try read { db in try Self.arabicVerses(db, surah: surah) }
-        return LayerContext(overrides: kept.value(Self.sourcesKey, as: LayerSources.self), quran: QuranIndex(verses: verses))
+    /// What a read of the layers needs from this process: the layers' sources it chose.
+    func layerContext() -> LayerContext {
+        LayerContext(overrides: kept.value(Self.sourcesKey, as: LayerSources.self))
+    }
+
+    /// Keeps the excerpts a read had to cut, so that the next read of the verse takes them as they are: only for the
+    /// verses a day can show (the month pools and the occasions), so that what clients ask for cannot grow the table,
+    /// and only from the edition the read cut them from (not one imported since). Cutting costs a read a few tens of
+    /// milliseconds; keeping is what spares the next read them, so a database that cannot be written (read-only, full)
+    /// only leaves the next read to cut again.
+    func keepExcerpts(_ context: LayerContext, for range: VerseRange) {
+        guard !context.cuts.isEmpty else { return }
+        try? write { db in
+            guard try Self.isSelection(db, range) else { return }
+            for cut in context.cuts {
+                try Self.storeExcerpt(db, edition: cut.source.edition, importedAt: cut.importedAt, part: cut.source.part, range: range, cut.excerpt)
+            }
+        }
+    }
+
+    /// Whether a day can show `range`: a month pool's verse or an occasion's.
+    static func isSelection(_ db: Database, _ range: VerseRange) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM month_pool WHERE surah = ?1 AND ayah_start = ?2 AND ayah_end = ?3)
+                        OR EXISTS (SELECT 1 FROM occasion WHERE surah = ?1 AND ayah_start = ?2 AND ayah_end = ?3)
+                    """), arguments: [range.surah, range.start, range.end]) ?? false
+    }
+
+    /// Stores an edition's excerpt for a passage (nil: it has no clean one), in place of any kept before; when
+    /// `importedAt` is given, only if the edition stored is still the one of that import.
+    static func storeExcerpt(
+        _ db: Database, edition: String, importedAt: String? = nil, part: ExcerptPart, range: VerseRange, _ excerpt: EditionExcerpt?
+    ) throws {
+        try db.execute(
+            sql: """
+                INSERT OR REPLACE INTO tafsir_excerpt (edition_id, part, surah, ayah_start, ayah_end, text, block_start, block_end, more)
+                SELECT id, ?, ?, ?, ?, ?, ?, ?, ? FROM tafsir_edition WHERE id = ? AND (? IS NULL OR imported_at = ?)
+                """,
+            arguments: [
+                part.rawValue, range.surah, range.start, range.end, excerpt?.text, excerpt?.blockVerses.lowerBound ?? 0,
+                excerpt?.blockVerses.upperBound ?? 0, excerpt?.more ?? false, edition, importedAt, importedAt,
+            ])
+    }
+
+    /// The excerpt kept for an edition's part and a passage: nil when none is kept, `.some(nil)` when the edition has no
+    /// clean one for it.
+    static func keptExcerpt(_ db: Database, edition: String, part: ExcerptPart, range: VerseRange) throws -> EditionExcerpt?? {
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT text, block_start, block_end, more FROM tafsir_excerpt
+                        WHERE edition_id = ? AND part = ? AND surah = ? AND ayah_start = ? AND ayah_end = ?
+                        """), arguments: [edition, part.rawValue, range.surah, range.start, range.end])
+        else { return nil }
+        guard let text = row["text"] as String? else { return .some(nil) }
+        return EditionExcerpt(text: text, blockVerses: (row["block_start"] as Int)...(row["block_end"] as Int), more: row["more"])
     }
 
     /// The whole text behind a layer of a verse or passage: the blocks of the edition it is taken from (each once, in
     /// order), or the entry itself when the layer shows one of ours.
     public func commentary(_ range: VerseRange, layer: String, occasion: String? = nil) throws -> LayerCommentary {
         guard Layer.ids.contains(layer) else { throw StoreError.unknownLayer(layer) }
-        let context = try layerContext(surah: range.surah)
+        let context = layerContext()
+        defer { keepExcerpts(context, for: range) }
         return try read { db in
             guard let surah = try Self.surah(db, range.surah) else { throw StoreError.notSeeded("suras") }
             guard range.end <= surah.ayahCount else { throw StoreError.verseNotFound(range.key) }
@@ -75,15 +129,8 @@ extension AppDatabase {
         }
     }
 
-    /// A block of an edition with the verses it covers.
-    struct EditionBlock {
-        let text: String
-        let whole: Bool
-        let verses: ClosedRange<Int>
-    }
-
     /// The blocks of `edition` for the verses of `range`, in order, each once, with the span of verses each covers.
-    static func editionBlocks(_ db: Database, edition: String, range: VerseRange) throws -> [EditionBlock] {
+    static func editionBlocks(_ db: Database, edition: String, range: VerseRange) throws -> [EditionExcerpt.Block] {
         try Row.fetchAll(
             db.cachedStatement(
                 sql: """
@@ -93,52 +140,74 @@ extension AppDatabase {
                         SELECT block_id FROM tafsir_verse WHERE edition_id = ? AND surah = ? AND ayah BETWEEN ? AND ?)
                     ORDER BY b.position
                     """), arguments: [edition, range.surah, range.start, range.end]
-        ).map { EditionBlock(text: $0["text"], whole: $0["whole"], verses: ($0["first"] as Int)...($0["last"] as Int)) }
+        ).map { EditionExcerpt.Block(text: $0["text"], whole: $0["whole"], verses: ($0["first"] as Int)...($0["last"] as Int)) }
     }
 
     /// The first of `sources` whose edition is in the store and has a clean excerpt for the range: the entry it shows,
-    /// and whether its whole text is longer.
+    /// and whether its whole text is longer. The excerpt is the one kept for the passage (the bundle's, or an earlier
+    /// read's), else it is cut from the blocks and the context notes it for keeping.
     static func editionLayer(
-        _ db: Database, layer: String, sources: [LayerSource], range: VerseRange, quran: QuranIndex
-    ) throws -> (
-        CommentaryEntry, Bool
-    )? {
+        _ db: Database, layer: String, sources: [LayerSource], range: VerseRange, context: LayerContext
+    ) throws -> (CommentaryEntry, Bool)? {
         for source in sources {
             guard
                 let edition = try Row.fetchOne(
                     db.cachedStatement(sql: "SELECT * FROM tafsir_edition WHERE id = ?"), arguments: [source.edition])
             else { continue }
-            let blocks = try editionBlocks(db, edition: source.edition, range: range)
-            for block in blocks {
-                let verses = max(range.start, block.verses.lowerBound)...min(range.end, block.verses.upperBound)
-                guard
-                    let excerpt = TafsirExcerpt.make(
-                        paragraphs: block.text.components(separatedBy: "\n\n"), style: ExcerptStyle(edition: source.edition), part: source.part,
-                        language: edition["language"], verses: verses, blockVerses: block.verses, surah: range.surah, quran: quran)
-                else { continue }
-                let span =
-                    block.verses.lowerBound == block.verses.upperBound
-                    ? "\(block.verses.lowerBound)" : "\(block.verses.lowerBound)-\(block.verses.upperBound)"
-                let work: String = edition["name_english"] ?? edition["name"]
-                let reference = "\(source.edition) on \(range.surah):\(span)" + (source.part == .narrations ? ", a narration it reports" : "")
-                let entry = CommentaryEntry(
-                    verses: range, layer: layer, body: excerpt.text,
-                    source: CommentarySource(
-                        work: work, author: edition["author_english"] ?? edition["author"], reference: reference, provenance: "quotation",
-                        edition: source.edition, language: edition["language"], machineTranslation: edition["machine_translation"],
-                        licence: edition["licence"]))
-                // More to read: other blocks, the rest of this one, or the part of it the bundle leaves out.
-                return (entry, blocks.count > 1 || excerpt.text != block.text || !block.whole)
+            let found: EditionExcerpt?
+            if let kept = try keptExcerpt(db, edition: source.edition, part: source.part, range: range) {
+                found = kept
+            } else {
+                found = EditionExcerpt.first(
+                    in: try editionBlocks(db, edition: source.edition, range: range), style: ExcerptStyle(edition: source.edition),
+                    part: source.part, language: edition["language"], surah: range.surah, ayahs: range.start...range.end,
+                    quran: try context.quran(db, surah: range.surah))
+                context.cuts.append(LayerContext.Cut(source: source, importedAt: edition["imported_at"], excerpt: found))
             }
+            guard let excerpt = found else { continue }
+            let span =
+                excerpt.blockVerses.lowerBound == excerpt.blockVerses.upperBound
+                ? "\(excerpt.blockVerses.lowerBound)" : "\(excerpt.blockVerses.lowerBound)-\(excerpt.blockVerses.upperBound)"
+            let work: String = edition["name_english"] ?? edition["name"]
+            let reference = "\(source.edition) on \(range.surah):\(span)" + (source.part == .narrations ? ", a narration it reports" : "")
+            let entry = CommentaryEntry(
+                verses: range, layer: layer, body: excerpt.text,
+                source: CommentarySource(
+                    work: work, author: edition["author_english"] ?? edition["author"], reference: reference, provenance: "quotation",
+                    edition: source.edition, language: edition["language"], machineTranslation: edition["machine_translation"],
+                    licence: edition["licence"]))
+            return (entry, excerpt.more)
         }
         return nil
     }
 }
 
-/// What a read needs to show the layers from the editions.
-struct LayerContext: Sendable {
+/// What a read of the layers needs from this process (the sources it chose) and what it learns: the excerpts it had to
+/// cut, which `keepExcerpts` keeps afterwards for the next read. One read's, not shared.
+final class LayerContext {
+    struct Cut {
+        let source: LayerSource
+        let importedAt: String
+        let excerpt: EditionExcerpt?
+    }
+
     let overrides: LayerSources?
-    let quran: QuranIndex
+    var cuts: [Cut] = []
+    private var index: (surah: Int, quran: QuranIndex)?
+
+    init(overrides: LayerSources?) {
+        self.overrides = overrides
+    }
+
+    /// The skeleton of the sura's verses, which a cut checks the commentary's quotations of its own sura against (a
+    /// millisecond to build; `content check` and the bundle check every sura's, with the whole index): built at the
+    /// first cut, once.
+    func quran(_ db: Database, surah: Int) throws -> QuranIndex {
+        if let index, index.surah == surah { return index.quran }
+        let quran = QuranIndex(verses: try AppDatabase.arabicVerses(db, surah: surah))
+        index = (surah, quran)
+        return quran
+    }
 }
 
 /// A layer's whole text for a verse or passage (`GET /v1/verses/{key}/commentary/{layer}`): the edition's blocks, or

@@ -27,7 +27,8 @@ extension AppDatabase {
     /// The Arabic text, the translation, the sura and the layers of a verse or passage, in one read; on an occasion,
     /// the entries written for it come before the verse's own.
     public func verse(_ range: VerseRange, translation: String, occasion: String? = nil) throws -> VerseContent {
-        let context = try layerContext(surah: range.surah)
+        let context = layerContext()
+        defer { keepExcerpts(context, for: range) }
         return try read { db in
             guard let surah = try Self.surah(db, range.surah) else { throw StoreError.notSeeded("suras") }
             guard range.end <= surah.ayahCount else { throw StoreError.verseNotFound(range.key) }
@@ -101,7 +102,7 @@ extension AppDatabase {
         return try layers(db).filter { only == nil || $0.id == only }.map { layer in
             let shown = CommentaryEntry.shown(for: range, layer: layer.id, occasion: occasion, among: candidates)
             if shown?.occasion == nil,
-                let (entry, more) = try editionLayer(db, layer: layer.id, sources: sources.sources(for: layer.id), range: range, quran: context.quran)
+                let (entry, more) = try editionLayer(db, layer: layer.id, sources: sources.sources(for: layer.id), range: range, context: context)
             {
                 return LayerText(layer: layer, entry: entry, more: more)
             }
@@ -130,6 +131,16 @@ extension AppDatabase {
             }
             guard !months.isEmpty else { throw StoreError.notSeeded("verse calendar") }
             return try VerseCalendarData(months: months, occasions: occasions)
+        }
+    }
+
+    /// One occasion, by its id.
+    public func occasion(id: String) throws -> Occasion {
+        try read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM occasion WHERE id = ?", arguments: [id]),
+                let theme = try Row.fetchOne(db, sql: "SELECT * FROM verse_theme WHERE id = ?", arguments: [row["theme_id"] as String])
+            else { throw StoreError.unknownOccasion(id) }
+            return Self.occasion(row, theme: Theme(id: theme["id"], name: theme["name"], relevance: theme["relevance"]))
         }
     }
 

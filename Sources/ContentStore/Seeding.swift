@@ -6,8 +6,9 @@ import VerseCalendar
 
 /// The bundled content, read from `data/` and checked before anything is written.
 public struct BundledContent: Sendable {
-    /// Bump when the way data/ is read into the database changes, so existing databases are seeded again.
-    static let formatVersion = 5
+    /// Bump when the way data/ is read into the database changes, so existing databases are seeded again; and when the
+    /// excerpts' rules (`TafsirExcerpt`) change, so that the excerpts kept from reads are cut again (and rebundle).
+    static let formatVersion = 6
 
     public static let arabicEdition = Edition(
         id: "quran-simple", kind: "quran", language: "ar", name: "Tanzil Quran Text (Simple, Version 1.1)",
@@ -331,10 +332,16 @@ extension AppDatabase {
             try Self.storeCommentary(db, content.commentary, origin: "bundled", replace: false, progress: nil)
             // The bundled editions, except where the installation imported the whole edition (a bundled one has no
             // import time: the epoch stands in).
+            // The excerpts kept from earlier reads go too: the passages and the rules that cut them may have changed
+            // with the data (a change of the rules changes `formatVersion`); the bundle's own come with it.
             try db.execute(sql: "DELETE FROM tafsir_edition WHERE origin = 'bundled'")
+            try db.execute(sql: "DELETE FROM tafsir_excerpt")
             let imported = Set(try String.fetchAll(db, sql: "SELECT id FROM tafsir_edition"))
             for bundled in content.tafsir where !imported.contains(bundled.edition.info.id) {
                 try Self.storeTafsir(db, bundled.edition, terms: bundled.terms, origin: "bundled", at: Date(timeIntervalSince1970: 0), progress: nil)
+                for kept in bundled.excerpts {
+                    try Self.storeExcerpt(db, edition: bundled.edition.info.id, part: kept.part, range: kept.range, kept.excerpt)
+                }
             }
             try Self.setMeta(db, "seed_fingerprint", content.fingerprint)
         }

@@ -14,6 +14,7 @@ public enum StoreError: UserFacingError, Equatable, Sendable {
     case verseNotFound(String)
     case unknownTranslation(String)
     case unknownLayer(String)
+    case unknownOccasion(String)
     case notSeeded(String)
     case invalidLayerSources(String)
 
@@ -30,6 +31,8 @@ public enum StoreError: UserFacingError, Equatable, Sendable {
         case .unknownTranslation(let id): "unknown translation '\(id)'"
         case .unknownLayer(let id):
             "unknown layer '\(id)': expected one of \(Layer.ids.joined(separator: ", "))"
+        case .unknownOccasion(let id):
+            "unknown occasion '\(id.prefix(60))': `dailyverse calendar` lists each year's occasions with their ids"
         case .notSeeded(let what): "the database has no \(what); run any command once to seed it"
         case .invalidLayerSources(let reason): "invalid layer sources: \(reason)"
         }

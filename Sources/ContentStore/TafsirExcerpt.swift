@@ -141,6 +141,53 @@ public enum ExcerptPart: String, Sendable, CaseIterable {
     case narrations
 }
 
+/// An edition's excerpt for a verse or passage as a day shows it: from the first of the edition's blocks about the
+/// passage (in order) that has a clean one, with the verses that block covers and whether there is more to read.
+public struct EditionExcerpt: Hashable, Sendable {
+    public let text: String
+    /// The verses of the block it is taken from.
+    public let blockVerses: ClosedRange<Int>
+    /// More to read: other blocks, the rest of this one, or the part of it a bundle leaves out.
+    public let more: Bool
+
+    /// A block of an edition, with the verses it covers; `whole` is false for the part of it a bundle keeps.
+    public struct Block: Sendable {
+        public let text: String
+        public let whole: Bool
+        public let verses: ClosedRange<Int>
+
+        public init(text: String, whole: Bool, verses: ClosedRange<Int>) {
+            self.text = text
+            self.whole = whole
+            self.verses = verses
+        }
+    }
+
+    public init(text: String, blockVerses: ClosedRange<Int>, more: Bool) {
+        self.text = text
+        self.blockVerses = blockVerses
+        self.more = more
+    }
+
+    /// The excerpt for the verses `ayahs` of `surah` from the edition's `blocks` about them, or nil when none has a
+    /// clean one.
+    public static func first(
+        in blocks: [Block], style: ExcerptStyle, part: ExcerptPart, language: String, surah: Int, ayahs: ClosedRange<Int>,
+        quran: QuranIndex
+    ) -> EditionExcerpt? {
+        for block in blocks {
+            let (low, high) = (max(ayahs.lowerBound, block.verses.lowerBound), min(ayahs.upperBound, block.verses.upperBound))
+            guard low <= high,
+                let excerpt = TafsirExcerpt.make(
+                    paragraphs: block.text.components(separatedBy: "\n\n"), style: style, part: part, language: language, verses: low...high,
+                    blockVerses: block.verses, surah: surah, quran: quran)
+            else { continue }
+            return EditionExcerpt(text: excerpt.text, blockVerses: block.verses, more: blocks.count > 1 || excerpt.text != block.text || !block.whole)
+        }
+        return nil
+    }
+}
+
 /// An excerpt of a commentary block for a verse or passage: verbatim whole sentences, about `maximumWords` at most,
 /// from the part of the block about the verse where the block marks it, with no pipeline defect in it.
 ///

@@ -48,17 +48,17 @@ struct ContentBundleTafsirCommand: ParsableCommand {
             let all = Layer.ids.flatMap { sources.sources(for: $0) }
             let folder = URL(fileURLWithPath: out)
             for id in editions {
-                let (edition, terms) = try database.bundle(edition: id, sources: all, selections: selections)
+                let (edition, terms, excerpts) = try database.bundle(edition: id, sources: all, selections: selections)
                 // The altafsir.com editions and the texts without stated terms are never committed.
                 for refusal in ["non-commercial", "Not stated", "not known", "never bundled"] where terms.licence.contains(refusal) {
                     throw CLIError("refusing to bundle \(id): its terms say \"\(terms.licence.prefix(160))\"")
                 }
-                let data = try BundledTafsir.write(edition, terms: terms, takenFrom: takenFrom)
+                let data = try BundledTafsir.write(edition, terms: terms, takenFrom: takenFrom, excerpts: excerpts)
                 let file = folder.appendingPathComponent("\(id).jsonl")
                 try data.write(to: file, options: .atomic)
                 let parts = edition.blocks.filter { !$0.whole }.count
                 print(
-                    "\(id): \(edition.blocks.count) blocks (\(parts) cut to the part the excerpts need), \(edition.verses.count) verses, \(data.count / 1024) KB → \(file.path)"
+                    "\(id): \(edition.blocks.count) blocks (\(parts) cut to the part the excerpts need), \(edition.verses.count) verses, \(excerpts.filter { $0.excerpt != nil }.count) of \(excerpts.count) excerpts, \(data.count / 1024) KB → \(file.path)"
                 )
             }
         }
@@ -154,12 +154,20 @@ struct ContentCheckCommand: ParsableCommand {
             them; an occasion on a day some years lack, or without its Arabic name; a commentary entry no day ever \
             shows; an ordinary day showing text written for an occasion's passage; an editorial entry naming a source, \
             or a summary or quotation without its work, author and reference. Warnings (exit 0, or 1 with --strict): \
-            a foundation entry outside 50-150 words, a long occasion title.
+            a foundation entry outside 50-150 words, a long occasion title, a selection a bundled edition keeps no \
+            excerpt for. A bundled edition's kept excerpts must be its own words (and, with --recut, the ones today's \
+            rules cut).
             """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("The data folder to check. Default: the one `serve` would seed from.", valueName: "dir"))
     var directory: String?
     @Flag(help: "Fail on warnings too.") var strict = false
+    @Flag(
+        help: """
+            Also cut every excerpt the bundled editions keep again with today's rules and fail where one differs (the \
+            rules changed and the bundle was not written again): tens of seconds.
+            """)
+    var recut = false
     @Option(parsing: .unconditional, help: ArgumentHelp("How many warnings the text lists (--json lists all).", valueName: "n"))
     var show = 20
 
@@ -170,7 +178,8 @@ struct ContentCheckCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let folder = try DataDirectory.locate(explicit: directory ?? global.data)
-            let check = ContentCheck(directory: folder)
+            let cutting = recut && !global.json ? ProgressBar("excerpts cut again") : nil
+            let check = ContentCheck(directory: folder, recut: recut, progress: cutting?.update)
             let failed = !check.errors.isEmpty || (strict && !check.warnings.isEmpty)
             if global.json {
                 try printJSON(CheckJSON(ok: !failed, selections: check.selections, entries: check.entries, problems: check.problems))

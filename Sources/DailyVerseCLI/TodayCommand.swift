@@ -51,7 +51,11 @@ struct TodayCommand: ParsableCommand {
             out += " · \(report.timezone)\n"
             if let lead = report.selection.occasions.first { out += lead.occasion.heading(tonight: lead.tonight) + "\n" }
             if let description = report.selection.occasion?.description { out += wrap(description, indent: "") + "\n" }
-            for other in report.selection.others { out += "Also: " + other.occasion.heading(tonight: other.tonight) + "\n" }
+            for other in report.selection.others {
+                out +=
+                    "Also: " + other.occasion.heading(tonight: other.tonight)
+                    + " — its own reading: dailyverse verse --occasion \(other.occasion.id)\n"
+            }
             out += "\nTheme: \(report.theme.name)\n" + wrap(report.theme.relevance) + "\n\n"
             out += verseText(report.content, verse: report.verse)
             out += "\n" + wrap(report.attribution, indent: "") + "\n"

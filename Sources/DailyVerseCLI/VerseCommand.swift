@@ -6,10 +6,18 @@ import VerseCalendar
 import VerseOfTheDay
 
 struct VerseCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "verse", abstract: "Print a verse (2:255) or passage (96:1-5) with its five layers.")
+    static let configuration = CommandConfiguration(
+        commandName: "verse", abstract: "Print a verse (2:255) or passage (96:1-5) with its five layers.",
+        discussion: """
+            With --occasion, the occasion's own passage with the layers written for it first: how an occasion that \
+            shares its day with one that leads (`today` names it under "Also") is read. `dailyverse calendar` lists \
+            the occasions' ids.
+            """)
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: ArgumentHelp("SURA:AYA or SURA:AYA-AYA.", valueName: "key")) var key: String
+    @Argument(help: ArgumentHelp("SURA:AYA or SURA:AYA-AYA (with --occasion, leave it out).", valueName: "key")) var key: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("An occasion's id: its passage and its own layers.", valueName: "id"))
+    var occasion: String?
     @Option(parsing: .unconditional, help: ArgumentHelp("Translation id.", valueName: "id")) var translation: String = BundledContent.pickthall.id
     @Option(
         parsing: .unconditional,
@@ -24,11 +32,25 @@ struct VerseCommand: ParsableCommand {
             throw ValidationError("unknown layer '\(layer.prefix(40))': expected one of \(Layer.ids.joined(separator: ", "))")
         }
         if full && layer == nil { throw ValidationError("--full needs --layer") }
+        switch (key, occasion) {
+        case (nil, nil): throw ValidationError("give a verse (2:255), a passage (96:1-5), or --occasion ID")
+        case (_?, _?): throw ValidationError("--occasion reads the occasion's own passage: leave out the verse")
+        case (nil, _?) where layer != nil: throw ValidationError("--layer reads a verse's layer: give the verse, not --occasion")
+        default: break
+        }
     }
 
     func run() throws {
         try reportingErrors {
-            let range = try VerseRange(parsing: key)
+            if let occasion {
+                let report = try DailyVerseReports(database: global.openDatabase()).occasion(occasion, translation: translation)
+                if global.json { return try printJSON(report) }
+                var out = report.occasion.name + (report.occasion.nameArabic.map { " (\($0))" } ?? "") + "\n"
+                if let description = report.occasion.description { out += wrap(description, indent: "") + "\n" }
+                print(out + "\n" + verseText(report.content, verse: report.verse) + wrap(report.attribution, indent: ""))
+                return
+            }
+            let range = try VerseRange(parsing: key ?? "")
             if let layer {
                 let reports = try DailyVerseReports(database: global.openDatabase())
                 if full {

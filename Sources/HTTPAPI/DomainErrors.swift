@@ -29,6 +29,7 @@ extension APIError {
             case .verseNotFound: self = .notFound("verse_not_found", error.description)
             case .unknownTranslation: self = .notFound("translation_not_found", error.description)
             case .unknownLayer: self = .notFound("layer_not_found", error.description)
+            case .unknownOccasion: self = .notFound("occasion_not_found", error.description)
             case .cannotOpen, .dataDirectoryNotFound, .missingDataFile, .unreadableFile, .malformedLine, .malformedData, .notSeeded,
                 .invalidLayerSources:
                 return nil

@@ -126,6 +126,12 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
         return try conditional(request, try answering(.answer) { try environment.reports.verse(range, translation: translation) }, maxAge: 86_400)
     }
 
+    router.get("/v1/occasions/:id") { request, context -> Response in
+        let id = try context.pathParameter("id")
+        let translation = request.uri.queryParameters["translation"].map(String.init) ?? BundledContent.pickthall.id
+        return try conditional(request, try answering(.answer) { try environment.reports.occasion(id, translation: translation) }, maxAge: 3600)
+    }
+
     router.get("/v1/verses/:key/commentary/:layer") { request, context -> Response in
         let key = try context.pathParameter("key")
         let layer = try context.pathParameter("layer")

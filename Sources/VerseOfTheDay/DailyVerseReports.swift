@@ -55,6 +55,12 @@ public struct DailyVerseReports: Sendable {
         VerseReport(try database.verse(range, translation: translation))
     }
 
+    /// An occasion with its verse or passage and its layers, the entries written for it first.
+    public func occasion(_ id: String, translation: String = "en.pickthall") throws -> OccasionReport {
+        let occasion = try database.occasion(id: id)
+        return OccasionReport(occasion, content: try database.verse(occasion.verses, translation: translation, occasion: occasion.id))
+    }
+
     /// A layer's whole text for a verse or passage, with its source.
     public func commentary(_ range: VerseRange, layer: String) throws -> CommentaryJSON {
         CommentaryJSON(try database.commentary(range, layer: layer))

@@ -191,6 +191,11 @@ public struct TodayReport: Encodable, Sendable {
         /// A night that begins this evening ("Tonight: the Third Night of Qadr").
         public let tonight: Bool
         public let rank: Int
+        /// What the day is, in a few sentences.
+        public let description: String?
+        /// The occasion's own verse or passage; an occasion that does not lead the day is read with its own layers at
+        /// `GET /v1/occasions/{id}` (`dailyverse verse --occasion ID`).
+        public let verses: String
 
         init(_ observed: ObservedOccasion) {
             id = observed.occasion.id
@@ -199,9 +204,11 @@ public struct TodayReport: Encodable, Sendable {
             self.observed = observed.occasion.observed.rawValue
             tonight = observed.tonight
             rank = observed.occasion.rank
+            description = observed.occasion.description
+            verses = observed.occasion.verses.key
         }
 
-        enum CodingKeys: String, CodingKey { case id, name, nameArabic = "name_arabic", observed, tonight, rank }
+        enum CodingKeys: String, CodingKey { case id, name, nameArabic = "name_arabic", observed, tonight, rank, description, verses }
 
         public func encode(to encoder: Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -211,6 +218,8 @@ public struct TodayReport: Encodable, Sendable {
             try container.encode(observed, forKey: .observed)
             try container.encode(tonight, forKey: .tonight)
             try container.encode(rank, forKey: .rank)
+            try container.encode(description, forKey: .description)
+            try container.encode(verses, forKey: .verses)
         }
     }
 
@@ -226,6 +235,73 @@ public struct TodayReport: Encodable, Sendable {
         try container.encode(occasion, forKey: .occasion)
         try container.encode(otherOccasions, forKey: .otherOccasions)
         try container.encode(theme, forKey: .theme)
+        try container.encode(verse, forKey: .verse)
+        try container.encode(layers, forKey: .layers)
+        try container.encode(attribution, forKey: .attribution)
+    }
+}
+
+/// `GET /v1/occasions/{id}`, `verse --occasion ID --json`: an occasion, its verse or passage, and its layers, the
+/// entries written for it first. An occasion that shares its day with one that leads is read here.
+public struct OccasionReport: Encodable, Sendable {
+    public let occasion: OccasionJSON
+    public let verse: VerseJSON
+    public let layers: [LayerJSON]
+    public let attribution: String
+    public let content: VerseContent
+
+    public struct OccasionJSON: Encodable, Sendable {
+        public let id: String
+        public let name: String
+        public let nameArabic: String?
+        public let description: String?
+        /// A tradition's other date for it, where one is kept.
+        public let note: String?
+        public let month: Int
+        /// Its day of the month; 0 for the month's last day.
+        public let day: Int
+        public let observed: String
+        public let rank: Int
+        public let verses: String
+        public let theme: Theme
+
+        enum CodingKeys: String, CodingKey {
+            case id, name, nameArabic = "name_arabic", description, note, month, day, observed, rank, verses, theme
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(name, forKey: .name)
+            try container.encode(nameArabic, forKey: .nameArabic)
+            try container.encode(description, forKey: .description)
+            try container.encode(note, forKey: .note)
+            try container.encode(month, forKey: .month)
+            try container.encode(day, forKey: .day)
+            try container.encode(observed, forKey: .observed)
+            try container.encode(rank, forKey: .rank)
+            try container.encode(verses, forKey: .verses)
+            try container.encode(theme, forKey: .theme)
+        }
+    }
+
+    enum CodingKeys: String, CodingKey { case occasion, verse, layers, attribution }
+
+    public init(_ occasion: Occasion, content: VerseContent) {
+        self.occasion = OccasionJSON(
+            id: occasion.id, name: occasion.name, nameArabic: occasion.nameArabic, description: occasion.description, note: occasion.note,
+            month: occasion.month, day: occasion.day, observed: occasion.observed.rawValue, rank: occasion.rank, verses: occasion.verses.key,
+            theme: occasion.theme)
+        let report = VerseReport(content)
+        self.content = content
+        verse = report.verse
+        layers = report.layers
+        attribution = report.attribution
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(occasion, forKey: .occasion)
         try container.encode(verse, forKey: .verse)
         try container.encode(layers, forKey: .layers)
         try container.encode(attribution, forKey: .attribution)

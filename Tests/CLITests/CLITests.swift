@@ -194,6 +194,20 @@ struct CLI {
         #expect(text.stdout.contains("Allah! There is no deity save Him"))
     }
 
+    /// An occasion that shares its day with one that leads is named under "Also" with how to read it, and reads with
+    /// its own passage and layers.
+    @Test func anOccasionThatDoesNotLeadIsReadWithItsOwnLayers() {
+        let day = CLI.run(["today", "--date", "2024-09-20", "--tz", "UTC", "--calendar", "umm-al-qura"])
+        #expect(day.stdout.contains("Also:") && day.stdout.contains("dailyverse verse --occasion birth-of-imam-al-sadiq"), "\(day.stdout)")
+        let json = CLI.run(["verse", "--occasion", "birth-of-imam-al-sadiq", "--json"]).json
+        #expect(Set(json.keys) == ["occasion", "verse", "layers", "attribution"])
+        let occasion = json["occasion"] as? [String: Any] ?? [:]
+        #expect(occasion["id"] as? String == "birth-of-imam-al-sadiq" && occasion["month"] as? Int == 3)
+        #expect((json["verse"] as? [String: Any])?["key"] as? String == occasion["verses"] as? String)
+        let text = CLI.run(["verse", "--occasion", "birth-of-imam-al-sadiq"])
+        #expect(text.status == 0 && text.stdout.contains("Imam"), "\(text.stdout)")
+    }
+
     @Test func calendarListsTheYear() {
         let json = CLI.run(["calendar", "--hijri-year", "1446", "--json"]).json
         let months = json["months"] as? [[String: Any]] ?? []
@@ -218,6 +232,9 @@ struct CLI {
         (["today", "--at", "yesterday"], "yesterday"),
         (["today", "--now", "soon"], "soon"),
         (["sighting", "set", "1446", "9", "2025-03-09"], "2025-03-09"),
+        (["verse", "--occasion", "no-such-day"], "no-such-day"),
+        (["verse", "2:255", "--occasion", "ghadir"], "--occasion"),
+        (["verse"], "--occasion"),
     ])
     func badInput(arguments: [String], value: String) {
         let result = CLI.run(arguments)

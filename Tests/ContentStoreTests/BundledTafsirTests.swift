@@ -1,6 +1,7 @@
 import ContentStore
 import DailyVerseTestSupport
 import Foundation
+import GRDB
 import Testing
 import VerseCalendar
 
@@ -34,6 +35,72 @@ import VerseCalendar
         #expect(try refusal([Self.header], name: "en.other.jsonl").contains("is not the file's name"))
         #expect(try refusal(["not json"]).contains("tafsir/en.test.jsonl:1: not the edition's header"))
         #expect(try refusal([]).contains("empty"))
+    }
+
+    @Test func aBrokenExcerptLineIsRefusedNamingTheFileAndLine() throws {
+        let block = #"{"surah": 97, "position": 0, "ayahs": [1, 2], "whole": true, "text": "One."}"#
+        let excerpt = { (fields: String) in #"{"excerpt": {"surah": 97, \#(fields)}}"# }
+        let good = excerpt(#""ayahs": [1, 2], "part": "commentary", "block": [1, 2], "more": false, "text": "One.""#)
+        #expect(try refusal([Self.header, block, good, excerpt(#""ayahs": [1, 1], "part": "narrations", "text": null"#)]) == "read")
+        #expect(try refusal([Self.header, block, good, good]).contains("tafsir/en.test.jsonl:4: a second excerpt for 97:1-2 (commentary)"))
+        #expect(try refusal([Self.header, block, excerpt(#""ayahs": [1, 2], "part": "all", "text": null"#)]).contains(":3: unknown part 'all'"))
+        #expect(
+            try refusal([Self.header, block, excerpt(#""ayahs": [2, 1], "part": "commentary", "text": null"#)])
+                .contains(":3: ayahs [2, 1] are not a first and last verse of sura 97"))
+        #expect(
+            try refusal([Self.header, block, excerpt(#""ayahs": [1, 2], "part": "commentary", "block": [3, 5], "text": "One.""#)])
+                .contains(":3: the excerpt of 97:1-2 names no block of the file before it that covers its verses"))
+        #expect(try refusal([Self.header, good, block]).contains(":2: the excerpt of 97:1-2 names no block"), "blocks come first")
+        #expect(
+            try refusal([Self.header, block, good, block.replacingOccurrences(of: "[1, 2]", with: "[3]")]).contains(":4: a block after the excerpts"))
+        #expect(
+            try refusal([Self.header, block, excerpt(#""ayahs": [1, 2], "part": "commentary", "block": [1, 2], "text": " ""#)]).contains(
+                "an empty excerpt"))
+    }
+
+    /// A day shows the excerpt kept for its verse (the bundle's, cut when it was written) without cutting it again; an
+    /// excerpt it has to cut (an imported edition's) is kept for the next read, for the verses a day can show only; an
+    /// import drops what was kept of the edition it replaces.
+    @Test func aDayTakesTheExcerptKeptForItAndKeepsTheOnesItCuts() throws {
+        let database = try seededDatabase()
+        let qadr = VerseRange(surah: 97, start: 1, end: 5)
+        func kept(_ edition: String, _ range: VerseRange, part: String = "commentary") throws -> String?? {
+            try database.read { db in
+                try Row.fetchOne(
+                    db, sql: "SELECT text FROM tafsir_excerpt WHERE edition_id = ? AND part = ? AND surah = ? AND ayah_start = ? AND ayah_end = ?",
+                    arguments: [edition, part, range.surah, range.start, range.end]
+                ).map { $0["text"] as String? }
+            }
+        }
+        func shown(_ range: VerseRange, _ layer: String) throws -> CommentaryEntry? {
+            try database.verse(range, translation: "en.pickthall").layers.first { $0.layer.id == layer }?.entry
+        }
+        // The bundle's excerpt is what the day shows: replaced in the store, the replacement is shown.
+        let bundled = try #require(try kept("en.mizan", qadr) ?? nil)
+        #expect(try shown(qadr, "classical_shia")?.body == bundled)
+        try database.write { db in
+            try db.execute(sql: "UPDATE tafsir_excerpt SET text = 'Kept, not cut again.' WHERE edition_id = 'en.mizan' AND surah = 97")
+        }
+        #expect(try shown(qadr, "classical_shia")?.body == "Kept, not cut again.")
+
+        // The fixture's en.noor imported in place of the bundled one: nothing of the bundled one is kept.
+        let folder = try TafsirFolder(directory: TafsirImportTests.fixture)
+        let edition = try folder.read("en.noor", ayahCounts: try database.ayahCounts())
+        try database.importTafsir(edition, terms: TafsirEditionTerms(licence: "CC BY-ND 4.0", machineTranslation: nil), at: fixedNow)
+        #expect(try kept("en.noor", qadr) == nil)
+        // A day cuts it from the imported text and keeps it; a verse no day shows is cut and not kept.
+        let cut = try #require(try shown(qadr, "contemporary"))
+        #expect(cut.source.edition == "en.noor")
+        #expect(try kept("en.noor", qadr) == .some(cut.body))
+        #expect(try shown(qadr, "contemporary")?.body == cut.body)
+        let single = VerseRange(surah: 97, start: 2, end: 2)
+        #expect(try shown(single, "contemporary")?.source.edition == "en.noor")
+        #expect(try kept("en.noor", single) == nil)
+        // Seeding changed data keeps none from the reads (the rules that cut them may have changed), the bundle's again.
+        try database.write { db in try db.execute(sql: "UPDATE meta SET value = 'older data' WHERE key = 'seed_fingerprint'") }
+        try database.seed(bundledContent)
+        #expect(try kept("en.noor", qadr) == nil)
+        #expect(try kept("en.mizan", qadr) == .some(bundled))
     }
 
     @Test func theLayersShowTheBundledEditionsWithWhoseWordsTheyAre() throws {

@@ -104,6 +104,14 @@ import VerseOfTheDay
         #expect(report.occasion?.id == lead)
         #expect(report.otherOccasions.map(\.id) == others)
         #expect(report.layers.first { $0.id == "foundation" }?.body != nil)
+        // Each one named beside the lead is read with its own passage and the layers written for it.
+        for other in report.otherOccasions {
+            let own = try DailyVerseReports(database: try seededDatabase()).occasion(other.id)
+            #expect(own.occasion.id == other.id && own.occasion.verses == other.verses)
+            #expect(own.content.range.key == other.verses)
+            #expect(own.content.layers.contains { $0.entry?.occasion == other.id }, "\(other.id) shows entries written for it")
+        }
+        #expect(throws: StoreError.unknownOccasion("no-such-day")) { try DailyVerseReports(database: try seededDatabase()).occasion("no-such-day") }
     }
 
     @Test func passagesAreShownWithoutTheBasmalaAndWithAyaNumbers() throws {

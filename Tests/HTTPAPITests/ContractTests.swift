@@ -109,6 +109,8 @@ import Yams
             _ = try await call(.get, "/v1/today", "/v1/today?tz=Mars/Olympus")
             _ = try await call(.get, "/v1/verses/{key}", "/v1/verses/2:255")
             _ = try await call(.get, "/v1/verses/{key}", "/v1/verses/2:999")
+            _ = try await call(.get, "/v1/occasions/{id}", "/v1/occasions/birth-of-imam-al-sadiq")
+            _ = try await call(.get, "/v1/occasions/{id}", "/v1/occasions/no-such-day")
             _ = try await call(.get, "/v1/verses/{key}/commentary/{layer}", "/v1/verses/97:1-5/commentary/classical_shia")
             _ = try await call(.get, "/v1/verses/{key}/commentary/{layer}", "/v1/verses/2:255/commentary/foundation")
             _ = try await call(.get, "/v1/verses/{key}/commentary/{layer}", "/v1/verses/2:255/commentary/tafsir")
