@@ -28,6 +28,7 @@ extension Schema {
         Migration("v16-tafsir-editions", ContentSchema.v16TafsirEditions),
         Migration("v17-layer-sources", ContentSchema.v17LayerSources),
         Migration("v18-tafsir-excerpts", ContentSchema.v18TafsirExcerpts),
+        Migration("v19-hadith", ContentSchema.v19Hadith),
     ])
 }
 

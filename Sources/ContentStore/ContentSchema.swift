@@ -113,6 +113,29 @@ public enum ContentSchema {
                 PRIMARY KEY (edition_id, part, surah, ayah_start, ayah_end)) WITHOUT ROWID;
             """)
 
+    /// v19: hadith collections imported (`import hadith`): each hadith where its book puts it (volume, book, chapter,
+    /// number as the source gives them, and its place in the chapter), its English and Arabic, its gradings (JSON) where
+    /// the source gives any, and the verses it cites. A collection's go with it.
+    public static let v19Hadith = MigrationStep(
+        sql: """
+            CREATE TABLE hadith_book (
+                id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL, author TEXT NOT NULL, translator TEXT, source TEXT NOT NULL,
+                licence TEXT NOT NULL, imported_at TEXT NOT NULL);
+            CREATE TABLE hadith (
+                id INTEGER PRIMARY KEY,
+                book_id TEXT NOT NULL REFERENCES hadith_book(id) ON DELETE CASCADE,
+                volume INTEGER NOT NULL, book TEXT, chapter TEXT, chapter_title TEXT, number TEXT NOT NULL,
+                number_from TEXT NOT NULL CHECK (number_from IN ('footnote', 'heading', 'source', 'position')),
+                position INTEGER NOT NULL, english TEXT NOT NULL, arabic TEXT, gradings TEXT NOT NULL DEFAULT '[]', url TEXT,
+                verse_count INTEGER NOT NULL);
+            CREATE INDEX hadith_by_book ON hadith (book_id);
+            CREATE TABLE hadith_verse (
+                surah INTEGER NOT NULL CHECK (surah BETWEEN 1 AND 114), ayah INTEGER NOT NULL,
+                hadith_id INTEGER NOT NULL REFERENCES hadith(id) ON DELETE CASCADE,
+                PRIMARY KEY (surah, ayah, hadith_id)) WITHOUT ROWID;
+            CREATE INDEX hadith_verse_by_hadith ON hadith_verse (hadith_id);
+            """)
+
     /// v10: occasions: several on one day (a rank decides which leads), nights kept from the evening before, a day that
     /// is the month's last (day 0), a note for another tradition's date. Commentary may name the occasion it was
     /// written for, and is then shown on that occasion only; an entry's key includes it. Both tables are rebuilt

@@ -119,6 +119,7 @@ extension AppDatabase {
                 throw StoreError.unknownLayer(layer)
             }
             guard let entry = shown.entry else { return LayerCommentary(layer: shown.layer, range: range, entry: nil, text: nil, whole: true) }
+            if let whole = shown.whole { return LayerCommentary(layer: shown.layer, range: range, entry: entry, text: whole, whole: true) }
             guard let edition = entry.source.edition else {
                 return LayerCommentary(layer: shown.layer, range: range, entry: entry, text: entry.body, whole: true)
             }
@@ -148,8 +149,12 @@ extension AppDatabase {
     /// read's), else it is cut from the blocks and the context notes it for keeping.
     static func editionLayer(
         _ db: Database, layer: String, sources: [LayerSource], range: VerseRange, context: LayerContext
-    ) throws -> (CommentaryEntry, Bool)? {
+    ) throws -> (CommentaryEntry, Bool, String?)? {
         for source in sources {
+            if source.isHadith {
+                if let (entry, more, whole) = try hadithLayer(db, layer: layer, book: source.book, range: range) { return (entry, more, whole) }
+                continue
+            }
             guard
                 let edition = try Row.fetchOne(
                     db.cachedStatement(sql: "SELECT * FROM tafsir_edition WHERE id = ?"), arguments: [source.edition])
@@ -176,7 +181,7 @@ extension AppDatabase {
                     work: work, author: edition["author_english"] ?? edition["author"], reference: reference, provenance: "quotation",
                     edition: source.edition, language: edition["language"], machineTranslation: edition["machine_translation"],
                     licence: edition["licence"]))
-            return (entry, excerpt.more)
+            return (entry, excerpt.more, nil)
         }
         return nil
     }

@@ -1,24 +1,48 @@
 import Foundation
 
-/// An edition that feeds a layer, and the part of its blocks the layer takes: `en.mizan`, `en.safi:narrations`.
+/// An edition that feeds a layer, and the part of its blocks the layer takes: `en.mizan`, `en.safi:narrations`; or the
+/// hadith imported (`import hadith`) that cite the verse: `hadith` (any collection), `hadith:al-kafi` (one).
 public struct LayerSource: Hashable, Sendable, CustomStringConvertible {
     public let edition: String
     public let part: ExcerptPart
+    /// With `edition` `hadith`: the collection, or nil for any.
+    public let book: String?
 
     public init(edition: String, part: ExcerptPart = .commentary) {
         self.edition = edition
         self.part = part
+        self.book = nil
     }
 
-    /// `ID` or `ID:PART` (PART one of commentary, narrations); nil when it is neither.
+    /// The hadith imported that cite the verse, from `book` or any collection.
+    public static func hadith(_ book: String? = nil) -> LayerSource { LayerSource(hadith: book) }
+
+    private init(hadith book: String?) {
+        (edition, part, self.book) = (Self.hadithName, .narrations, book)
+    }
+
+    static let hadithName = "hadith"
+
+    /// Whether the source is the imported hadith rather than an edition.
+    public var isHadith: Bool { edition == Self.hadithName }
+
+    /// `ID` or `ID:PART` (PART one of commentary, narrations), `hadith` or `hadith:BOOK`; nil when it is none of them.
     public init?(parsing text: String) {
         let pieces = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         guard (1...2).contains(pieces.count), TafsirEditionInfo.isValidID(pieces[0]) else { return nil }
+        if pieces[0] == Self.hadithName {
+            guard pieces.count == 1 || HadithFolder.isValidID(pieces[1]) else { return nil }
+            self.init(hadith: pieces.count == 2 ? pieces[1] : nil)
+            return
+        }
         guard let part = pieces.count == 2 ? ExcerptPart(rawValue: pieces[1]) : .commentary else { return nil }
-        (edition, self.part) = (pieces[0], part)
+        self.init(edition: pieces[0], part: part)
     }
 
-    public var description: String { part == .commentary ? edition : "\(edition):\(part.rawValue)" }
+    public var description: String {
+        if isHadith { return book.map { "\(Self.hadithName):\($0)" } ?? Self.hadithName }
+        return part == .commentary ? edition : "\(edition):\(part.rawValue)"
+    }
 }
 
 /// Which editions feed which layer, in order of preference. The data's default is `data/layers.json`'s `sources`; an
@@ -56,7 +80,7 @@ public struct LayerSources: Hashable, Sendable {
             for name in parts[1].split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
                 guard let source = LayerSource(parsing: name) else {
                     throw .invalidLayerSources(
-                        "'\(name.prefix(60))' is not an edition such as en.mizan, or one with its part such as en.safi:narrations")
+                        "'\(name.prefix(60))' is not an edition such as en.mizan, one with its part such as en.safi:narrations, or hadith[:BOOK]")
                 }
                 sources.append(source)
             }

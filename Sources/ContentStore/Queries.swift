@@ -102,9 +102,10 @@ extension AppDatabase {
         return try layers(db).filter { only == nil || $0.id == only }.map { layer in
             let shown = CommentaryEntry.shown(for: range, layer: layer.id, occasion: occasion, among: candidates)
             if shown?.occasion == nil,
-                let (entry, more) = try editionLayer(db, layer: layer.id, sources: sources.sources(for: layer.id), range: range, context: context)
+                let (entry, more, whole) = try editionLayer(
+                    db, layer: layer.id, sources: sources.sources(for: layer.id), range: range, context: context)
             {
-                return LayerText(layer: layer, entry: entry, more: more)
+                return LayerText(layer: layer, entry: entry, more: more, whole: whole)
             }
             return LayerText(layer: layer, entry: shown)
         }

@@ -97,11 +97,18 @@ public struct LayerText: Hashable, Sendable {
     public let layer: Layer
     public let entry: CommentaryEntry?
     public let more: Bool
+    /// The whole text behind the entry when it is not an edition's blocks (a hadith's English and Arabic).
+    let whole: String?
 
     public init(layer: Layer, entry: CommentaryEntry?, more: Bool = false) {
+        self.init(layer: layer, entry: entry, more: more, whole: nil)
+    }
+
+    init(layer: Layer, entry: CommentaryEntry?, more: Bool, whole: String?) {
         self.layer = layer
         self.entry = entry
         self.more = more
+        self.whole = whole
     }
 }
 

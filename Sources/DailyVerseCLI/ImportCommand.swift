@@ -10,7 +10,10 @@ struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Import Quran text, a translation or commentary. The whole file is checked first; a bad line imports nothing.",
-        subcommands: [ImportQuranCommand.self, ImportTranslationCommand.self, ImportCommentaryCommand.self, ImportTafsirCommand.self])
+        subcommands: [
+            ImportQuranCommand.self, ImportTranslationCommand.self, ImportCommentaryCommand.self, ImportTafsirCommand.self,
+            ImportHadithCommand.self,
+        ])
 }
 
 struct ImportQuranCommand: ParsableCommand {
@@ -160,6 +163,74 @@ struct ImportTafsirCommand: ParsableCommand {
             if global.json { return try printJSON(imported) }
             // Each source's terms once, after the editions that come from it.
             for (source, licence) in sources { print("terms of \(source): \(licence)") }
+        }
+    }
+}
+
+struct ImportHadithCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hadith", abstract: "Import hadith collections from narmafraz/ThaqalaynDataSources, linked to the verses they cite.",
+        discussion: """
+            DIR is the dataset (or its scraped/ folder): al-Kafi from hubeali_com/Al-Kafi-Volume-1 … 8 (hubeali.com's \
+            translation, whose text marks each verse a hadith cites as [2:255]), and the thaqalayn.net books of \
+            thaqalayn_api/<book>/hadiths.json (Nahj al-Balagha, Uyun Akhbar al-Rida, …; the verses read from the \
+            translators' citations, such as (al-Nisa, 4:54)). Each hadith keeps its volume, book, chapter and number as the \
+            source gives them, and its gradings where given. A collection is read and checked whole, then written in one \
+            transaction, replacing one imported before. Nothing states a licence for these translations: import them \
+            only with the right to use them; they are never bundled. The ahlul_bayt layer shows them with the source \
+            hadith (or hadith:BOOK) in --layers; data/layers.json names it by default.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: ArgumentHelp("The dataset's folder.", valueName: "dir")) var directory: String
+    @Option(
+        name: .customLong("book"),
+        help: ArgumentHelp("A collection to import (al-kafi, nahj-al-balagha, …); repeat it. Default: every one found.", valueName: "id"))
+    var books: [String] = []
+
+    struct Imported: Encodable {
+        let book: String
+        let title: String
+        let hadiths: Int
+        let citing: Int
+        let verses: Int
+        let licence: String
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let folder = try HadithFolder(directory: URL(fileURLWithPath: try checkedPath(directory, what: "the folder's name")))
+            for book in books where !folder.books.contains(book) {
+                throw CLIError("no collection '\(book.prefix(80))' in \(directory): found \(folder.books.joined(separator: ", "))")
+            }
+            let database = try global.openDatabase()
+            let counts = try database.ayahCounts()
+            // Every collection read and checked before any is written: a broken one imports nothing.
+            var read: [HadithBook] = []
+            for id in books.isEmpty ? folder.books : books {
+                let reading = ProgressBar("\(id) files")
+                do {
+                    read.append(try folder.read(id, ayahCounts: counts, progress: reading.update))
+                } catch  where books.isEmpty {
+                    throw CLIError(
+                        "\(error); nothing imported: name the collections to import with --book (found: \(folder.books.joined(separator: ", ")))")
+                }
+            }
+            var imported: [Imported] = []
+            for book in read {
+                let id = book.id
+                let writing = ProgressBar("\(id) hadith")
+                try database.importHadith(book, at: global.clock(), progress: writing.update)
+                let citing = book.hadiths.filter { !$0.verses.isEmpty }
+                let result = Imported(
+                    book: id, title: book.title, hadiths: book.hadiths.count, citing: citing.count, verses: Set(citing.flatMap(\.verses)).count,
+                    licence: HadithBook.terms)
+                imported.append(result)
+                if !global.json {
+                    print("imported \(id): \(book.title), \(book.author) — \(result.hadiths) hadith, \(result.citing) citing \(result.verses) verses")
+                }
+            }
+            if global.json { return try printJSON(imported) }
+            print("terms: \(HadithBook.terms)")
         }
     }
 }
