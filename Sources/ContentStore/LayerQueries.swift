@@ -45,9 +45,23 @@ extension AppDatabase {
         ).map { (surah: $0["surah"] as Int, ayah: $0["ayah"] as Int, text: $0["text"] as String) }
     }
 
-    /// What a read of the layers needs from this process: the layers' sources it chose.
-    func layerContext() -> LayerContext {
-        LayerContext(overrides: kept.value(Self.sourcesKey, as: LayerSources.self))
+    /// What a read of the layers needs from this process: the layers' sources it chose, and the reader's language.
+    func layerContext(language: String? = nil) -> LayerContext {
+        LayerContext(overrides: kept.value(Self.sourcesKey, as: LayerSources.self), language: language)
+    }
+
+    /// The languages a reader may ask the layers in: an edition in the reader's language comes before the others of
+    /// its layer (an `ar` reader gets al-Mizan in Arabic where the Arabic edition is in the store).
+    public static let readerLanguages = ["en", "ar"]
+
+    /// `sources` with those whose edition is in `language` first, each group in its order (the imported hadith are read
+    /// in their English).
+    static func preferring(_ language: String?, _ sources: [LayerSource], _ db: Database) throws -> [LayerSource] {
+        guard let language, sources.count > 1 else { return sources }
+        var languages: [String: String] = [:]
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, language FROM tafsir_edition")) { languages[row["id"]] = row["language"] }
+        let ours = sources.filter { ($0.isHadith ? "en" : languages[$0.edition]) == language }
+        return ours + sources.filter { !ours.contains($0) }
     }
 
     /// Keeps the excerpts a read had to cut, so that the next read of the verse takes them as they are: only for the
@@ -108,9 +122,9 @@ extension AppDatabase {
 
     /// The whole text behind a layer of a verse or passage: the blocks of the edition it is taken from (each once, in
     /// order), or the entry itself when the layer shows one of ours.
-    public func commentary(_ range: VerseRange, layer: String, occasion: String? = nil) throws -> LayerCommentary {
+    public func commentary(_ range: VerseRange, layer: String, occasion: String? = nil, language: String? = nil) throws -> LayerCommentary {
         guard Layer.ids.contains(layer) else { throw StoreError.unknownLayer(layer) }
-        let context = layerContext()
+        let context = layerContext(language: language)
         defer { keepExcerpts(context, for: range) }
         return try read { db in
             guard let surah = try Self.surah(db, range.surah) else { throw StoreError.notSeeded("suras") }
@@ -197,11 +211,14 @@ final class LayerContext {
     }
 
     let overrides: LayerSources?
+    /// The reader's language: its editions first.
+    let language: String?
     var cuts: [Cut] = []
     private var index: (surah: Int, quran: QuranIndex)?
 
-    init(overrides: LayerSources?) {
+    init(overrides: LayerSources?, language: String? = nil) {
         self.overrides = overrides
+        self.language = language
     }
 
     /// The skeleton of the sura's verses, which a cut checks the commentary's quotations of its own sura against (a

@@ -26,8 +26,9 @@ extension AppDatabase {
 
     /// The Arabic text, the translation, the sura and the layers of a verse or passage, in one read; on an occasion,
     /// the entries written for it come before the verse's own.
-    public func verse(_ range: VerseRange, translation: String, occasion: String? = nil) throws -> VerseContent {
-        let context = layerContext()
+    /// `language`: the reader's (`readerLanguages`), whose editions each layer takes first.
+    public func verse(_ range: VerseRange, translation: String, occasion: String? = nil, language: String? = nil) throws -> VerseContent {
+        let context = layerContext(language: language)
         defer { keepExcerpts(context, for: range) }
         return try read { db in
             guard let surah = try Self.surah(db, range.surah) else { throw StoreError.notSeeded("suras") }
@@ -103,7 +104,8 @@ extension AppDatabase {
             let shown = CommentaryEntry.shown(for: range, layer: layer.id, occasion: occasion, among: candidates)
             if shown?.occasion == nil,
                 let (entry, more, whole) = try editionLayer(
-                    db, layer: layer.id, sources: sources.sources(for: layer.id), range: range, context: context)
+                    db, layer: layer.id, sources: try preferring(context.language, sources.sources(for: layer.id), db), range: range, context: context
+                )
             {
                 return LayerText(layer: layer, entry: entry, more: more, whole: whole)
             }

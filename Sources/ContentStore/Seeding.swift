@@ -8,7 +8,7 @@ import VerseCalendar
 public struct BundledContent: Sendable {
     /// Bump when the way data/ is read into the database changes, so existing databases are seeded again; and when the
     /// excerpts' rules (`TafsirExcerpt`) change, so that the excerpts kept from reads are cut again (and rebundle).
-    static let formatVersion = 6
+    static let formatVersion = 7
 
     public static let arabicEdition = Edition(
         id: "quran-simple", kind: "quran", language: "ar", name: "Tanzil Quran Text (Simple, Version 1.1)",
@@ -182,10 +182,12 @@ public struct BundledContent: Sendable {
         return hash.hex
     }
 
-    /// A cheaper check made on every start: names, sizes and modification times (plain stat calls).
-    /// Only when it changes is the content fingerprint computed again.
-    static func statSignature(of directory: URL) throws(StoreError) -> String {
+    /// A cheaper check made on every start: names, sizes and modification times (plain stat calls), and the format,
+    /// so that a new way of reading the same files seeds again. Only when it changes is the content fingerprint
+    /// computed again.
+    static func statSignature(of directory: URL, format: Int = formatVersion) throws(StoreError) -> String {
         var hash = FNV1a()
+        hash.mix("format \(format)".utf8)
         func walk(_ folder: String, _ prefix: String) {
             guard let dir = opendir(folder) else { return }
             defer { closedir(dir) }

@@ -355,6 +355,11 @@ struct BlockReading {
         var headings = Set<Int>()
         var inVerses = false
         for (index, paragraph) in paragraphs.enumerated() {
+            // The printed edition's page marks, "( ١٦ ـ الميزان ـ ٢٠ )": neither text nor a heading.
+            if Self.isPageMark(paragraph) {
+                skipped.insert(index)
+                continue
+            }
             let isHeading = Self.isHeading(paragraph)
             if isHeading {
                 headings.insert(index)
@@ -378,6 +383,12 @@ struct BlockReading {
         guard words <= 14 else { return false }
         guard let last = paragraph.trimmingCharacters(in: .whitespaces).last else { return true }
         return !".?!…:;,»\"”'’".contains(last) && !(paragraph.hasPrefix("(") && paragraph.last != ")")
+    }
+
+    /// A page mark of the printed Arabic al-Mizan: "( ١٦ ـ الميزان ـ ٢٠ )", volume and page.
+    static func isPageMark(_ paragraph: String) -> Bool {
+        let trimmed = paragraph.trimmingCharacters(in: .whitespaces)
+        return trimmed.hasPrefix("(") && trimmed.hasSuffix(")") && trimmed.contains("الميزان") && trimmed.count <= 40
     }
 
     /// Footnotes: "(465) Nahj al-Balaghah, …", "465) …", "[1]: …".
@@ -411,7 +422,8 @@ struct BlockReading {
             if part == .narrations { return segment.filter { Self.opensNarration(paragraphs[$0]) } }
             return segment.filter { !skipped.contains($0) }
         case .mizan, .nemooneh:
-            let commentary = section(named: ["commentary"], major: true) ?? content
+            // The Arabic al-Mizan heads its commentary "( بيان )" and its narrations "( بحث روائي )".
+            let commentary = section(named: ["commentary", "بيان"], major: true) ?? content
             if part == .narrations && style == .nemooneh {
                 return commentary.filter { Self.narrationSentence(in: paragraphs[$0]) != nil && quotes(verses, in: $0) }
             }
@@ -419,7 +431,7 @@ struct BlockReading {
                 // The narrations of a passage's discussion that quote one of these verses (all of them when the passage
                 // is the block's).
                 let whole = verses.lowerBound <= blockVerses.lowerBound && verses.upperBound >= blockVerses.upperBound
-                return (section(named: ["traditions", "narrative discussion", "discussion of narrations"], major: true) ?? []).filter {
+                return (section(named: ["traditions", "narrative discussion", "discussion of narrations", "بحث روائي"], major: true) ?? []).filter {
                     Self.opensNarration(paragraphs[$0]) && (whole || quotes(verses, in: $0))
                 }
             }
@@ -453,9 +465,20 @@ struct BlockReading {
         return (heading + 1..<end).filter { !skipped.contains($0) }
     }
 
-    /// The verse of the block a paragraph comes to: the first Arabic run in it is (part of) that verse.
+    /// The verse of the block a paragraph comes to: the first Arabic run in it is (part of) that verse; in the Arabic
+    /// al-Mizan, whose every word is Arabic, the words in «…» after "قوله تعالى" ("His saying, the Exalted").
     func aboutVerse(_ index: Int, among blockVerses: ClosedRange<Int>) -> Int? {
-        guard let run = TafsirExcerpt.arabicRuns(in: paragraphs[index]).first else { return nil }
+        let paragraph = paragraphs[index]
+        let run: String
+        if language == "ar" {
+            guard paragraph.hasPrefix("قوله تعالى"), let open = paragraph.firstIndex(of: "«"),
+                let close = paragraph[open...].firstIndex(of: "»")
+            else { return nil }
+            run = String(paragraph[paragraph.index(after: open)..<close])
+        } else {
+            guard let first = TafsirExcerpt.arabicRuns(in: paragraph).first else { return nil }
+            run = first
+        }
         let skeleton = QuranIndex.skeleton(run)
         guard skeleton.unicodeScalars.count >= 6 else { return nil }
         // Only the block's own verses: a block of al-Mizan runs to hundreds of paragraphs, and a sura to 286 verses.

@@ -281,3 +281,20 @@ struct CLIError: UserFacingError {
     let description: String
     init(_ description: String) { self.description = description }
 }
+
+/// The reader's language for the layers, shared by `today` and `verse`.
+struct ReaderLanguageOption: ParsableArguments {
+    @Option(
+        name: .customLong("lang"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "The reader's language, en or ar: each layer takes an edition in it first (Arabic al-Mizan where it is imported).",
+            valueName: "code"))
+    var language: String?
+
+    func validate() throws {
+        if let language, !AppDatabase.readerLanguages.contains(language) {
+            throw ValidationError(
+                "unknown language '\(language.prefix(40))' for --lang: expected one of \(AppDatabase.readerLanguages.joined(separator: ", "))")
+        }
+    }
+}

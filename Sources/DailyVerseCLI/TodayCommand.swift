@@ -28,6 +28,7 @@ struct TodayCommand: ParsableCommand {
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Translation id.", valueName: "id"))
     var translation: String = BundledContent.pickthall.id
+    @OptionGroup var reader: ReaderLanguageOption
 
     func run() throws {
         try reportingErrors {
@@ -44,7 +45,9 @@ struct TodayCommand: ParsableCommand {
             }
             let database = try global.openDatabase()
             let report = try DailyVerseReports(database: database).today(
-                TodayRequest(date: day, timeZone: zone.identifier, calendar: kind, adjustment: adjustment, translation: translation))
+                TodayRequest(
+                    date: day, timeZone: zone.identifier, calendar: kind, adjustment: adjustment, translation: translation, language: reader.language)
+            )
             if global.json { return try printJSON(report) }
             var out = "\(report.date) · \(report.hijriDate.formatted) AH (\(report.hijri.calendar)"
             out += report.hijri.adjustment == 0 ? ")" : String(format: ", %+d)", report.hijri.adjustment)

@@ -26,6 +26,7 @@ struct VerseCommand: ParsableCommand {
     var layer: String?
     @Flag(help: "With --layer: the layer's whole text (the edition's blocks for the verses), not the excerpt a day shows.")
     var full = false
+    @OptionGroup var reader: ReaderLanguageOption
 
     func validate() throws {
         if let layer, !Layer.ids.contains(layer) {
@@ -43,7 +44,8 @@ struct VerseCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             if let occasion {
-                let report = try DailyVerseReports(database: global.openDatabase()).occasion(occasion, translation: translation)
+                let report = try DailyVerseReports(database: global.openDatabase()).occasion(
+                    occasion, translation: translation, language: reader.language)
                 if global.json { return try printJSON(report) }
                 var out = report.occasion.name + (report.occasion.nameArabic.map { " (\($0))" } ?? "") + "\n"
                 if let description = report.occasion.description { out += wrap(description, indent: "") + "\n" }
@@ -54,7 +56,7 @@ struct VerseCommand: ParsableCommand {
             if let layer {
                 let reports = try DailyVerseReports(database: global.openDatabase())
                 if full {
-                    let commentary = try reports.commentary(range, layer: layer)
+                    let commentary = try reports.commentary(range, layer: layer, language: reader.language)
                     if global.json { return try printJSON(commentary) }
                     print("\(commentary.title) — \(commentary.key)\n")
                     print(wrap(commentary.text ?? "(no entry yet)", indent: "  "))
@@ -66,7 +68,7 @@ struct VerseCommand: ParsableCommand {
                     }
                     return
                 }
-                let report = try reports.verse(range, translation: translation)
+                let report = try reports.verse(range, translation: translation, language: reader.language)
                 guard let shown = report.layers.first(where: { $0.id == layer }) else { return }
                 if global.json { return try printJSON(shown) }
                 print("\(shown.title) — \(range.key)\n")
@@ -74,7 +76,7 @@ struct VerseCommand: ParsableCommand {
                 if let source = shown.source { print("\n" + wrap(sourceLine(source) + (shown.more ? " · more: --full" : ""), indent: "  ")) }
                 return
             }
-            let report = try DailyVerseReports(database: global.openDatabase()).verse(range, translation: translation)
+            let report = try DailyVerseReports(database: global.openDatabase()).verse(range, translation: translation, language: reader.language)
             if global.json { return try printJSON(report) }
             print(verseText(report.content, verse: report.verse))
             print(wrap(report.attribution, indent: ""))

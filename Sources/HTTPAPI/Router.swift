@@ -106,11 +106,14 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
         let date = try answering(.url) { try query["date"].map { try CivilDate(parsing: String($0)) } ?? CivilDate(instant: now, timeZone: zone) }
         let (calendar, adjustment) = try calendarChoice(request)
         let translation = query["translation"].map(String.init) ?? BundledContent.pickthall.id
-        let key = "today \(zone.identifier) \(date) \(calendar.rawValue) \(adjustment.days) \(translation)"
+        let language = try readerLanguage(request)
+        let key = "today \(zone.identifier) \(date) \(calendar.rawValue) \(adjustment.days) \(translation) \(language ?? "-")"
         let entry = try environment.responses.entry(key, now: now) {
             let report = try answering(.answer) {
                 try environment.reports.today(
-                    TodayRequest(date: date, timeZone: zone.identifier, calendar: calendar, adjustment: adjustment, translation: translation))
+                    TodayRequest(
+                        date: date, timeZone: zone.identifier, calendar: calendar, adjustment: adjustment, translation: translation,
+                        language: language))
             }
             return (try JSONText.encoder.encode(report), Calendar.gregorianUTC.nextMidnight(after: now, in: zone))
         }
@@ -123,20 +126,26 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
         let key = try context.pathParameter("key")
         let range = try answering(.url) { try VerseRange(parsing: key) }
         let translation = request.uri.queryParameters["translation"].map(String.init) ?? BundledContent.pickthall.id
-        return try conditional(request, try answering(.answer) { try environment.reports.verse(range, translation: translation) }, maxAge: 86_400)
+        let language = try readerLanguage(request)
+        return try conditional(
+            request, try answering(.answer) { try environment.reports.verse(range, translation: translation, language: language) }, maxAge: 86_400)
     }
 
     router.get("/v1/occasions/:id") { request, context -> Response in
         let id = try context.pathParameter("id")
         let translation = request.uri.queryParameters["translation"].map(String.init) ?? BundledContent.pickthall.id
-        return try conditional(request, try answering(.answer) { try environment.reports.occasion(id, translation: translation) }, maxAge: 3600)
+        let language = try readerLanguage(request)
+        return try conditional(
+            request, try answering(.answer) { try environment.reports.occasion(id, translation: translation, language: language) }, maxAge: 3600)
     }
 
     router.get("/v1/verses/:key/commentary/:layer") { request, context -> Response in
         let key = try context.pathParameter("key")
         let layer = try context.pathParameter("layer")
         let range = try answering(.url) { try VerseRange(parsing: key) }
-        return try conditional(request, try answering(.answer) { try environment.reports.commentary(range, layer: layer) }, maxAge: 86_400)
+        let language = try readerLanguage(request)
+        return try conditional(
+            request, try answering(.answer) { try environment.reports.commentary(range, layer: layer, language: language) }, maxAge: 86_400)
     }
 
     router.get("/v1/calendar/:year") { request, context -> Response in
@@ -290,4 +299,14 @@ public struct UserLimits: Sendable, Equatable {
     public var devicesPerUser: Int
 
     public init(devicesPerUser: Int = 20) { self.devicesPerUser = max(1, devicesPerUser) }
+}
+
+/// The reader's language from `?lang=` (en or ar), nil when not given; anything else is 400 `bad_language`.
+func readerLanguage(_ request: Request) throws -> String? {
+    guard let value = request.uri.queryParameters["lang"].map(String.init) else { return nil }
+    guard AppDatabase.readerLanguages.contains(value) else {
+        throw APIError.badRequest(
+            "bad_language", "unknown language '\(value.prefix(40))': expected one of \(AppDatabase.readerLanguages.joined(separator: ", "))")
+    }
+    return value
 }

@@ -12,16 +12,19 @@ public struct TodayRequest: Sendable {
     public let calendar: CalendarKind
     public let adjustment: Adjustment
     public let translation: String
+    /// The reader's language (`AppDatabase.readerLanguages`): each layer takes an edition in it first.
+    public let language: String?
 
     public init(
         date: CivilDate, timeZone: String, calendar: CalendarKind = .installationDefault, adjustment: Adjustment = .zero,
-        translation: String = "en.pickthall"
+        translation: String = "en.pickthall", language: String? = nil
     ) {
         self.date = date
         self.timeZone = timeZone
         self.calendar = calendar
         self.adjustment = adjustment
         self.translation = translation
+        self.language = language
     }
 }
 
@@ -38,7 +41,8 @@ public struct DailyVerseReports: Sendable {
         // At the far edge of the calendar's range there is no tomorrow, and no night is looked for.
         let tomorrow = try? calendar.hijriDate(for: request.date.adding(days: 1), adjustment: request.adjustment)
         let selection = try VerseSelector.select(hijri, tomorrow: tomorrow, from: database.calendarSource)
-        let content = try database.verse(selection.verses, translation: request.translation, occasion: selection.occasion?.id)
+        let content = try database.verse(
+            selection.verses, translation: request.translation, occasion: selection.occasion?.id, language: request.language)
         let report = VerseReport(content)
         return TodayReport(
             date: request.date.description, timezone: request.timeZone,
@@ -51,19 +55,20 @@ public struct DailyVerseReports: Sendable {
             content: content, selection: selection, hijriDate: hijri)
     }
 
-    public func verse(_ range: VerseRange, translation: String = "en.pickthall") throws -> VerseReport {
-        VerseReport(try database.verse(range, translation: translation))
+    public func verse(_ range: VerseRange, translation: String = "en.pickthall", language: String? = nil) throws -> VerseReport {
+        VerseReport(try database.verse(range, translation: translation, language: language))
     }
 
     /// An occasion with its verse or passage and its layers, the entries written for it first.
-    public func occasion(_ id: String, translation: String = "en.pickthall") throws -> OccasionReport {
+    public func occasion(_ id: String, translation: String = "en.pickthall", language: String? = nil) throws -> OccasionReport {
         let occasion = try database.occasion(id: id)
-        return OccasionReport(occasion, content: try database.verse(occasion.verses, translation: translation, occasion: occasion.id))
+        return OccasionReport(
+            occasion, content: try database.verse(occasion.verses, translation: translation, occasion: occasion.id, language: language))
     }
 
     /// A layer's whole text for a verse or passage, with its source.
-    public func commentary(_ range: VerseRange, layer: String) throws -> CommentaryJSON {
-        CommentaryJSON(try database.commentary(range, layer: layer))
+    public func commentary(_ range: VerseRange, layer: String, language: String? = nil) throws -> CommentaryJSON {
+        CommentaryJSON(try database.commentary(range, layer: layer, language: language))
     }
 
     /// A Hijri year's months and occasions with their Gregorian dates.

@@ -255,8 +255,6 @@ public struct OccasionReport: Encodable, Sendable {
         public let name: String
         public let nameArabic: String?
         public let description: String?
-        /// A tradition's other date for it, where one is kept.
-        public let note: String?
         public let month: Int
         /// Its day of the month; 0 for the month's last day.
         public let day: Int
@@ -266,7 +264,7 @@ public struct OccasionReport: Encodable, Sendable {
         public let theme: Theme
 
         enum CodingKeys: String, CodingKey {
-            case id, name, nameArabic = "name_arabic", description, note, month, day, observed, rank, verses, theme
+            case id, name, nameArabic = "name_arabic", description, month, day, observed, rank, verses, theme
         }
 
         public func encode(to encoder: Encoder) throws {
@@ -275,7 +273,6 @@ public struct OccasionReport: Encodable, Sendable {
             try container.encode(name, forKey: .name)
             try container.encode(nameArabic, forKey: .nameArabic)
             try container.encode(description, forKey: .description)
-            try container.encode(note, forKey: .note)
             try container.encode(month, forKey: .month)
             try container.encode(day, forKey: .day)
             try container.encode(observed, forKey: .observed)
@@ -289,7 +286,7 @@ public struct OccasionReport: Encodable, Sendable {
 
     public init(_ occasion: Occasion, content: VerseContent) {
         self.occasion = OccasionJSON(
-            id: occasion.id, name: occasion.name, nameArabic: occasion.nameArabic, description: occasion.description, note: occasion.note,
+            id: occasion.id, name: occasion.name, nameArabic: occasion.nameArabic, description: occasion.description,
             month: occasion.month, day: occasion.day, observed: occasion.observed.rawValue, rank: occasion.rank, verses: occasion.verses.key,
             theme: occasion.theme)
         let report = VerseReport(content)

@@ -342,7 +342,8 @@ final class NotifySocket {
     static let commands: [[String]] = [
         ["today"], ["hijri"], ["gregorian"], ["verse"], ["calendar"],
         ["import", "quran"], ["import", "translation"], ["import", "commentary"], ["import", "tafsir"],
-        ["import", "hadith"], ["sighting", "set"], ["sighting", "import"], ["sighting", "list"], ["sighting", "remove"], ["crescent", "evening"], ["crescent", "table"],
+        ["import", "hadith"], ["sighting", "set"], ["sighting", "import"], ["sighting", "list"], ["sighting", "remove"], ["crescent", "evening"],
+        ["crescent", "table"],
         ["devices", "add"], ["devices", "list"], ["devices", "show"], ["devices", "update"], ["devices", "remove"], ["devices", "import"],
         ["serve"], ["outbox", "requeue"], ["outbox", "prune"], ["outbox", "list"], ["status"], ["push", "test"],
         ["vapid", "generate"], ["vapid", "public-key"], ["content", "coverage"], ["content", "check"], ["onboarding", "funnel"],

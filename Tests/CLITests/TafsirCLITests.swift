@@ -17,7 +17,7 @@ import Testing
         #expect(text.stdout.components(separatedBy: "terms of app-furqan: CC BY-ND 4.0").count == 2, "the source's terms once")
         let json = CLI.run(["import", "tafsir", Self.fixture, "--json"], database: db)
         let list = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
-        #expect(list.map { $0["edition"] as? String } == ["en.mizan", "en.nemooneh", "en.noor", "en.safi"])
+        #expect(list.map { $0["edition"] as? String } == ["ar.mizan", "en.mizan", "en.nemooneh", "en.noor", "en.safi"])
         #expect(list.allSatisfy { Set($0.keys) == ["edition", "name", "author", "blocks", "verses", "licence", "machine_translation"] })
         for (arguments, value) in [
             ([Self.fixture, "--edition", "en.xx"], "'en.xx'"), (["/nonexistent-folder"], "/nonexistent-folder/editions.json"),
@@ -47,7 +47,8 @@ import Testing
         #expect(list.map { $0["book"] as? String } == ["al-kafi", "test-book"])
         let layer = CLI.run(["verse", "2:255", "--layer", "ahlul_bayt", "--layers", "ahlul_bayt=hadith:al-kafi", "--json"], database: db).json
         let source = layer["source"] as? [String: Any] ?? [:]
-        #expect(source["work"] as? String == "al-Kafi" && (source["reference"] as? String)?.contains("chapter 1 (Test chapter one), hadith 2") == true)
+        #expect(
+            source["work"] as? String == "al-Kafi" && (source["reference"] as? String)?.contains("chapter 1 (Test chapter one), hadith 2") == true)
         for (arguments, value) in [
             ([Self.fixture, "--book", "al-kaafi"], "'al-kaafi'"), (["/nonexistent-folder"], "/nonexistent-folder"),
         ] {

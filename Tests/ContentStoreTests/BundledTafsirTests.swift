@@ -103,6 +103,29 @@ import VerseCalendar
         #expect(try kept("en.mizan", qadr) == .some(bundled))
     }
 
+    /// An `ar` reader gets al-Mizan in Arabic where the Arabic edition is in the store (the fixture's ar.mizan on sura
+    /// 97, verbatim), from the paragraph that comes to the verse ("قوله تعالى : «…»"), right to left; an `en` reader,
+    /// or a layer with no Arabic edition, is as before.
+    @Test func anArabicReaderGetsTheArabicEditionFirst() throws {
+        let database = try seededDatabase()
+        let folder = try TafsirFolder(directory: TafsirImportTests.fixture)
+        let edition = try folder.read("ar.mizan", ayahCounts: try database.ayahCounts())
+        try database.importTafsir(edition, terms: TafsirEditionTerms(licence: "CC BY-ND 4.0", machineTranslation: false), at: fixedNow)
+        func classical(_ range: VerseRange, _ language: String?) throws -> CommentaryEntry? {
+            try database.verse(range, translation: "en.pickthall", language: language).layers.first { $0.layer.id == "classical_shia" }?.entry
+        }
+        let qadr = VerseRange(surah: 97, start: 1, end: 5)
+        #expect(try classical(qadr, nil)?.source.edition == "en.mizan")
+        #expect(try classical(qadr, "en")?.source.edition == "en.mizan")
+        let arabic = try #require(try classical(qadr, "ar"))
+        #expect(arabic.source.edition == "ar.mizan" && arabic.source.language == "ar" && arabic.source.machineTranslation == false)
+        #expect(arabic.body.unicodeScalars.filter { (0x0600...0x06FF).contains($0.value) }.count > arabic.body.count / 2)
+        // A single verse: the paragraph that comes to it, not the block's opening.
+        let third = try #require(try classical(VerseRange(surah: 97, start: 3, end: 3), "ar"))
+        #expect(third.body.hasPrefix("قوله تعالى : «لَيْلَةُ الْقَدْرِ خَيْرٌ مِنْ أَلْفِ شَهْرٍ»"), "\(third.body.prefix(80))")
+        #expect(try classical(VerseRange(surah: 2, start: 155, end: 157), "ar")?.source.edition == "en.mizan", "no Arabic edition for it")
+    }
+
     @Test func theLayersShowTheBundledEditionsWithWhoseWordsTheyAre() throws {
         let database = try seededDatabase()
         let bundled = try database.tafsirEditions()

@@ -13,7 +13,7 @@ import Testing
     @Test func theEditionsAreImportedWithTheVersesEachBlockCovers() throws {
         let database = try seededDatabase()
         let folder = try TafsirFolder(directory: Self.fixture)
-        #expect(folder.editions.map(\.id) == ["en.mizan", "en.nemooneh", "en.noor", "en.safi"])
+        #expect(folder.editions.map(\.id) == ["ar.mizan", "en.mizan", "en.nemooneh", "en.noor", "en.safi"])
         let counts = try database.ayahCounts()
         for id in ["en.mizan", "en.nemooneh", "en.noor", "en.safi"] {
             let edition = try folder.read(id, ayahCounts: counts)
