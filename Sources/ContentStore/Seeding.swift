@@ -8,7 +8,7 @@ import VerseCalendar
 public struct BundledContent: Sendable {
     /// Bump when the way data/ is read into the database changes, so existing databases are seeded again; and when the
     /// excerpts' rules (`TafsirExcerpt`) change, so that the excerpts kept from reads are cut again (and rebundle).
-    static let formatVersion = 7
+    static let formatVersion = 8
 
     public static let arabicEdition = Edition(
         id: "quran-simple", kind: "quran", language: "ar", name: "Tanzil Quran Text (Simple, Version 1.1)",

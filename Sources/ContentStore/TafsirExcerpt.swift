@@ -51,13 +51,18 @@ public struct QuranIndex: Sendable {
         let skeleton = Self.skeleton(arabic)
         if skeleton.isEmpty { return .quran }
         let runWords = Set(Self.wordSkeletons(arabic).filter { $0.unicodeScalars.count >= 3 })
-        // Where the text can be: the verses holding its rarest word, each with its neighbours (a quotation may span
-        // two verses); the whole text only when no word of it is indexed.
-        if let rarest = runWords.compactMap({ words[$0] }).min(by: { $0.count < $1.count }) {
-            for verse in rarest {
-                let before = verses[VerseKey(surah: verse.surah, ayah: verse.ayah - 1)] ?? ""
-                let after = verses[VerseKey(surah: verse.surah, ayah: verse.ayah + 1)] ?? ""
-                if (before + (verses[verse] ?? "") + after).contains(skeleton) { return .quran }
+        // Where the text can be: the verses holding its rarest words, each with two neighbours either side (a quotation
+        // may span verses, and the rarest word may be in its first or its last); the whole text only when no word
+        // of it is indexed. The words in a fixed order (fewest verses, then the word): a Set's order changes from one
+        // process to the next, and with it, once, which of two equally rare words decided.
+        let indexed = runWords.compactMap { word in words[word].map { (word: word, verses: $0) } }
+            .sorted { ($0.verses.count, $0.word) < ($1.verses.count, $1.word) }
+        if let rarest = indexed.first {
+            for candidate in indexed.prefix(3) where candidate.verses.count <= max(50, rarest.verses.count) {
+                for verse in candidate.verses {
+                    let window = (verse.ayah - 2...verse.ayah + 2).map { verses[VerseKey(surah: verse.surah, ayah: $0)] ?? "" }.joined()
+                    if window.contains(skeleton) { return .quran }
+                }
             }
         } else if whole.contains(skeleton) {
             return .quran
@@ -356,7 +361,7 @@ struct BlockReading {
         var inVerses = false
         for (index, paragraph) in paragraphs.enumerated() {
             // The printed edition's page marks, "( ١٦ ـ الميزان ـ ٢٠ )": neither text nor a heading.
-            if Self.isPageMark(paragraph) {
+            if style == .mizan && Self.isPageMark(paragraph) {
                 skipped.insert(index)
                 continue
             }

@@ -67,6 +67,17 @@ import Testing
         #expect(try Self.excerpt("en.safi", 97, 1...1, part: .narrations).0 == nil)
     }
 
+    /// A quotation of three verses whose words are all equally rare is the Quran's text whichever word the search
+    /// starts from: the answer once hung on a Set's order, which changes from one process to the next, so the same
+    /// excerpt was cut two ways.
+    @Test func aQuotationAcrossVersesIsFoundWhicheverRareWordLeads() {
+        let verses = ["كتب علم", "قلم رسم", "نور سلم", "حكم فصل"].enumerated().map { (surah: 1, ayah: $0.offset + 1, text: $0.element) }
+        let quran = QuranIndex(verses: verses)
+        #expect(quran.match("كتب علم قلم رسم نور سلم") == .quran)
+        #expect(quran.match("قلم رسم نور سلم حكم فصل") == .quran)
+        #expect(quran.match("كتب علم قلم رسم نور سلم حكم فصل") == .quran, "four verses, found from a word of the second or third")
+    }
+
     @Test func quotedArabicIsTheQuranAMisquotationOrNeither() {
         let quran = Self.quran
         // Tanzil's simple text, the Uthmani script, Persian letter forms: one skeleton.
