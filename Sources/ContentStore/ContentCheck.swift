@@ -149,9 +149,9 @@ public struct ContentCheck: Sendable {
     }
 
     /// The excerpts a bundled edition keeps are its block's words (each paragraph, and each piece between omission
-    /// marks, found in the block it names) and, with `quran` (`--recut`), the ones the rules cut today from its bundled text (else the rules
-    /// changed and the bundle was not written again); it keeps one for every selection and part a layer takes of it
-    /// (else a day cuts its own, tens of milliseconds a read).
+    /// marks, found in the block it names) and, with `quran` (`--recut`), the ones the rules cut today from its bundled
+    /// text (else the rules changed and the bundle was not written again); it keeps one for every selection and part a
+    /// layer takes of it (else a day cuts its own, tens of milliseconds a read).
     static func keptExcerpts(
         _ content: BundledContent, selections: [VerseRange], quran: QuranIndex?, progress: ((Int, Int) -> Void)?
     ) -> [Problem] {

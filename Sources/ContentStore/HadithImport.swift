@@ -246,6 +246,11 @@ struct KafiReader {
         return false
     }
 
+    /// A volume's title page or table of contents (its headings, upper-cased): no hadith in it.
+    static func isFrontMatter(_ upper: String) -> Bool {
+        upper.hasPrefix("AL-KAFI VOLUME") || upper.hasPrefix("AL KAFI VOLUME") || upper.hasPrefix("TABLE OF CONTENTS")
+    }
+
     /// "Chapter 12 – Title", with the source's misspellings ("Chater", "Chapater", "Cahpter").
     static func chapter(_ heading: String) -> (number: String, title: String)? {
         let words = heading.split(separator: " ", maxSplits: 2)
@@ -312,7 +317,7 @@ struct KafiReader {
         for (name, file) in files {
             guard let heading = file.heading else { continue }
             let upper = heading.uppercased()
-            if upper.hasPrefix("AL-KAFI VOLUME") || upper.hasPrefix("AL KAFI VOLUME") || upper.hasPrefix("TABLE OF CONTENTS") { continue }
+            if Self.isFrontMatter(upper) { continue }
             let numbered = Self.chapter(heading)
             // A book's, a section's or a chapter's heading ends a hadith that had no note; a heading without a number
             // inside a chapter ("The Cheek", "THE AFTERMATH") does not.
@@ -361,7 +366,7 @@ struct KafiReader {
         for (name, file) in files {
             guard let heading = file.heading else { continue }
             let upper = heading.uppercased()
-            if upper.hasPrefix("AL-KAFI VOLUME") || upper.hasPrefix("AL KAFI VOLUME") || upper.hasPrefix("TABLE OF CONTENTS") { continue }
+            if Self.isFrontMatter(upper) { continue }
             var english: [String] = []
             var arabic: [String] = []
             let words = heading.split(separator: " ", maxSplits: 2)

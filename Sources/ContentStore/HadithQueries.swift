@@ -77,9 +77,11 @@ extension AppDatabase {
                     WHERE v.surah = ? AND v.ayah BETWEEN ? AND ? AND (? IS NULL OR h.book_id = ?)
                     ORDER BY h.verse_count, length(h.english), h.id LIMIT 16
                     """), arguments: [range.surah, range.start, range.end, book, book])
+        // The hadith's English quotes no verse in Arabic to check: an empty index, built once.
+        let noVerses = QuranIndex(verses: [])
         for row in rows {
             let english: String = row["english"]
-            guard TafsirExcerpt.defect(in: english, language: "en", quran: QuranIndex(verses: [])) == nil else { continue }
+            guard TafsirExcerpt.defect(in: english, language: "en", quran: noVerses) == nil else { continue }
             // Whole sentences from the start, within the card's length.
             var kept: [String] = []
             var words = 0

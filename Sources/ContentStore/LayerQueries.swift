@@ -54,12 +54,11 @@ extension AppDatabase {
     /// its layer (an `ar` reader gets al-Mizan in Arabic where the Arabic edition is in the store).
     public static let readerLanguages = ["en", "ar"]
 
-    /// `sources` with those whose edition is in `language` first, each group in its order (the imported hadith are read
-    /// in their English).
-    static func preferring(_ language: String?, _ sources: [LayerSource], _ db: Database) throws -> [LayerSource] {
-        guard let language, sources.count > 1 else { return sources }
-        var languages: [String: String] = [:]
-        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, language FROM tafsir_edition")) { languages[row["id"]] = row["language"] }
+    /// `sources` with those whose edition is in the reader's language first, each group in its order (the imported
+    /// hadith are read in their English).
+    static func preferring(_ sources: [LayerSource], _ context: LayerContext, _ db: Database) throws -> [LayerSource] {
+        guard let language = context.language, sources.count > 1 else { return sources }
+        let languages = try context.editionLanguages(db)
         let ours = sources.filter { ($0.isHadith ? "en" : languages[$0.edition]) == language }
         return ours + sources.filter { !ours.contains($0) }
     }
@@ -219,6 +218,17 @@ final class LayerContext {
     init(overrides: LayerSources?, language: String? = nil) {
         self.overrides = overrides
         self.language = language
+    }
+
+    private var languages: [String: String]?
+
+    /// Each stored edition's language, read once for the five layers of a read.
+    func editionLanguages(_ db: Database) throws -> [String: String] {
+        if let languages { return languages }
+        var read: [String: String] = [:]
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, language FROM tafsir_edition")) { read[row["id"]] = row["language"] }
+        languages = read
+        return read
     }
 
     /// The skeleton of the sura's verses, which a cut checks the commentary's quotations of its own sura against (a

@@ -104,7 +104,7 @@ extension AppDatabase {
             let shown = CommentaryEntry.shown(for: range, layer: layer.id, occasion: occasion, among: candidates)
             if shown?.occasion == nil,
                 let (entry, more, whole) = try editionLayer(
-                    db, layer: layer.id, sources: try preferring(context.language, sources.sources(for: layer.id), db), range: range, context: context
+                    db, layer: layer.id, sources: try preferring(sources.sources(for: layer.id), context, db), range: range, context: context
                 )
             {
                 return LayerText(layer: layer, entry: entry, more: more, whole: whole)
