@@ -19,6 +19,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // The PostgreSQL store (a `postgresql://` database): the wire protocol, a pool, TLS through swift-nio-ssl.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -54,11 +56,16 @@ let package = Package(
         .target(name: "HijriCalendar", dependencies: ["Diagnostics", "Astronomy"]),
         // Pure: month themes, occasions and the deterministic selection rule.
         .target(name: "VerseCalendar", dependencies: ["Diagnostics", "HijriCalendar"]),
-        // The database, whatever its tables: the connection (a pool or a queue), the migrator run on opening, the log
-        // checkpointed on a thread of its own, and SQLite's C API for the hot loops (DirectStatement).
+        // The database, whatever its tables: where it is (a SQLite file or a `postgresql://` address), the connection (a
+        // pool or a queue; postgres-nio's pool), the migrators run on opening, the log checkpointed on a thread of its
+        // own, and SQLite's C API for the hot loops (DirectStatement).
         .target(
             name: "Storage",
-            dependencies: ["Diagnostics", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")]),
+            dependencies: [
+                "Diagnostics", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
         // The content in SQLite: its tables' migrations, seeding from data/, the importers, the queries, content check.
         .target(
             name: "ContentStore",
@@ -176,7 +183,17 @@ let package = Package(
         .testTarget(name: "VerseCalendarTests", dependencies: ["VerseCalendar", "HijriCalendar"]),
         .testTarget(
             name: "StorageTests",
-            dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")]),
+            dependencies: [
+                "Storage", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        // The PostgreSQL store on a real server (DAILYVERSE_TEST_POSTGRES; skipped in one line without it).
+        .testTarget(
+            name: "PostgresStoreTests",
+            dependencies: [
+                "DailyVerseTestSupport", "Storage", "AppSchema", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]),
         .testTarget(
             name: "ContentStoreTests",
             dependencies: [
@@ -226,7 +243,8 @@ let package = Package(
         .target(
             name: "DailyVerseTestSupport",
             dependencies: [
-                "AppSchema", "ContentStore", "Storage", .product(name: "Hummingbird", package: "hummingbird"),
+                "AppSchema", "ContentStore", "Storage", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Tests/DailyVerseTestSupport"),

@@ -50,3 +50,37 @@ public enum AccountsSchema {
         }
     }
 }
+
+extension AccountsSchema {
+    /// PostgreSQL, first migration: the accounts' tables as SQLite's v3 and v12 left them, column for column (times as
+    /// seconds since 1970 in double precision). `user` is a reserved word in PostgreSQL, so the table is always
+    /// written `"user"`, which SQLite reads too.
+    public static let postgresV1 = PostgresStep(
+        """
+        CREATE TABLE "user" (
+            id text PRIMARY KEY,
+            mode text NOT NULL CHECK (mode IN ('guest', 'account')),
+            email text UNIQUE, password_hash text, display_name text,
+            created_at double precision NOT NULL, last_active_at double precision NOT NULL, email_key text)
+        """,
+        #"CREATE INDEX user_by_email_key ON "user" (email_key)"#,
+        """
+        CREATE TABLE session (
+            token_hash text PRIMARY KEY,
+            user_id text NOT NULL REFERENCES "user"(id) ON DELETE CASCADE,
+            created_at double precision NOT NULL, last_used_at double precision NOT NULL)
+        """,
+        "CREATE INDEX session_by_user ON session (user_id)",
+        """
+        CREATE TABLE bookmark (
+            user_id text NOT NULL REFERENCES "user"(id) ON DELETE CASCADE, verse_key text NOT NULL, created_at double precision NOT NULL,
+            PRIMARY KEY (user_id, verse_key))
+        """,
+        """
+        CREATE TABLE settings (
+            user_id text PRIMARY KEY REFERENCES "user"(id) ON DELETE CASCADE,
+            reminder_time text NOT NULL, timezone text NOT NULL, calendar text NOT NULL, adjustment integer NOT NULL,
+            display_theme text NOT NULL, notifications integer NOT NULL, locale text NOT NULL, updated_at double precision NOT NULL)
+        """
+    )
+}

@@ -261,6 +261,12 @@ public enum StorageError: UserFacingError, Equatable, Sendable {
     case cannotOpen(path: String, reason: String)
     /// The file open was removed or replaced under the process.
     case fileChanged(path: String, reason: String)
+    /// A `postgresql://` address that cannot be used as written (shown with any password in it hidden).
+    case badAddress(address: String, reason: String)
+    /// The PostgreSQL password's source cannot be used.
+    case badPassword(source: String, reason: String)
+    /// The PostgreSQL server at `address` refused, could not be reached, or failed a statement.
+    case server(address: String, reason: String)
 
     /// Whether the file open was removed or replaced: nothing more can be written, and the process should stop.
     public var isFileChange: Bool {
@@ -272,6 +278,9 @@ public enum StorageError: UserFacingError, Equatable, Sendable {
         switch self {
         case .cannotOpen(let path, let reason): "cannot open database '\(path)': \(reason)"
         case .fileChanged(let path, let reason): "database '\(path)': \(reason); stopping rather than writing where no one will read"
+        case .badAddress(let address, let reason): "bad database address '\(address)': \(reason)"
+        case .badPassword(let source, let reason): "cannot read the database password from \(source): \(reason)"
+        case .server(let address, let reason): "database '\(address)': \(reason)"
         }
     }
 }

@@ -29,14 +29,38 @@ public struct Migration: Sendable {
     }
 }
 
-/// Every migration of a database, in the order they run. Migrations are never edited once shipped: the schema changes
-/// by a new one at the end.
+/// Part of a PostgreSQL migration, written by the domain that owns the tables it touches: statements run one at a time
+/// (the protocol postgres-nio speaks takes one statement per query), in the migration's transaction.
+public struct PostgresStep: Sendable {
+    public let statements: [String]
+
+    public init(_ statements: String...) { self.statements = statements }
+}
+
+/// A shipped PostgreSQL migration: an identifier that never changes, and its steps, run in order in one transaction.
+public struct PostgresMigration: Sendable {
+    public let identifier: String
+    public let steps: [PostgresStep]
+
+    public init(_ identifier: String, _ steps: PostgresStep...) {
+        self.identifier = identifier
+        self.steps = steps
+    }
+}
+
+/// Every migration of a database, in the order they run, one list per dialect: SQLite's (`migrations`) and
+/// PostgreSQL's (`postgres`). PostgreSQL's list begins at the schema SQLite's had reached when PostgreSQL came, so the
+/// two lists differ in length and history, never in the tables and columns they end with (a test compares them).
+/// Migrations are never edited once shipped: the schema changes by a new one at the end of each list.
 public struct Schema: Sendable {
     public let migrations: [Migration]
+    public let postgres: [PostgresMigration]
 
-    public init(_ migrations: [Migration]) {
+    public init(_ migrations: [Migration], postgres: [PostgresMigration] = []) {
         precondition(Set(migrations.map(\.identifier)).count == migrations.count, "migration identifiers are unique")
+        precondition(Set(postgres.map(\.identifier)).count == postgres.count, "migration identifiers are unique")
         self.migrations = migrations
+        self.postgres = postgres
     }
 
     public var identifiers: [String] { migrations.map(\.identifier) }

@@ -1,0 +1,226 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOSSL
+import PostgresNIO
+
+/// A PostgreSQL database shared by any number of DailyVerse processes: a pool of connections (postgres-nio's
+/// `PostgresClient`), the schema migrated once whoever opens it first.
+///
+/// Opening connects once on its own connection, checks the server (PostgreSQL 15 or later), and migrates under an
+/// advisory lock, so that processes started together wait for one another and migrate once; a database that a newer
+/// version migrated is refused, as with SQLite. Then the pool runs in a task of its own until `close()`.
+public final class PostgresStore: Sendable {
+    public let address: PostgresAddress
+    /// The pool the domains run their queries on.
+    public let client: PostgresClient
+    private let runner: Task<Void, Never>
+
+    /// The advisory lock migrations run under ("DailyVer" in ASCII): one per database, held by one session at a time.
+    static let migrationLock: Int64 = 0x4461_696C_7956_6572
+
+    /// The oldest server the statements are written for (`MERGE`, `NULLS NOT DISTINCT`, `SKIP LOCKED`).
+    public static let minimumServerVersion = 150_000
+
+    private init(address: PostgresAddress, client: PostgresClient) {
+        self.address = address
+        self.client = client
+        runner = Task { await client.run() }
+    }
+
+    /// Connects to `address` with `password`, migrates it to `schema.postgres`, and starts the pool
+    /// (`maximumConnections` at most). Every failure is one `StorageError` line naming the address and the cause.
+    public static func open(
+        _ address: PostgresAddress, password: String?, schema: Schema, logger: Logger, maximumConnections: Int = 20
+    ) async throws(StorageError) -> PostgresStore {
+        let tls = try tlsSettings(address)
+        try await migrate(address, password: password, tls: tls, schema: schema, logger: logger)
+        var configuration: PostgresClient.Configuration
+        if let folder = address.socketFolder {
+            configuration = .init(
+                unixSocketPath: socketPath(folder, port: address.port), username: address.user, password: password, database: address.database)
+        } else {
+            configuration = .init(
+                host: address.host ?? "localhost", port: address.port, username: address.user, password: password, database: address.database,
+                tls: tls.map { address.tlsMode == .prefer ? .prefer($0) : .require($0) } ?? .disable)
+        }
+        configuration.options.connectTimeout = .seconds(Int64(address.connectTimeout))
+        configuration.options.maximumConnections = max(1, maximumConnections)
+        configuration.options.additionalStartupParameters = [("application_name", address.applicationName)]
+        return PostgresStore(address: address, client: PostgresClient(configuration: configuration, backgroundLogger: logger))
+    }
+
+    /// Stops the pool: its connections close, and queries after this fail.
+    public func close() async {
+        runner.cancel()
+        await runner.value
+    }
+
+    /// One line for an error met on this database: the server's message and SQLSTATE, or what stopped the connection
+    /// (never the password: postgres-nio's own description hides everything, and its details carry none).
+    public func describe(_ error: any Error) -> String { "database '\(address)': \(Self.reason(error))" }
+
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? StorageError { return error.description }
+        if let transaction = error as? PostgresTransactionError {
+            // The statement's own error, rather than the transaction's wrapper of it.
+            if let inner = transaction.closureError ?? transaction.beginError ?? transaction.commitError { return reason(inner) }
+            if let rollback = transaction.rollbackError { return reason(rollback) }
+        }
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let info = error.serverInfo, let message = info[.message] {
+            let state = info[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
+            let detail = info[.detail].map { ": \($0)" } ?? ""
+            return message + detail + state
+        }
+        if let underlying = error.underlying {
+            if let io = underlying as? IOError { return "cannot connect: \(String(cString: strerror(io.errnoCode)))" }
+            if underlying is NIOConnectionError || underlying is ChannelError { return "cannot connect: \(underlying)" }
+            if let tls = underlying as? NIOSSLError { return "TLS failed: \(tls)" }
+            return "\(error.code): \(underlying)"
+        }
+        switch error.code {
+        case .sslUnsupported: return "the server does not offer TLS, and sslmode=require or stricter asks for it"
+        case .authMechanismRequiresPassword:
+            return "the server asks for a password and none was given (PGPASSWORD, a passfile, or the credential 'database-password')"
+        case .serverClosedConnection: return "the server closed the connection"
+        default: return "\(error.code)"
+        }
+    }
+
+    // MARK: - Migrating
+
+    private static func migrate(
+        _ address: PostgresAddress, password: String?, tls: TLSConfiguration?, schema: Schema, logger: Logger
+    )
+        async throws(StorageError)
+    {
+        func failed(_ error: any Error) -> StorageError { .server(address: address.description, reason: reason(error)) }
+        let connection = try await connect(address, password: password, tls: tls, logger: logger)
+        do {
+            let version = try await connection.query("SHOW server_version_num", logger: logger).collect().first?.decode(String.self)
+            guard let number = version.flatMap(Int.init), number >= minimumServerVersion else {
+                throw StorageError.server(
+                    address: address.description, reason: "PostgreSQL 15 or later is needed (this server reports \(version ?? "no version"))")
+            }
+            _ = try await connection.query("SELECT pg_advisory_lock(\(migrationLock))", logger: logger)
+            try await applyMissing(schema.postgres, on: connection, address: address, logger: logger)
+            _ = try await connection.query("SELECT pg_advisory_unlock(\(migrationLock))", logger: logger)
+            try await connection.close()
+        } catch {
+            try? await connection.close()
+            throw error as? StorageError ?? failed(error)
+        }
+    }
+
+    /// Runs the migrations `connection`'s database lacks, each in its own transaction, after refusing a database that
+    /// knows migrations this binary does not.
+    private static func applyMissing(
+        _ migrations: [PostgresMigration], on connection: PostgresConnection, address: PostgresAddress, logger: Logger
+    )
+        async throws
+    {
+        _ = try await connection.query(
+            "CREATE TABLE IF NOT EXISTS dailyverse_migration (identifier text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+            logger: logger)
+        var applied: Set<String> = []
+        for try await identifier in try await connection.query("SELECT identifier FROM dailyverse_migration", logger: logger).decode(String.self) {
+            applied.insert(identifier)
+        }
+        let unknown = applied.subtracting(migrations.map(\.identifier)).sorted()
+        guard unknown.isEmpty else {
+            throw StorageError.server(
+                address: address.description,
+                reason: "it was written by a newer version of dailyverse (unknown migrations: \(unknown.joined(separator: ", "))); upgrade dailyverse"
+            )
+        }
+        for migration in migrations where !applied.contains(migration.identifier) {
+            do {
+                try await connection.withTransaction(logger: logger) { connection in
+                    for statement in migration.steps.flatMap(\.statements) {
+                        _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    _ = try await connection.query("INSERT INTO dailyverse_migration (identifier) VALUES (\(migration.identifier))", logger: logger)
+                }
+            } catch {
+                throw StorageError.server(address: address.description, reason: "migration \(migration.identifier) failed: \(reason(error))")
+            }
+            logger.info("migrated", metadata: ["migration": "\(migration.identifier)"])
+        }
+    }
+
+    // MARK: - Connecting
+
+    /// One connection to `address`, outside any pool: for migrating, and for tools that need a session of their own
+    /// (creating a database, copying one in). The caller closes it.
+    public static func connect(_ address: PostgresAddress, password: String?, logger: Logger) async throws(StorageError) -> PostgresConnection {
+        try await connect(address, password: password, tls: tlsSettings(address), logger: logger)
+    }
+
+    private static func connect(
+        _ address: PostgresAddress, password: String?, tls: TLSConfiguration?, logger: Logger
+    ) async throws(StorageError)
+        -> PostgresConnection
+    {
+        do {
+            return try await PostgresConnection.connect(
+                configuration: connectionConfiguration(address, password: password, tls: tls), id: 0, logger: logger)
+        } catch {
+            throw .server(address: address.description, reason: reason(error))
+        }
+    }
+
+    static func connectionConfiguration(
+        _ address: PostgresAddress, password: String?, tls: TLSConfiguration?
+    ) throws
+        -> PostgresConnection.Configuration
+    {
+        var configuration: PostgresConnection.Configuration
+        if let folder = address.socketFolder {
+            configuration = .init(
+                unixSocketPath: socketPath(folder, port: address.port), username: address.user, password: password, database: address.database)
+        } else {
+            let mode: PostgresConnection.Configuration.TLS =
+                if let tls {
+                    address.tlsMode == .prefer ? .prefer(try NIOSSLContext(configuration: tls)) : .require(try NIOSSLContext(configuration: tls))
+                } else {
+                    .disable
+                }
+            configuration = .init(
+                host: address.host ?? "localhost", port: address.port, username: address.user, password: password, database: address.database,
+                tls: mode)
+        }
+        configuration.options.connectTimeout = .seconds(Int64(address.connectTimeout))
+        configuration.options.additionalStartupParameters = [("application_name", address.applicationName)]
+        return configuration
+    }
+
+    /// The server's socket in `folder`, as libpq names it.
+    static func socketPath(_ folder: String, port: Int) -> String { folder + "/.s.PGSQL.\(port)" }
+
+    /// TLS for `address.tlsMode`, as libpq means it: `prefer` and `require` encrypt without checking the certificate,
+    /// `verify-ca` checks its chain, `verify-full` its chain and name; the chain ends at `sslrootcert` if given, else at
+    /// the system's roots. nil for `disable` and for a Unix socket.
+    static func tlsSettings(_ address: PostgresAddress) throws(StorageError) -> TLSConfiguration? {
+        guard address.socketFolder == nil, address.tlsMode != .disable else { return nil }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        switch address.tlsMode {
+        case .disable, .prefer, .require: tls.certificateVerification = .none
+        case .verifyCA: tls.certificateVerification = .noHostnameVerification
+        case .verifyFull: tls.certificateVerification = .fullVerification
+        }
+        if let caFile = address.caFile, address.tlsMode == .verifyCA || address.tlsMode == .verifyFull {
+            let certificates: [NIOSSLCertificate]
+            do {
+                certificates = try NIOSSLCertificate.fromPEMFile(caFile)
+            } catch {
+                throw .badAddress(address: address.description, reason: "sslrootcert '\(caFile)' cannot be read as PEM certificates (\(error))")
+            }
+            guard !certificates.isEmpty else {
+                throw .badAddress(address: address.description, reason: "sslrootcert '\(caFile)' holds no certificate")
+            }
+            tls.trustRoots = .certificates(certificates)
+        }
+        return tls
+    }
+}

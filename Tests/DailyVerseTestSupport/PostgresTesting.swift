@@ -1,0 +1,62 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Storage
+
+/// The PostgreSQL half of the store tests: run when `DAILYVERSE_TEST_POSTGRES` names a server (`.ci/run` starts one on
+/// loopback and sets it, with `PGPASSWORD`), skipped otherwise with one line saying so. Each test gets a database of
+/// its own, created for it and dropped after it, so tests run side by side.
+public enum PostgresTesting {
+    public static let variable = "DAILYVERSE_TEST_POSTGRES"
+
+    /// The server's address, if one is given.
+    public static let address: PostgresAddress? = ProcessInfo.processInfo.environment[variable].flatMap { try? PostgresAddress($0) }
+
+    public static var isAvailable: Bool { address != nil }
+
+    /// Why the PostgreSQL tests did not run, in one line.
+    public static var skipped: String {
+        if let text = ProcessInfo.processInfo.environment[variable], !text.isEmpty {
+            return "PostgreSQL half skipped: \(variable) is not a usable address (\((try? PostgresAddress(text)).map { "\($0)" } ?? "unparsable"))"
+        }
+        return "PostgreSQL half skipped: set \(variable)=postgresql://USER@HOST:PORT/DATABASE (and PGPASSWORD) to run it; .ci/run does"
+    }
+
+    public static var password: String? { address.flatMap { try? PostgresPassword.resolve(for: $0) } }
+
+    public static let logger = Logger(label: "dailyverse.tests.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// Runs `body` with the address of a new, empty database on the test server, dropped afterwards (whatever `body`
+    /// left connected to it).
+    public static func withDatabase<T: Sendable>(_ body: (PostgresAddress) async throws -> T) async throws -> T {
+        guard let server = address else { throw NoServer() }
+        let name = "dv_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+        try await administer(server, "CREATE DATABASE \(name)")
+        var fresh = server
+        fresh.database = String(name)
+        do {
+            let result = try await body(fresh)
+            try await administer(server, "DROP DATABASE \(name) WITH (FORCE)")
+            return result
+        } catch {
+            try? await administer(server, "DROP DATABASE \(name) WITH (FORCE)")
+            throw error
+        }
+    }
+
+    /// Runs statements on `address`'s database, one connection, outside a transaction.
+    public static func administer(_ address: PostgresAddress, _ statements: String...) async throws {
+        let connection = try await PostgresStore.connect(address, password: password, logger: logger)
+        do {
+            for statement in statements { _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+            try await connection.close()
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    public struct NoServer: Error, CustomStringConvertible {
+        public var description: String { "no PostgreSQL server: \(PostgresTesting.variable) is not set" }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Logging
+import Storage
+import Testing
+
+/// Reading a `postgresql://` address as libpq does, refusing what we cannot honour in one line naming the bad part,
+/// and finding the password where an operator keeps it, never in the address.
+struct PostgresAddressTests {
+    @Test func aFullAddressAndItsDefaults() throws {
+        let full = try PostgresAddress(
+            "postgresql://dv%40app@db.example.org:6432/daily%20verse?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.pem&application_name=dv-1&connect_timeout=3",
+            environment: [:])
+        #expect(full.user == "dv@app" && full.host == "db.example.org" && full.port == 6432 && full.database == "daily verse")
+        #expect(full.tlsMode == .verifyFull && full.caFile == "/etc/ssl/db-ca.pem" && full.applicationName == "dv-1" && full.connectTimeout == 3)
+        let plain = try PostgresAddress("postgres://dailyverse@localhost/dailyverse", environment: [:])
+        #expect(plain.port == 5432 && plain.tlsMode == .prefer && plain.applicationName == "dailyverse" && plain.connectTimeout == 10)
+        // libpq's environment fills what the address leaves out; the address wins.
+        let fromEnvironment = try PostgresAddress("postgresql://u@h/d", environment: ["PGSSLMODE": "require", "PGCONNECT_TIMEOUT": "5"])
+        #expect(fromEnvironment.tlsMode == .require && fromEnvironment.connectTimeout == 5)
+        #expect(try PostgresAddress("postgresql://u@h/d?sslmode=disable", environment: ["PGSSLMODE": "require"]).tlsMode == .disable)
+        // As libpq: require with a root certificate checks the chain.
+        #expect(try PostgresAddress("postgresql://u@h/d?sslmode=require&sslrootcert=/ca.pem", environment: [:]).tlsMode == .verifyCA)
+        #expect(try PostgresAddress("postgresql://u@h/d?sslmode=allow", environment: [:]).tlsMode == .prefer)
+        let socket = try PostgresAddress("postgresql://postgres@/dailyverse?host=/var/run/postgresql", environment: [:])
+        #expect(socket.host == nil && socket.socketFolder == "/var/run/postgresql")
+        #expect(try PostgresAddress("postgresql://u@[::1]:5433/d", environment: [:]).host == "::1")
+    }
+
+    @Test func itsDescriptionReadsBackAsTheSameAddress() throws {
+        for text in [
+            "postgresql://dv%40app@db.example.org:6432/daily%20verse?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.pem",
+            "postgresql://u@[::1]:5433/d", "postgresql://postgres@/dailyverse?host=/var/run/postgresql",
+        ] {
+            let address = try PostgresAddress(text, environment: [:])
+            var again = try PostgresAddress(address.description, environment: [:])
+            again.applicationName = address.applicationName
+            again.connectTimeout = address.connectTimeout
+            #expect(again == address, "\(address)")
+        }
+    }
+
+    /// Each refusal is one line that names the address (its password hidden) and the bad part.
+    @Test(arguments: [
+        ("postgresql://u:s3cret@h/d", "carries a password"),
+        ("postgresql://h/d", "names no user"),
+        ("postgresql://u@h", "names no database"),
+        ("postgresql://u@h/d/e", "names no database"),
+        ("postgresql://u@/d", "names no host"),
+        ("postgresql://u@h:70000/d", "port 70000"),
+        ("postgresql://u@h/d?sslmode=verify", "sslmode='verify'"),
+        ("postgresql://u@h/d?ssl=true", "unknown parameter 'ssl'"),
+        ("postgresql://u@h/d?sslmode=disable&sslmode=require", "given twice"),
+        ("postgresql://u@h/d?sslrootcert=ca.pem&sslmode=verify-full", "sslrootcert='ca.pem'"),
+        ("postgresql://u@h/d?connect_timeout=0", "connect_timeout='0'"),
+        ("postgresql://u@h/d?connect_timeout=ten", "connect_timeout='ten'"),
+        ("postgresql://u@h1,h2/d", "several hosts"),
+        ("postgresql://u@/d?host=run/pg", "host='run/pg'"),
+        ("postgresql://u@/d?host=/run/pg&sslmode=verify-full", "over a Unix socket"),
+        ("postgresql://u@h/d?passfile=pgpass", "passfile='pgpass'"),
+    ])
+    func badAddressesAreRefusedNamingTheBadPart(text: String, expected: String) {
+        let error = #expect(throws: StorageError.self) { try PostgresAddress(text, environment: [:]) }
+        let line = error.map { "\($0)" } ?? ""
+        #expect(line.hasPrefix("bad database address 'postgresql://") && line.contains(expected) && !line.contains("\n"), "\(line)")
+        #expect(!line.contains("s3cret"), "\(line)")
+    }
+
+    @Test func aPathIsSQLiteAndAnAddressIsPostgreSQL() throws {
+        #expect(try DatabaseLocation("/var/lib/dailyverse/dailyverse.sqlite") == .sqlite(path: "/var/lib/dailyverse/dailyverse.sqlite"))
+        #expect(try DatabaseLocation("postgres.sqlite") == .sqlite(path: "postgres.sqlite"))
+        guard case .postgres(let address) = try DatabaseLocation("postgresql://dailyverse@db/dailyverse") else {
+            Issue.record("not read as PostgreSQL")
+            return
+        }
+        #expect(address.host == "db")
+        #expect(throws: StorageError.self) { try DatabaseLocation("postgresql://db/dailyverse") }
+    }
+
+    /// The credential first (a systemd unit's `LoadCredential=`), then PGPASSWORD, then the passfile, as libpq reads it.
+    @Test func thePasswordComesFromTheCredentialThenPGPASSWORDThenThePassfile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-pg-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let address = try PostgresAddress("postgresql://dv@db.example.org:6432/daily?passfile=\(folder)/pgpass", environment: [:])
+        let passfile = """
+            # comments and other servers first
+            other.example.org:6432:daily:dv:not-this
+            db.example.org:*:daily:dv:pa\\:ss\\\\word
+            *:*:*:*:fallback
+
+            """
+        _ = FileManager.default.createFile(atPath: folder + "/pgpass", contents: Data(passfile.utf8), attributes: [.posixPermissions: 0o600])
+        #expect(try PostgresPassword.resolve(for: address, environment: ["HOME": folder]) == "pa:ss\\word")
+        #expect(try PostgresPassword.resolve(for: address, environment: ["HOME": folder, "PGPASSWORD": "from-environment"]) == "from-environment")
+        _ = FileManager.default.createFile(atPath: folder + "/" + PostgresPassword.credentialName, contents: Data("from-credential\n".utf8))
+        #expect(
+            try PostgresPassword.resolve(for: address, environment: ["CREDENTIALS_DIRECTORY": folder, "PGPASSWORD": "from-environment"])
+                == "from-credential")
+        // A passfile others can read is refused, as libpq ignores it, naming the file and its mode.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: folder + "/pgpass")
+        let loose = #expect(throws: StorageError.self) { try PostgresPassword.resolve(for: address, environment: [:]) }
+        #expect(loose.map { "\($0)" }?.contains("\(folder)/pgpass") == true && loose.map { "\($0)" }?.contains("mode 644") == true)
+        // A passfile named but missing is an error; no passfile at all is no password.
+        try FileManager.default.removeItem(atPath: folder + "/pgpass")
+        #expect(throws: StorageError.self) { try PostgresPassword.resolve(for: address, environment: [:]) }
+        let unnamed = try PostgresAddress("postgresql://dv@db.example.org/daily", environment: [:])
+        #expect(try PostgresPassword.resolve(for: unnamed, environment: ["HOME": folder]) == nil)
+    }
+
+    /// A server that is not there, or a CA file that is not, is one line naming the address and the cause, at once.
+    @Test func anUnreachableServerOrAMissingCAFileIsOneLine() async throws {
+        let closed = try PostgresAddress("postgresql://dv@127.0.0.1:1/daily?sslmode=disable&connect_timeout=5", environment: [:])
+        let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        let error = await #expect(throws: StorageError.self) {
+            try await PostgresStore.open(closed, password: "secret-password", schema: Schema([]), logger: logger)
+        }
+        let line = error.map { "\($0)" } ?? ""
+        #expect(line.hasPrefix("database 'postgresql://dv@127.0.0.1:1/daily") && line.contains("cannot connect"), "\(line)")
+        #expect(!line.contains("secret-password") && !line.contains("\n"))
+        let noCA = try PostgresAddress("postgresql://dv@127.0.0.1:1/daily?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem", environment: [:])
+        let caError = await #expect(throws: StorageError.self) {
+            try await PostgresStore.open(noCA, password: nil, schema: Schema([]), logger: logger)
+        }
+        #expect(caError.map { "\($0)" }?.contains("sslrootcert '/nonexistent/ca.pem'") == true, "\(String(describing: caError))")
+    }
+}
