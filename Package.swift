@@ -65,6 +65,7 @@ let package = Package(
                 "Diagnostics", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]),
         // The content in SQLite: its tables' migrations, seeding from data/, the importers, the queries, content check.
         .target(
@@ -258,6 +259,8 @@ let package = Package(
             exclude: ["Fixtures"]),
         .testTarget(
             name: "CLITests",
-            dependencies: ["dailyverse", "HijriCalendar", "PushServices", "PushStandIns", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: [
+                "dailyverse", "DailyVerseTestSupport", "HijriCalendar", "PushServices", "PushStandIns", .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
     ]
 )

@@ -19,7 +19,7 @@ public struct DailyVerseCommand: AsyncParsableCommand {
             TodayCommand.self, HijriCommand.self, GregorianCommand.self, VerseCommand.self, CalendarCommand.self, ImportCommand.self,
             SightingCommand.self, CrescentCommand.self,
             DevicesCommand.self, ServeCommand.self, OutboxCommand.self, StatusCommand.self, PushCommand.self, VapidCommand.self, ContentCommand.self,
-            OnboardingCommand.self, GuestsCommand.self,
+            OnboardingCommand.self, GuestsCommand.self, MigrateStoreCommand.self,
         ],
         defaultSubcommand: TodayCommand.self)
 

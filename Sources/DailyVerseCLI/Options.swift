@@ -189,9 +189,17 @@ public struct GlobalOptions: ParsableArguments {
     /// The database file in use.
     func databasePath() throws -> String {
         // A path that is not UTF-8 reaches Swift with U+FFFD in it: opening that would create a file by another name.
-        try checkedPath(
-            setting(flag: db, environment: "DAILYVERSE_DB", key: "database") ?? AppDatabase.defaultPath(environment: environment),
-            what: "the database path")
+        try checkedPath(databaseSetting() ?? AppDatabase.defaultPath(environment: environment), what: "the database path")
+    }
+
+    /// The database named by --db, DAILYVERSE_DB or `database`, if any. A `postgresql://` address is refused in one
+    /// line until the commands run on PostgreSQL: read as a path, it would name a folder `postgresql:`.
+    func databaseSetting() throws -> String? {
+        let named = try setting(flag: db, environment: "DAILYVERSE_DB", key: "database")
+        if let named, case .postgres(let address) = try DatabaseLocation(named) {
+            throw CLIError("database '\(address)': the commands do not run on PostgreSQL yet; `migrate-store` copies a SQLite database into it")
+        }
+        return named
     }
 
     /// The data/ folder in use.
@@ -223,7 +231,7 @@ public struct GlobalOptions: ParsableArguments {
     /// Opens the database, creating, migrating and seeding it on first use.
     func openDatabase(pool: Bool = false) throws -> AppDatabase {
         // Folders are created for the default location only: an explicit path into a missing folder is a typo.
-        let explicit = try setting(flag: db, environment: "DAILYVERSE_DB", key: "database").map { try checkedPath($0, what: "the database path") }
+        let explicit = try databaseSetting().map { try checkedPath($0, what: "the database path") }
         let database = try AppDatabase.open(
             path: explicit ?? AppDatabase.defaultPath(environment: environment), pool: pool, createFolder: explicit == nil)
         do {

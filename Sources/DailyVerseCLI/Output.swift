@@ -86,8 +86,9 @@ struct PageOptions: ParsableArguments {
 }
 
 /// Progress on stderr: a bar redrawn in place on a terminal; elsewhere (a log, a pipe, systemd) a line every
-/// `interval` seconds and one at the end, so that a long import says it is alive.
-final class ProgressBar {
+/// `interval` seconds and one at the end, so that a long import says it is alive. Sendable so that an async copy can
+/// report to it; it is only ever updated from the one task of the command that made it.
+final class ProgressBar: @unchecked Sendable {
     private let label: String
     private let isTerminal: Bool
     private let interval: TimeInterval
