@@ -135,7 +135,8 @@ let package = Package(
             dependencies: [
                 "Diagnostics",
                 "Storage", "Notifications", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "PushServices",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "Metrics", package: "swift-metrics"),
             ]),
         // The long-running service: scheduler and watchdog in a ServiceGroup, configuration, systemd notify, logs.
@@ -192,7 +193,8 @@ let package = Package(
         .testTarget(
             name: "PostgresStoreTests",
             dependencies: [
-                "DailyVerseTestSupport", "Storage", "AppSchema", .product(name: "GRDB", package: "GRDB.swift"),
+                "DailyVerseTestSupport", "Storage", "AppSchema", "Delivery", "Notifications", "HijriCalendar",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
         .testTarget(

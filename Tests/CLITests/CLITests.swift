@@ -347,7 +347,7 @@ final class NotifySocket {
         ["devices", "add"], ["devices", "list"], ["devices", "show"], ["devices", "update"], ["devices", "remove"], ["devices", "import"],
         ["serve"], ["outbox", "requeue"], ["outbox", "prune"], ["outbox", "list"], ["status"], ["push", "test"],
         ["vapid", "generate"], ["vapid", "public-key"], ["content", "coverage"], ["content", "check"], ["onboarding", "funnel"],
-        ["guests", "purge"],
+        ["guests", "purge"], ["migrate-store"],
     ]
 
     @Test func everyCommandAnswersToItsName() {

@@ -1,0 +1,226 @@
+import Foundation
+import HijriCalendar
+import Logging
+import Notifications
+import PostgresNIO
+import Storage
+
+/// The emission pass on PostgreSQL, which any number of processes run at once on one database.
+///
+/// Each batch is one transaction that takes due queue entries with `FOR UPDATE SKIP LOCKED` (entries another process
+/// has taken are passed over, never waited for), reads their devices `FOR SHARE SKIP LOCKED` (a device being changed
+/// right now keeps its entry for the next pass, so a change never waits on emission nor emission on a change, and no
+/// two transactions wait on each other), plans the fires exactly as `Emitter` does, and in the same transaction
+/// removes the entries, writes the outbox rows (`ON CONFLICT DO NOTHING` on the unique key: one row per device and
+/// local date, whoever writes it) and queues each device's next fire. A process killed mid-batch leaves all or nothing
+/// of it, and its locks go with its connection.
+///
+/// The day's content comes from `content`, the process's own SQLite database (the bundled content is the same for
+/// every process); devices, queue and outbox are in PostgreSQL.
+public struct SharedEmitter: Sendable {
+    public let store: PostgresStore
+    public let content: AppDatabase
+    public let configuration: EmitConfiguration
+    let logger: Logger
+
+    public init(store: PostgresStore, content: AppDatabase, configuration: EmitConfiguration, logger: Logger) {
+        (self.store, self.content, self.configuration, self.logger) = (store, content, configuration, logger)
+    }
+
+    /// One pass at `now`, batch by batch until the due entries run out (or `shouldStop`, asked between batches).
+    public func run(now: Date, shouldStop: @Sendable () -> Bool = { false }) async throws -> EmitSummary {
+        var summary = EmitSummary()
+        guard let through = try await horizon(now: now) else { return summary }
+        var planner = Emitter.Planner(emitter: Emitter(database: content, configuration: configuration), now: now, through: through)
+        var cursor: (fireAt: Double, deviceSeq: Int64) = (-Double.greatestFiniteMagnitude, 0)
+        while true {
+            let (read, last) = try await batch(through: through, after: cursor, now: now, planner: &planner, into: &summary)
+            guard let last else { break }
+            cursor = last
+            if read < configuration.batchSize || shouldStop() { break }
+        }
+        return summary
+    }
+
+    /// As `Emitter.horizon`: the instant until which this pass writes fires, or nil when, writing ahead, the queue's
+    /// first fire is not yet within `refill` of now.
+    func horizon(now: Date) async throws -> Date? {
+        let ahead = configuration.ahead
+        guard ahead > 0 else { return now }
+        let first = try await store.client.query("SELECT min(next_fire_at) FROM schedule", logger: logger).collect().first?.decode(Double?.self)
+        guard let first, first <= now.timeIntervalSince1970 + configuration.lead else { return nil }
+        return now.addingTimeInterval(ahead)
+    }
+
+    /// One batch in one transaction; returns how many entries it read and the last one's key (nil when none was due).
+    func batch(
+        through: Date, after cursor: (fireAt: Double, deviceSeq: Int64), now: Date, planner: inout Emitter.Planner, into summary: inout EmitSummary
+    ) async throws -> (read: Int, last: (fireAt: Double, deviceSeq: Int64)?) {
+        try await store.client.withTransaction(logger: logger) { connection in
+            var queued: [(fireAt: Double, seq: Int64, version: Int, lastDay: Int?)] = []
+            let due = try await connection.query(
+                """
+                SELECT next_fire_at, device_seq, version, last_local_day FROM schedule
+                WHERE next_fire_at <= \(through.timeIntervalSince1970) AND (next_fire_at, device_seq) > (\(cursor.fireAt), \(cursor.deviceSeq))
+                ORDER BY next_fire_at, device_seq LIMIT \(configuration.batchSize) FOR UPDATE SKIP LOCKED
+                """, logger: logger)
+            for try await (fireAt, seq, version, lastDay) in due.decode((Double, Int64, Int, Int?).self) {
+                queued.append((fireAt, seq, version, lastDay))
+            }
+            guard let last = queued.last else { return (0, nil) }
+            let seqs = Array(Set(queued.map(\.seq)))
+            var devices: [Int64: (version: Int, enabled: Bool, device: Device)] = [:]
+            let rows = try await connection.query(
+                "SELECT d.seq, d.schedule_version, \(unescaped: AppDatabase.deviceColumns) FROM device d WHERE d.seq = ANY(\(seqs)) FOR SHARE SKIP LOCKED",
+                logger: logger)
+            for try await row in rows {
+                let cells = PostgresColumns(row)
+                let device = try AppDatabase.device(cells, from: 2)
+                devices[Int64(cells.integer(0))] = (cells.integer(1), device.enabled, device)
+            }
+            // A device not read is either removed (its entry is dropped) or being changed right now (its entry stays,
+            // for the next pass).
+            var busy: Set<Int64> = []
+            let unread = seqs.filter { devices[$0] == nil }
+            if !unread.isEmpty {
+                for try await seq in try await connection.query("SELECT seq FROM device WHERE seq = ANY(\(unread))", logger: logger).decode(
+                    Int64.self)
+                {
+                    busy.insert(seq)
+                }
+            }
+            let entries = queued.filter { !busy.contains($0.seq) }.map { entry in
+                let stored = devices[entry.seq]
+                let live = stored.map { $0.version == entry.version && $0.enabled } ?? false
+                return Emitter.Entry(
+                    fireAt: entry.fireAt, deviceSeq: entry.seq, device: live ? stored?.device : nil, version: entry.version,
+                    lastFired: entry.lastDay.map(CivilDate.init(dayNumber:)))
+            }
+            let plans = try planner.plan(entries)
+            try await write(plans, payloads: planner.payloads, now: now, on: connection, into: &summary)
+            return (queued.count, (last.fireAt, last.seq))
+        }
+    }
+
+    /// Writes a batch's plans on `connection`, in its transaction: the entries out of the queue, their rows into the
+    /// outbox, each live device's next entry in.
+    func write(
+        _ plans: [Emitter.Plan], payloads: JSONBytes, now: Date, on connection: PostgresConnection, into summary: inout EmitSummary
+    )
+        async throws
+    {
+        guard !plans.isEmpty else { return }
+        let removed = try await connection.query(
+            """
+            DELETE FROM schedule WHERE (next_fire_at, device_seq) IN (
+                SELECT * FROM unnest(\(plans.map(\.entry.fireAt))::float8[], \(plans.map(\.entry.deviceSeq))::int8[]))
+            RETURNING 1
+            """, logger: logger
+        ).collect().count
+        guard removed == plans.count else { throw EmitError.queueChanged(expected: plans.count, found: removed) }
+        var outbox = OutboxColumns()
+        var next = QueueColumns()
+        for plan in plans {
+            guard let device = plan.entry.device else { continue }
+            if let zone = plan.unknownZone {
+                let problem = ScheduleProblem(deviceID: device.id, kind: .unknownZone, detail: zone)
+                let recorded = try await connection.query(
+                    """
+                    INSERT INTO schedule_problem (device_seq, kind, detail, found_at)
+                    VALUES (\(plan.entry.deviceSeq), \(problem.kind.rawValue), \(zone), \(now.timeIntervalSince1970))
+                    ON CONFLICT DO NOTHING RETURNING 1
+                    """, logger: logger
+                ).collect().count
+                if recorded > 0 { summary.problems.append(problem) }
+            }
+            summary.devices += 1
+            summary.skippedDays += plan.skippedDays
+            for (fire, payload) in plan.rows {
+                outbox.append(device, seq: plan.entry.deviceSeq, fire: fire, payload: payload, in: payloads, now: now)
+            }
+            if let nextFire = plan.nextFire {
+                next.append(fireAt: nextFire, seq: plan.entry.deviceSeq, version: plan.entry.version, lastDay: plan.lastFired?.dayNumber)
+            }
+        }
+        if !outbox.seq.isEmpty {
+            let statuses = try await connection.query(
+                """
+                INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at, next_attempt_at)
+                SELECT s, i, p, d::date, f, h, b, st, \(now.timeIntervalSince1970), NULLIF(n, 'NaN'::float8)
+                FROM unnest(\(outbox.seq)::int8[], \(outbox.id)::text[], \(outbox.platform)::text[], \(outbox.date)::text[],
+                    \(outbox.fireAt)::float8[], \(outbox.headers)::text[], \(outbox.payload)::text[], \(outbox.status)::text[],
+                    \(outbox.nextAttempt)::float8[]) AS t(s, i, p, d, f, h, b, st, n)
+                ON CONFLICT DO NOTHING RETURNING status
+                """, logger: logger
+            ).decode(String.self)
+            for try await status in statuses { if status == "missed" { summary.missed += 1 } else { summary.queued += 1 } }
+        }
+        if !next.seq.isEmpty {
+            _ = try await connection.query(
+                """
+                INSERT INTO schedule (next_fire_at, device_seq, version, last_local_day)
+                SELECT f, s, v, NULLIF(l, \(QueueColumns.noDay)) FROM unnest(\(next.fireAt)::float8[], \(next.seq)::int8[], \(next.version)::int8[],
+                    \(next.lastDay)::int4[]) AS t(f, s, v, l)
+                ON CONFLICT (next_fire_at, device_seq) DO UPDATE SET version = excluded.version, last_local_day = excluded.last_local_day
+                """, logger: logger)
+        }
+    }
+
+    /// A batch's outbox rows, column by column (one array parameter each).
+    struct OutboxColumns {
+        var seq: [Int64] = []
+        var id: [String] = []
+        var platform: [String] = []
+        var date: [String] = []
+        var fireAt: [Double] = []
+        var headers: [String] = []
+        var payload: [String] = []
+        var status: [String] = []
+        /// NaN for none (an array parameter holds no NULL here).
+        var nextAttempt: [Double] = []
+
+        mutating func append(_ device: Device, seq: Int64, fire: Scheduler.Fire, payload encoded: EncodedPayload?, in payloads: JSONBytes, now: Date)
+        {
+            self.seq.append(seq)
+            id.append(device.id)
+            platform.append(device.platform.rawValue)
+            date.append(fire.localDate.description)
+            fireAt.append(fire.fireAt.timeIntervalSince1970)
+            headers.append(encoded.map { String(decoding: payloads.bytes[$0.headers], as: UTF8.self) } ?? "{}")
+            payload.append(encoded.map { String(decoding: payloads.bytes[$0.payload], as: UTF8.self) } ?? "{}")
+            status.append(encoded == nil ? "missed" : "pending")
+            // A row written ahead waits for its instant.
+            nextAttempt.append(fire.fireAt > now ? fire.fireAt.timeIntervalSince1970 : .nan)
+        }
+    }
+
+    /// A batch's next queue entries, column by column.
+    struct QueueColumns {
+        /// No last fired day (an array parameter holds no NULL here).
+        static let noDay = Int32.min
+
+        var fireAt: [Double] = []
+        var seq: [Int64] = []
+        var version: [Int64] = []
+        var lastDay: [Int32] = []
+
+        mutating func append(fireAt: Double, seq: Int64, version: Int, lastDay: Int?) {
+            self.fireAt.append(fireAt)
+            self.seq.append(seq)
+            self.version.append(Int64(version))
+            self.lastDay.append(lastDay.map(Int32.init) ?? Self.noDay)
+        }
+    }
+}
+
+/// A PostgreSQL row read by position, as `AppDatabase.device(_:from:)` reads SQLite's.
+struct PostgresColumns: ColumnReader {
+    let cells: [PostgresCell]
+
+    init(_ row: PostgresRow) { cells = Array(row) }
+
+    func text(_ column: Int32) -> String { optionalText(column) ?? "" }
+    func optionalText(_ column: Int32) -> String? { (try? cells[Int(column)].decode(String?.self)) ?? nil }
+    func integer(_ column: Int32) -> Int { ((try? cells[Int(column)].decode(Int?.self)) ?? nil) ?? 0 }
+    func real(_ column: Int32) -> Double { ((try? cells[Int(column)].decode(Double?.self)) ?? nil) ?? 0 }
+}

@@ -1,0 +1,136 @@
+import AppSchema
+import DailyVerseTestSupport
+import Delivery
+import Foundation
+import GRDB
+import HijriCalendar
+import Notifications
+import PostgresNIO
+import Storage
+import Testing
+
+/// The emission pass on PostgreSQL with several processes at once: every device's fire is written once, the same
+/// rows SQLite's pass writes for the same devices and clock, and a device being changed is passed over, not waited for.
+@Suite(.enabled(if: PostgresTesting.isAvailable, Comment(rawValue: PostgresTesting.skipped)))
+struct SharedEmitterTests {
+    let logger = PostgresTesting.logger
+    let configuration = EmitConfiguration(grace: 7200, push: PushConfiguration(apnsTopic: "org.example.quran"), batchSize: 40)
+    let start = instant("2025-03-01T00:00:00Z")
+
+    /// `count` devices over zones on both sides of the date line, at times through the day, on both platforms and
+    /// every calendar, added a day before `start`.
+    func installation(devices count: Int) throws -> AppDatabase {
+        let database = try seededDatabase()
+        let zones = ["Asia/Tehran", "Europe/London", "America/New_York", "Pacific/Kiritimati", "Pacific/Pago_Pago", "Asia/Kolkata"]
+        let calendars: [CalendarKind] = [.predicted, .ummAlQura, .tabular, .sighted]
+        let devices = try (0..<count).map { index in
+            let token: PushToken =
+                index % 2 == 0 ? .apns(String(format: "%064x", index)) : .fcm("fcm-token-\(index)-" + String(repeating: "x", count: 20))
+            return (
+                line: index + 1,
+                settings: DeviceSettings(
+                    token: token, timeZone: zones[index % zones.count], reminderTime: try ReminderTime(hour: index * 7 % 24, minute: index * 13 % 60),
+                    locale: index % 3 == 0 ? .ar : .en, calendar: calendars[index % calendars.count])
+            )
+        }
+        _ = try database.addDevices(devices, now: start.addingTimeInterval(-86_400))
+        return database
+    }
+
+    /// The outbox as (device, local date) → status and payload.
+    func sqliteOutbox(_ database: AppDatabase) throws -> [String: String] {
+        try database.read { db in
+            var rows: [String: String] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT device_id, local_date, status, headers, payload FROM outbox") {
+                rows["\(row[0] as String) \(row[1] as String)"] = "\(row[2] as String) \(row[3] as String) \(row[4] as String)"
+            }
+            return rows
+        }
+    }
+
+    func postgresOutbox(_ store: PostgresStore) async throws -> [String: String] {
+        var rows: [String: String] = [:]
+        let result = try await store.client.query("SELECT device_id, local_date::text, status, headers, payload FROM outbox", logger: logger)
+        for try await (id, date, status, headers, payload) in result.decode((String, String, String, String, String).self) {
+            rows["\(id) \(date)"] = "\(status) \(headers) \(payload)"
+        }
+        return rows
+    }
+
+    func open(_ address: PostgresAddress) async throws -> PostgresStore {
+        try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: logger, maximumConnections: 2)
+    }
+
+    func copy(_ source: AppDatabase, into address: PostgresAddress) async throws {
+        let store = try await open(address)
+        await store.close()
+        let connection = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: logger)
+        _ = try await StoreCopy.copy(from: source, into: connection, address: address, logger: logger)
+        try await connection.close()
+    }
+
+    /// Three processes pass every quarter of an hour through a day and more, all at once on one database: the outbox
+    /// ends exactly as one SQLite pass leaves it (each device's fire written once, with the same payload), and the
+    /// rows they say they wrote add up to it.
+    @Test func threeProcessesWriteWhatOneSQLitePassWritesOnce() async throws {
+        let sqlite = try installation(devices: 240)
+        let content = try sqlite.inMemoryCopy(schema: .dailyVerse)
+        try await PostgresTesting.withDatabase { address in
+            try await copy(sqlite, into: address)
+            let stores = try await [open(address), open(address), open(address)]
+            let emitters = stores.map { SharedEmitter(store: $0, content: content, configuration: configuration, logger: logger) }
+            let reference = Emitter(database: sqlite, configuration: configuration)
+            var expected = EmitSummary()
+            var written = EmitSummary()
+            for step in 0..<(27 * 4) {
+                let now = start.addingTimeInterval(Double(step) * 900)
+                let one = try reference.run(now: now)
+                expected.queued += one.queued
+                expected.missed += one.missed
+                let summaries = try await withThrowingTaskGroup(of: EmitSummary.self) { group in
+                    for emitter in emitters { group.addTask { try await emitter.run(now: now) } }
+                    return try await group.reduce(into: [EmitSummary]()) { $0.append($1) }
+                }
+                for summary in summaries {
+                    written.queued += summary.queued
+                    written.missed += summary.missed
+                }
+            }
+            let want = try sqliteOutbox(sqlite)
+            let got = try await postgresOutbox(stores[0])
+            #expect(want.count >= 240 && want.count == got.count, "SQLite wrote \(want.count) rows, PostgreSQL \(got.count)")
+            let differing = want.keys.filter { want[$0] != got[$0] }.sorted()
+            #expect(differing.isEmpty, "rows that differ: \(differing.prefix(5))")
+            #expect(written.queued == expected.queued && written.missed == expected.missed, "\(written) against \(expected)")
+            // Each device is queued once, for its next fire, as on SQLite.
+            let queue = try await stores[0].client.query("SELECT count(*), count(DISTINCT device_seq) FROM schedule", logger: logger).collect()
+            let (entries, devices) = try #require(queue.first).decode((Int, Int).self)
+            #expect(entries == 240 && devices == 240)
+            for store in stores { await store.close() }
+        }
+    }
+
+    /// A device whose row another transaction holds (a change under way) is passed over, not waited for: the others
+    /// are written, and it is written by the first pass after the change ends.
+    @Test func aDeviceBeingChangedIsPassedOverNotWaitedFor() async throws {
+        let sqlite = try installation(devices: 6)
+        try await PostgresTesting.withDatabase { address in
+            try await copy(sqlite, into: address)
+            let store = try await open(address)
+            let emitter = SharedEmitter(store: store, content: sqlite, configuration: configuration, logger: logger)
+            let holder = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: logger)
+            _ = try await holder.query("BEGIN", logger: logger)
+            _ = try await holder.query("SELECT 1 FROM device WHERE id = (SELECT min(id) FROM device) FOR UPDATE", logger: logger)
+            let late = start.addingTimeInterval(86_400)
+            let first = try await emitter.run(now: late)
+            #expect(first.devices == 5, "\(first)")
+            _ = try await holder.query("COMMIT", logger: logger)
+            try await holder.close()
+            let second = try await emitter.run(now: late)
+            #expect(second.devices == 1, "\(second)")
+            let rows = try await store.client.query("SELECT count(DISTINCT device_seq) FROM outbox", logger: logger).collect().first?.decode(Int.self)
+            #expect(rows == 6)
+            await store.close()
+        }
+    }
+}
