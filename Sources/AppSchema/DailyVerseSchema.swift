@@ -32,10 +32,12 @@ extension Schema {
             Migration("v17-layer-sources", ContentSchema.v17LayerSources),
             Migration("v18-tafsir-excerpts", ContentSchema.v18TafsirExcerpts),
             Migration("v19-hadith", ContentSchema.v19Hadith),
+            Migration("v20-outbox-leases", DeliverySchema.v20OutboxLeases),
         ],
         postgres: [
             PostgresMigration(
-                "pg1-schema-of-v19", ContentSchema.postgresV1, AccountsSchema.postgresV1, EngagementSchema.postgresV1, DeliverySchema.postgresV1)
+                "pg1-schema-of-v19", ContentSchema.postgresV1, AccountsSchema.postgresV1, EngagementSchema.postgresV1, DeliverySchema.postgresV1),
+            PostgresMigration("pg2-outbox-leases", DeliverySchema.postgresV2OutboxLeases),
         ])
 }
 

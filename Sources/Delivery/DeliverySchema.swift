@@ -225,6 +225,16 @@ public enum DeliverySchema {
                 PRIMARY KEY (device_seq, kind)) WITHOUT ROWID;
             """)
 
+    /// v20: an outbox row can be leased: taken by one of the processes sharing a PostgreSQL database until
+    /// `lease_until`, so that another takes it only if that one died before recording it. SQLite has one deliverer
+    /// per database and leaves them empty; the columns are here too so that both dialects keep the same tables (and
+    /// `migrate-store` copies them as they are).
+    public static let v20OutboxLeases = MigrationStep(
+        sql: """
+            ALTER TABLE outbox ADD COLUMN lease_owner TEXT;
+            ALTER TABLE outbox ADD COLUMN lease_until REAL;
+            """)
+
     /// v13: how far each spool file is known to the outbox: its size after the last append whose rows are recorded,
     /// written in the same transaction as their outcomes. After a power loss that takes the database back further than
     /// the spool, a restart reads the file from there, and finds every line the outbox no longer knows of.
@@ -322,4 +332,8 @@ extension DeliverySchema {
         """,
         "CREATE TABLE spool_mark (path text PRIMARY KEY, size bigint NOT NULL, at double precision NOT NULL)"
     )
+
+    /// PostgreSQL's v20: the outbox's leases (see `v20OutboxLeases`).
+    public static let postgresV2OutboxLeases = PostgresStep(
+        "ALTER TABLE outbox ADD COLUMN lease_owner text", "ALTER TABLE outbox ADD COLUMN lease_until double precision")
 }

@@ -69,6 +69,17 @@ public struct OutboxRecord: Sendable {
         serviceID = nil
     }
 
+    /// A row as a store other than SQLite reads it.
+    init(
+        id: Int64, deviceID: String, platform: String, localDate: String, fireAt: Date, headers: String, payload: String, status: OutboxStatus,
+        attempts: Int, lastError: String?, deliveredAt: Date?, serviceID: String?
+    ) {
+        (self.id, self.deviceID, self.platform, self.localDate, self.fireAt) = (id, deviceID, platform, localDate, fireAt)
+        idempotencyKey = "\(deviceID)/\(localDate)"
+        (self.headers, self.payload, self.status, self.attempts) = (headers, payload, status, attempts)
+        (self.lastError, self.deliveredAt, self.serviceID) = (lastError, deliveredAt, serviceID)
+    }
+
     init(_ row: Row) {
         id = row["id"]
         deviceID = row["device_id"]

@@ -310,7 +310,8 @@ public struct DeliverySummary: Equatable, Sendable {
 
 /// Hands pending outbox rows to a sink and records what happened, in batches.
 public struct Deliverer: Sendable {
-    public let database: AppDatabase
+    /// Where the rows come from and their outcomes go: the SQLite outbox, or PostgreSQL's shared by many processes.
+    public let queue: any OutboxQueue
     public let sink: any Sink
     public var batchSize = 500
     /// Backoff for retries: base × 2^(attempts−1), at most `maximumBackoff`, with full jitter.
@@ -324,10 +325,13 @@ public struct Deliverer: Sendable {
     /// not sent, as the scheduler does with a fire found that late; nil: every row is sent, however late.
     public var grace: TimeInterval?
 
-    public init(database: AppDatabase, sink: any Sink) {
-        self.database = database
+    public init(queue: any OutboxQueue, sink: any Sink) {
+        self.queue = queue
         self.sink = sink
     }
+
+    /// A deliverer of the SQLite outbox of `database`.
+    public init(database: AppDatabase, sink: any Sink) { self.init(queue: SQLiteOutbox(database: database), sink: sink) }
 
     /// Delivers every row due by `now`, batch by batch, in id order; `shouldStop` is asked between batches.
     ///
@@ -396,73 +400,144 @@ public struct Deliverer: Sendable {
 
     /// The next batch of rows due, after the one with id `after`.
     func fetch(after: Int64?, now: Date) async throws -> [OutboxRecord] {
-        let (limit, platforms) = (batchSize, sink.platforms)
-        return try await database.read { db in try AppDatabase.deliverable(db, now: now, limit: limit, platforms: platforms, after: after) }
+        try await queue.take(after: after, now: now, limit: batchSize, platforms: sink.platforms)
     }
 
     /// Records a batch's outcomes in one transaction, with what the sink made durable for it (`marks`).
     func record(
         live: [OutboxRecord], outcomes: [Int64: DeliveryOutcome], expired: [OutboxRecord], marks: [String: Int64] = [:], now: Date
     ) async throws -> DeliverySummary {
-        let (sinkName, maximumAttempts, baseBackoff, maximumBackoff, random) = (sink.name, maximumAttempts, baseBackoff, maximumBackoff, random)
+        var (settlement, summary) = settle(live: live, outcomes: outcomes, expired: expired, now: now)
+        settlement.marks = marks
+        summary.disabled = try await queue.settle(settlement, now: now)
+        return summary
+    }
+
+    /// What a batch's outcomes do to its rows (pure): each row's new state, the devices their service no longer
+    /// knows, and the summary (but for the devices the store finds it did disable).
+    func settle(live: [OutboxRecord], outcomes: [Int64: DeliveryOutcome], expired: [OutboxRecord], now: Date) -> (OutboxSettlement, DeliverySummary) {
+        let at = now.timeIntervalSince1970
+        var settlement = OutboxSettlement()
+        var summary = DeliverySummary()
+        for record in expired {
+            settlement.rows.append(.missed(id: record.id, error: "not handed to \(sink.name) within the grace period of its fire"))
+            summary.missed += 1
+        }
+        for record in live {
+            let attempts = record.attempts + 1
+            switch outcomes[record.id] ?? .retry(error: "no outcome from \(sink.name)", after: nil) {
+            case .delivered(let id):
+                settlement.rows.append(.delivered(id: record.id, attempts: attempts, serviceID: id))
+                summary.delivered += 1
+            case .missed(let error):
+                settlement.rows.append(.missed(id: record.id, error: error))
+                summary.missed += 1
+            case .paused(let error, let after):
+                settlement.rows.append(.deferred(id: record.id, error: error, until: at + max(0, min(after, 86_400))))
+                summary.deferred += 1
+                summary.lastError = error
+                if summary.pausedError == nil { summary.pausedError = error }
+            case .retry(let error, let after) where attempts < maximumAttempts:
+                let backoff = min(maximumBackoff, baseBackoff * pow(2, Double(attempts - 1))) * random()
+                settlement.rows.append(.retry(id: record.id, attempts: attempts, error: error, next: at + max(after ?? 0, backoff)))
+                summary.retrying += 1
+                summary.lastError = error
+            case .retry(let error, _), .failed(let error), .disabled(let error, _):
+                settlement.rows.append(.failed(id: record.id, attempts: attempts, error: error))
+                summary.failed += 1
+                summary.lastError = error
+            }
+            if case .disabled(let error, let token) = outcomes[record.id] {
+                settlement.disable.append((deviceID: record.deviceID, token: token, reason: error))
+            }
+        }
+        return (settlement, summary)
+    }
+}
+
+/// What a batch's outcomes change in the outbox, worked out once and written by each store in its own SQL.
+public struct OutboxSettlement: Sendable {
+    public enum Row: Sendable, Equatable {
+        case delivered(id: Int64, attempts: Int, serviceID: String?)
+        /// Not sent, and never will be (its day ended, or it was found past the grace period); only while pending.
+        case missed(id: Int64, error: String)
+        /// Kept pending with its attempts as they were (a paused service, a full disk), until `until`.
+        case deferred(id: Int64, error: String, until: Double)
+        case retry(id: Int64, attempts: Int, error: String, next: Double)
+        case failed(id: Int64, attempts: Int, error: String)
+    }
+
+    public var rows: [Row] = []
+    /// Devices whose service no longer knows the token they had when the row was sent.
+    public var disable: [(deviceID: String, token: String, reason: String)] = []
+    /// How far each spool file is known to hold its rows (`spool_mark`), written with the outcomes.
+    public var marks: [String: Int64] = [:]
+
+    public init() {}
+}
+
+/// Where a `Deliverer` takes rows from and records their outcomes.
+public protocol OutboxQueue: Sendable {
+    /// The next rows due by `now` after the one with id `after` (in id order, at most `limit`), for the platforms a
+    /// sink takes (nil: all).
+    func take(after: Int64?, now: Date, limit: Int, platforms: Set<String>?) async throws -> [OutboxRecord]
+
+    /// Writes a batch's settlement in one transaction; how many devices it disabled.
+    func settle(_ settlement: OutboxSettlement, now: Date) async throws -> Int
+}
+
+/// The SQLite outbox: one process delivers from it (the scheduler lock), so rows are read, not leased.
+public struct SQLiteOutbox: OutboxQueue {
+    public let database: AppDatabase
+
+    public init(database: AppDatabase) { self.database = database }
+
+    public func take(after: Int64?, now: Date, limit: Int, platforms: Set<String>?) async throws -> [OutboxRecord] {
+        try await database.read { db in try AppDatabase.deliverable(db, now: now, limit: limit, platforms: platforms, after: after) }
+    }
+
+    public func settle(_ settlement: OutboxSettlement, now: Date) async throws -> Int {
         let at = now.timeIntervalSince1970
         return try await database.write { db in
-            var summary = DeliverySummary()
-            for (path, size) in marks {
+            for (path, size) in settlement.marks {
                 try db.execute(
                     sql:
                         "INSERT INTO spool_mark (path, size, at) VALUES (?, ?, ?) ON CONFLICT (path) DO UPDATE SET size = excluded.size, at = excluded.at",
                     arguments: [path, size, at])
             }
-            for record in expired {
-                try db.execute(
-                    sql: "UPDATE outbox SET status = 'missed', last_error = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'",
-                    arguments: ["not handed to \(sinkName) within the grace period of its fire", record.id])
-                summary.missed += 1
-            }
-            for record in live {
-                let attempts = record.attempts + 1
-                switch outcomes[record.id] ?? .retry(error: "no outcome from \(sinkName)", after: nil) {
-                case .delivered(let id):
+            for row in settlement.rows {
+                switch row {
+                case .delivered(let id, let attempts, let serviceID):
                     try db.execute(
                         sql: """
                             UPDATE outbox SET status = 'delivered', attempts = ?, delivered_at = ?, last_attempt_at = ?, next_attempt_at = NULL,
                                 service_id = ? WHERE id = ?
                             """,
-                        arguments: [attempts, at, at, id, record.id])
-                    summary.delivered += 1
-                case .missed(let error):
+                        arguments: [attempts, at, at, serviceID, id])
+                case .missed(let id, let error):
                     try db.execute(
                         sql: "UPDATE outbox SET status = 'missed', last_error = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'",
-                        arguments: [error, record.id])
-                    summary.missed += 1
-                case .paused(let error, let after):
+                        arguments: [error, id])
+                case .deferred(let id, let error, let until):
                     try db.execute(
                         sql: "UPDATE outbox SET last_error = ?, next_attempt_at = ? WHERE id = ? AND status = 'pending'",
-                        arguments: [error, at + max(0, min(after, 86_400)), record.id])
-                    summary.deferred += 1
-                    summary.lastError = error
-                    if summary.pausedError == nil { summary.pausedError = error }
-                case .retry(let error, let after) where attempts < maximumAttempts:
-                    let backoff = min(maximumBackoff, baseBackoff * pow(2, Double(attempts - 1))) * random()
+                        arguments: [error, until, id])
+                case .retry(let id, let attempts, let error, let next):
                     try db.execute(
                         sql: "UPDATE outbox SET attempts = ?, last_error = ?, last_attempt_at = ?, next_attempt_at = ? WHERE id = ?",
-                        arguments: [attempts, error, at, at + max(after ?? 0, backoff), record.id])
-                    summary.retrying += 1
-                    summary.lastError = error
-                case .retry(let error, _), .failed(let error), .disabled(let error, _):
+                        arguments: [attempts, error, at, next, id])
+                case .failed(let id, let attempts, let error):
                     try db.execute(
                         sql:
                             "UPDATE outbox SET status = 'failed', attempts = ?, last_error = ?, last_attempt_at = ?, next_attempt_at = NULL WHERE id = ?",
-                        arguments: [attempts, error, at, record.id])
-                    summary.failed += 1
-                    summary.lastError = error
-                }
-                if case .disabled(let error, let token) = outcomes[record.id] {
-                    summary.disabled += try AppDatabase.disableDevice(db, id: record.deviceID, token: token, reason: error, now: now) ? 1 : 0
+                        arguments: [attempts, error, at, id])
                 }
             }
-            return summary
+            var disabled = 0
+            for device in settlement.disable {
+                disabled += try AppDatabase.disableDevice(db, id: device.deviceID, token: device.token, reason: device.reason, now: now) ? 1 : 0
+            }
+            return disabled
         }
     }
 }

@@ -1,0 +1,126 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Storage
+
+/// The outbox in PostgreSQL, delivered from by any number of processes at once: each takes a batch by leasing it.
+///
+/// `take` marks the next due rows as this process's until `now + lease` (`FOR UPDATE SKIP LOCKED` in the same
+/// statement: rows another process is taking are passed over), so no other process takes them meanwhile. `settle`
+/// records outcomes only for rows this process still holds, and ends their lease. A process that dies between the two
+/// leaves its rows leased; once the lease ends another takes them — a row the service had accepted just before the
+/// crash is then sent a second time, with the same collapse id, so the device shows it once.
+public struct SharedOutbox: OutboxQueue {
+    public let store: PostgresStore
+    /// Who holds a lease: unique per process (host, process id, and a random part for a reused pid).
+    public let owner: String
+    /// How long a batch stays this process's: longer than sending one takes.
+    public let lease: TimeInterval
+    let logger: Logger
+
+    public init(store: PostgresStore, owner: String, lease: TimeInterval = 300, logger: Logger) {
+        (self.store, self.owner, self.lease, self.logger) = (store, owner, lease, logger)
+    }
+
+    /// A lease owner's name for this process: host, process id, and a random part.
+    public static func processOwner() -> String {
+        "\(ProcessInfo.processInfo.hostName):\(getpid()):\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    public func take(after: Int64?, now: Date, limit: Int, platforms: Set<String>?) async throws -> [OutboxRecord] {
+        if let platforms, platforms.isEmpty { return [] }
+        let at = now.timeIntervalSince1970
+        let platformFilter = platforms.map { _ in "AND platform = ANY($5)" } ?? ""
+        var bindings = PostgresBindings()
+        bindings.append(owner)
+        bindings.append(at + lease)
+        bindings.append(at)
+        bindings.append(after ?? 0)
+        if let platforms { bindings.append(platforms.sorted()) }
+        bindings.append(Int64(limit))
+        let limitParameter = platforms == nil ? "$5" : "$6"
+        let rows = try await store.client.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    UPDATE outbox SET lease_owner = $1, lease_until = $2 WHERE id IN (
+                        SELECT id FROM outbox WHERE status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= $3)
+                            AND (lease_until IS NULL OR lease_until <= $3) AND id > $4 \(platformFilter)
+                        ORDER BY id LIMIT \(limitParameter) FOR UPDATE SKIP LOCKED)
+                    RETURNING id, device_id, platform, local_date::text, fire_at, headers, payload, status, attempts, last_error, delivered_at,
+                        service_id
+                    """, binds: bindings), logger: logger)
+        var records: [OutboxRecord] = []
+        for try await row in rows {
+            let (id, device, platform, date, fireAt, headers, payload, status, attempts, error, delivered, service) = try row.decode(
+                (Int64, String, String, String, Double, String, String, String, Int, String?, Double?, String?).self)
+            records.append(
+                OutboxRecord(
+                    id: id, deviceID: device, platform: platform, localDate: date, fireAt: Date(timeIntervalSince1970: fireAt), headers: headers,
+                    payload: payload, status: OutboxStatus(rawValue: status) ?? .pending, attempts: attempts, lastError: error,
+                    deliveredAt: delivered.map(Date.init(timeIntervalSince1970:)), serviceID: service))
+        }
+        return records.sorted { $0.id < $1.id }
+    }
+
+    public func settle(_ settlement: OutboxSettlement, now: Date) async throws -> Int {
+        let at = now.timeIntervalSince1970
+        let owner = owner
+        return try await store.client.withTransaction(logger: logger) { connection in
+            for (path, size) in settlement.marks {
+                _ = try await connection.query(
+                    """
+                    INSERT INTO spool_mark (path, size, at) VALUES (\(path), \(size), \(at))
+                    ON CONFLICT (path) DO UPDATE SET size = excluded.size, at = excluded.at
+                    """, logger: logger)
+            }
+            // Each update holds only while the row is still this process's; it ends the lease.
+            for row in settlement.rows {
+                switch row {
+                case .delivered(let id, let attempts, let serviceID):
+                    _ = try await connection.query(
+                        """
+                        UPDATE outbox SET status = 'delivered', attempts = \(attempts), delivered_at = \(at), last_attempt_at = \(at),
+                            next_attempt_at = NULL, service_id = \(serviceID), lease_owner = NULL, lease_until = NULL
+                        WHERE id = \(id) AND lease_owner = \(owner)
+                        """, logger: logger)
+                case .missed(let id, let error):
+                    _ = try await connection.query(
+                        """
+                        UPDATE outbox SET status = 'missed', last_error = \(error), next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL
+                        WHERE id = \(id) AND status = 'pending' AND lease_owner = \(owner)
+                        """, logger: logger)
+                case .deferred(let id, let error, let until):
+                    _ = try await connection.query(
+                        """
+                        UPDATE outbox SET last_error = \(error), next_attempt_at = \(until), lease_owner = NULL, lease_until = NULL
+                        WHERE id = \(id) AND status = 'pending' AND lease_owner = \(owner)
+                        """, logger: logger)
+                case .retry(let id, let attempts, let error, let next):
+                    _ = try await connection.query(
+                        """
+                        UPDATE outbox SET attempts = \(attempts), last_error = \(error), last_attempt_at = \(at), next_attempt_at = \(next),
+                            lease_owner = NULL, lease_until = NULL
+                        WHERE id = \(id) AND lease_owner = \(owner)
+                        """, logger: logger)
+                case .failed(let id, let attempts, let error):
+                    _ = try await connection.query(
+                        """
+                        UPDATE outbox SET status = 'failed', attempts = \(attempts), last_error = \(error), last_attempt_at = \(at),
+                            next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL
+                        WHERE id = \(id) AND lease_owner = \(owner)
+                        """, logger: logger)
+                }
+            }
+            var disabled = 0
+            for device in settlement.disable {
+                disabled += try await connection.query(
+                    """
+                    UPDATE device SET enabled = 0, disabled_reason = \(device.reason), disabled_at = \(at), schedule_version = schedule_version + 1
+                    WHERE id = \(device.deviceID) AND token = \(device.token) AND enabled = 1 RETURNING 1
+                    """, logger: logger
+                ).collect().count
+            }
+            return disabled
+        }
+    }
+}

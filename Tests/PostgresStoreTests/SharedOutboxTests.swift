@@ -1,0 +1,103 @@
+import AppSchema
+import DailyVerseTestSupport
+import Delivery
+import Foundation
+import Notifications
+import PostgresNIO
+import Storage
+import Synchronization
+import Testing
+
+/// Delivering from PostgreSQL with several processes at once: each row is taken by one (a lease), delivered once, and
+/// a process that dies holding rows leaves them to another once its lease ends.
+@Suite(.enabled(if: PostgresTesting.isAvailable, Comment(rawValue: PostgresTesting.skipped)))
+struct SharedOutboxTests {
+    let logger = PostgresTesting.logger
+    let start = instant("2025-03-01T00:00:00Z")
+
+    /// A sink that accepts every row and remembers which it was given.
+    final class CountingSink: Sink, Sendable {
+        let name = "counting"
+        let given = Mutex<[Int64]>([])
+
+        func deliver(_ records: [OutboxRecord]) async throws -> [Int64: DeliveryOutcome] {
+            given.withLock { $0 += records.map(\.id) }
+            return Dictionary(uniqueKeysWithValues: records.map { ($0.id, .delivered(id: "message-\($0.id)")) })
+        }
+    }
+
+    /// A database with `devices` devices whose fires of a day are in the outbox, pending; and how many rows that is.
+    func emitted(devices: Int, into address: PostgresAddress) async throws -> Int {
+        let emitterTests = SharedEmitterTests()
+        let sqlite = try emitterTests.installation(devices: devices)
+        try await emitterTests.copy(sqlite, into: address)
+        let store = try await emitterTests.open(address)
+        let emitter = SharedEmitter(store: store, content: sqlite, configuration: emitterTests.configuration, logger: logger)
+        for step in 0..<(25 * 4) { _ = try await emitter.run(now: start.addingTimeInterval(Double(step) * 900)) }
+        let pending = try await store.client.query("SELECT count(*) FROM outbox WHERE status = 'pending'", logger: logger).collect().first?
+            .decode(Int.self)
+        await store.close()
+        return pending ?? 0
+    }
+
+    @Test func threeProcessesDeliverEveryRowOnce() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let pending = try await emitted(devices: 150, into: address)
+            try #require(pending >= 150)
+            let stores = try await (0..<3).asyncMap { _ in try await SharedEmitterTests().open(address) }
+            let sinks = stores.map { _ in CountingSink() }
+            let deliverers = zip(stores, sinks).enumerated().map { index, pair in
+                var deliverer = Deliverer(queue: SharedOutbox(store: pair.0, owner: "process-\(index)", logger: logger), sink: pair.1)
+                deliverer.batchSize = 20
+                return deliverer
+            }
+            let late = start.addingTimeInterval(25 * 3600)
+            let summaries = try await withThrowingTaskGroup(of: DeliverySummary.self) { group in
+                for deliverer in deliverers { group.addTask { try await deliverer.run(now: late) } }
+                return try await group.reduce(into: [DeliverySummary]()) { $0.append($1) }
+            }
+            let given = sinks.flatMap { $0.given.withLock { $0 } }
+            #expect(given.count == pending && Set(given).count == pending, "\(given.count) handed over for \(pending) rows")
+            #expect(summaries.map(\.delivered).reduce(0, +) == pending)
+            let left = try await stores[0].client.query(
+                "SELECT count(*) FILTER (WHERE status = 'pending'), count(*) FILTER (WHERE lease_owner IS NOT NULL) FROM outbox", logger: logger
+            ).collect().first?.decode((Int, Int).self)
+            #expect(left?.0 == 0 && left?.1 == 0)
+            for store in stores { await store.close() }
+        }
+    }
+
+    /// A process takes a batch and dies before recording it: nobody takes those rows while its lease runs; after, another
+    /// process takes and delivers them, and the first one's late record (it was only slow) changes nothing.
+    @Test func aProcessThatDiesLeavesItsRowsToAnotherWhenItsLeaseEnds() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let pending = try await emitted(devices: 8, into: address)
+            let store = try await SharedEmitterTests().open(address)
+            let dying = SharedOutbox(store: store, owner: "dying", lease: 300, logger: logger)
+            let other = SharedOutbox(store: store, owner: "other", lease: 300, logger: logger)
+            let now = start.addingTimeInterval(25 * 3600)
+            let taken = try await dying.take(after: nil, now: now, limit: 1000, platforms: nil)
+            #expect(taken.count == pending)
+            #expect(try await other.take(after: nil, now: now.addingTimeInterval(299), limit: 1000, platforms: nil).isEmpty)
+            let sink = CountingSink()
+            let summary = try await Deliverer(queue: other, sink: sink).run(now: now.addingTimeInterval(301))
+            #expect(summary.delivered == pending && sink.given.withLock { $0.count } == pending)
+            // The first process comes back and records the batch as failed: the rows are no longer its own.
+            var late = OutboxSettlement()
+            late.rows = taken.map { .failed(id: $0.id, attempts: 1, error: "late") }
+            _ = try await dying.settle(late, now: now.addingTimeInterval(400))
+            let delivered = try await store.client.query("SELECT count(*) FROM outbox WHERE status = 'delivered'", logger: logger).collect().first?
+                .decode(Int.self)
+            #expect(delivered == pending)
+            await store.close()
+        }
+    }
+}
+
+extension Sequence {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}
