@@ -10,11 +10,11 @@ public struct MaintenanceService: Service {
     let clock: @Sendable () -> Date
     let logger: Logger
     /// Does the work at the given instant; what it did, to log, or nil for nothing worth a line.
-    let task: @Sendable (Date) throws -> String?
+    let task: @Sendable (Date) async throws -> String?
 
     public init(
         name: String, interval: TimeInterval, clock: @escaping @Sendable () -> Date, logger: Logger,
-        task: @escaping @Sendable (Date) throws -> String?
+        task: @escaping @Sendable (Date) async throws -> String?
     ) {
         self.name = name
         self.interval = interval
@@ -27,7 +27,7 @@ public struct MaintenanceService: Service {
         while !Task.isCancelledOrShuttingDown {
             do { try await SchedulerService.sleep(seconds: interval) } catch { return }
             do {
-                if let done = try task(clock()) { logger.info("\(name): \(done)") }
+                if let done = try await task(clock()) { logger.info("\(name): \(done)") }
             } catch {
                 logger.error("\(name) failed", metadata: ["error": "\(error)"])
             }

@@ -29,8 +29,8 @@ public final class Heartbeat: Sendable {
 ///
 /// On SIGTERM or SIGINT the pass stops after the transaction it is in, and the service returns.
 public struct SchedulerService: Service {
-    let database: AppDatabase
-    let emitter: Emitter
+    /// The emission pass, on whichever store.
+    let emitter: any EmissionWork
     let deliverer: Deliverer
     let clock: @Sendable () -> Date
     let logger: Logger
@@ -41,11 +41,10 @@ public struct SchedulerService: Service {
     let readiness: Readiness
 
     public init(
-        database: AppDatabase, emitter: Emitter, deliverer: Deliverer, clock: @escaping @Sendable () -> Date, logger: Logger,
+        emitter: any EmissionWork, deliverer: Deliverer, clock: @escaping @Sendable () -> Date, logger: Logger,
         notifier: SystemdNotifier, heartbeat: Heartbeat, maximumSleep: TimeInterval = 30, readiness: Readiness? = nil
     ) {
         self.readiness = readiness ?? Readiness(notifier: notifier, waitsForAPI: false)
-        self.database = database
         self.emitter = emitter
         self.deliverer = deliverer
         self.clock = clock
@@ -87,24 +86,22 @@ public struct SchedulerService: Service {
     /// Emits what is due, then delivers the outbox, even when emitting failed: rows committed before a failure (a full
     /// database disk) go out while later passes keep failing.
     func pass(now: Date, stop: StopFlag) async throws -> PassResult {
-        let emitter = emitter, heartbeat = heartbeat, database = database
+        let heartbeat = heartbeat
         // A database file removed or replaced under the process ends it (below), before anything is written.
-        try database.checkFile()
+        try emitter.checkStore()
         let started = ContinuousClock.now
-        // Emitting is a long run of transactions: off the concurrency pool.
-        let (emitted, emitError) = try await Self.blocking { () -> (EmitSummary, String?) in
-            do {
-                return (
-                    try emitter.run(
-                        now: now,
-                        shouldStop: {
-                            heartbeat.beat()
-                            return stop.isSet
-                        }), nil
-                )
-            } catch {
-                return (EmitSummary(), database.describe(error))
-            }
+        let emitted: EmitSummary
+        let emitError: String?
+        do {
+            emitted = try await emitter.emit(
+                now: now,
+                shouldStop: {
+                    heartbeat.beat()
+                    return stop.isSet
+                })
+            emitError = nil
+        } catch {
+            (emitted, emitError) = (EmitSummary(), emitter.describe(error))
         }
         // Delivering after a failed emission keeps no heartbeat: passes that never recover let the watchdog restart
         // the service.
@@ -119,7 +116,7 @@ public struct SchedulerService: Service {
                 })
         } catch {
             throw PassError(
-                description: [emitError.map { "emitting: \($0)" }, "delivering: \(database.describe(error))"].compactMap { $0 }
+                description: [emitError.map { "emitting: \($0)" }, "delivering: \(emitter.describe(error))"].compactMap { $0 }
                     .joined(separator: "; "))
         }
         let elapsed = ContinuousClock.now - started
@@ -149,7 +146,7 @@ public struct SchedulerService: Service {
                         ready = true
                     }
                 }
-                wait = try nextWake(after: now)
+                wait = try await nextWake(after: now)
                 if result.emitError != nil || result.delivered.localError != nil { wait = min(wait, Self.failureDelay) }
             } catch let error as StorageError where error.isFileChange {
                 // The file was removed or replaced: no pass can succeed, and writing on would lose what it wrote.
@@ -158,7 +155,7 @@ public struct SchedulerService: Service {
             } catch {
                 // A failed pass (the database's disk full, an I/O error) is said, and tried again: nothing it did is
                 // half-written (each batch is a transaction), and the watchdog notices if it never recovers.
-                logger.error("pass failed", metadata: ["error": "\(database.describe(error))", "retry_in": "\(Int(Self.failureDelay))s"])
+                logger.error("pass failed", metadata: ["error": "\(emitter.describe(error))", "retry_in": "\(Int(Self.failureDelay))s"])
                 wait = Self.failureDelay
             }
             if stop.isSet { break }
@@ -240,16 +237,9 @@ public struct SchedulerService: Service {
     /// Seconds until the next device fires (emitting ahead: until it is within the emitter's refill time), or a
     /// row written ahead or a retry is due, at most `maximumSleep`. (The queue's first entry may be one left behind
     /// by a change: that only wakes the loop early.)
-    func nextWake(after now: Date) throws -> TimeInterval {
-        guard let next = try database.nextWork(lead: emitter.configuration.lead) else { return maximumSleep }
+    func nextWake(after now: Date) async throws -> TimeInterval {
+        guard let next = try await emitter.nextWork() else { return maximumSleep }
         return min(maximumSleep, max(0.05, next - now.timeIntervalSince1970))
-    }
-
-    /// Runs blocking database work off the cooperative thread pool.
-    static func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
-        }
     }
 }
 
@@ -306,41 +296,84 @@ public enum DaemonBuilder {
         retention: Retention = Retention(), notifier: SystemdNotifier = SystemdNotifier(), readiness: Readiness? = nil,
         services: [any Service] = []
     ) -> ServiceGroup {
+        serviceGroup(
+            emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, readiness: readiness,
+            services: maintenance(database: database, retention: retention, clock: clock, logger: logger) + services)
+    }
+
+    /// The scheduler (on whichever store `emitter` and `deliverer` use) and the watchdog, with `services` beside them
+    /// (the store's maintenance, the HTTP API).
+    public static func serviceGroup(
+        emitter: any EmissionWork, deliverer: Deliverer, clock: @escaping @Sendable () -> Date, logger: Logger,
+        notifier: SystemdNotifier = SystemdNotifier(), readiness: Readiness? = nil, services: [any Service] = []
+    ) -> ServiceGroup {
         let heartbeat = Heartbeat()
         let scheduler = SchedulerService(
-            database: database, emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, heartbeat: heartbeat,
+            emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, heartbeat: heartbeat,
             readiness: readiness ?? Readiness(notifier: notifier, waitsForAPI: false))
         let watchdog = WatchdogService(notifier: notifier, heartbeat: heartbeat, logger: logger)
         SignalNotes.ignore()
         return ServiceGroup(
-            services: [scheduler, watchdog, SignalNotes(logger: logger)]
-                + maintenance(database: database, retention: retention, clock: clock, logger: logger) + services,
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            services: [scheduler, watchdog, SignalNotes(logger: logger)] + services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
     }
 
-    /// What runs hourly beside the scheduler.
+    /// The hourly housekeeping's work on one store: each removes what is past its retention and says how much.
+    public struct Housekeeping: Sendable {
+        let purgeGuests: @Sendable (_ inactiveBefore: Date) async throws -> Int
+        let pruneOutbox: @Sendable (_ settledBefore: Date) async throws -> Int
+        let pruneEvents: @Sendable (_ before: Date) async throws -> Int
+        let expireSessions: @Sendable (_ now: Date, _ policy: SessionPolicy) async throws -> Int
+
+        /// SQLite's: one process per database does it.
+        public static func sqlite(_ database: AppDatabase) -> Housekeeping {
+            Housekeeping(
+                purgeGuests: { try database.purgeGuests(inactiveBefore: $0) }, pruneOutbox: { try database.pruneOutbox(settledBefore: $0) },
+                pruneEvents: { try database.pruneEvents(before: $0) }, expireSessions: { try database.purgeExpiredSessions(now: $0, policy: $1) })
+        }
+
+        /// PostgreSQL's: every process runs it, each job done by the first to take its advisory lock (the others find
+        /// it taken and count nothing).
+        public static func postgres(_ store: PostgresStore) -> Housekeeping {
+            Housekeeping(
+                purgeGuests: { try await store.purgeGuests(inactiveBefore: $0) ?? 0 },
+                pruneOutbox: { try await store.pruneOutbox(settledBefore: $0) ?? 0 }, pruneEvents: { try await store.pruneEvents(before: $0) ?? 0 },
+                expireSessions: { try await store.purgeExpiredSessions(now: $0, policy: $1) ?? 0 })
+        }
+    }
+
+    /// What runs hourly beside the scheduler: on SQLite also the log's checkpoint.
     static func maintenance(database: AppDatabase, retention: Retention, clock: @escaping @Sendable () -> Date, logger: Logger) -> [any Service] {
-        [
-            MaintenanceService(name: "guest purge", interval: 3600, clock: clock, logger: logger) { now in
-                let purged = try database.purgeGuests(inactiveBefore: now.addingTimeInterval(-retention.guests))
-                return purged > 0 ? "\(purged) inactive guests purged" : nil
-            },
-            MaintenanceService(name: "outbox prune", interval: 3600, clock: clock, logger: logger) { now in
-                let pruned = try database.pruneOutbox(settledBefore: now.addingTimeInterval(-retention.outbox))
-                return pruned > 0 ? "\(pruned) settled outbox rows removed" : nil
-            },
-            MaintenanceService(name: "event prune", interval: 3600, clock: clock, logger: logger) { now in
-                let pruned = try database.pruneEvents(before: now.addingTimeInterval(-retention.events))
-                return pruned > 0 ? "\(pruned) analytics events past their retention removed" : nil
-            },
-            MaintenanceService(name: "session expiry", interval: 3600, clock: clock, logger: logger) { now in
-                let expired = try database.purgeExpiredSessions(now: now, policy: retention.sessions)
-                return expired > 0 ? "\(expired) expired sessions removed" : nil
-            },
+        maintenance(.sqlite(database), retention: retention, clock: clock, logger: logger) + [
             // The log is checkpointed at 256 MiB: a quiet database's is copied back hourly all the same.
             MaintenanceService(name: "log checkpoint", interval: 3600, clock: clock, logger: logger) { _ in
                 database.requestCheckpoint()
                 return nil
+            }
+        ]
+    }
+
+    /// The hourly housekeeping of a store.
+    public static func maintenance(
+        _ work: Housekeeping, retention: Retention, clock: @escaping @Sendable () -> Date, logger: Logger
+    )
+        -> [any Service]
+    {
+        [
+            MaintenanceService(name: "guest purge", interval: 3600, clock: clock, logger: logger) { now in
+                let purged = try await work.purgeGuests(now.addingTimeInterval(-retention.guests))
+                return purged > 0 ? "\(purged) inactive guests purged" : nil
+            },
+            MaintenanceService(name: "outbox prune", interval: 3600, clock: clock, logger: logger) { now in
+                let pruned = try await work.pruneOutbox(now.addingTimeInterval(-retention.outbox))
+                return pruned > 0 ? "\(pruned) settled outbox rows removed" : nil
+            },
+            MaintenanceService(name: "event prune", interval: 3600, clock: clock, logger: logger) { now in
+                let pruned = try await work.pruneEvents(now.addingTimeInterval(-retention.events))
+                return pruned > 0 ? "\(pruned) analytics events past their retention removed" : nil
+            },
+            MaintenanceService(name: "session expiry", interval: 3600, clock: clock, logger: logger) { now in
+                let expired = try await work.expireSessions(now, retention.sessions)
+                return expired > 0 ? "\(expired) expired sessions removed" : nil
             },
         ]
     }

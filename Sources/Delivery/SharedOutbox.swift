@@ -124,3 +124,14 @@ public struct SharedOutbox: OutboxQueue {
         }
     }
 }
+
+extension PostgresStore {
+    /// As `AppDatabase.pruneOutbox`: settled rows created before `cutoff`, in chunks; pending rows always stay. Nil when
+    /// another process is pruning.
+    public func pruneOutbox(settledBefore cutoff: Date, chunk: Int = 10_000) async throws -> Int? {
+        try await deleteInChunks(
+            job: "outbox prune",
+            "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE status <> 'pending' AND created_at < $1 ORDER BY id LIMIT $2)",
+            arguments: [cutoff.timeIntervalSince1970], chunk: chunk)
+    }
+}

@@ -14,6 +14,8 @@ public final class PostgresStore: Sendable {
     public let address: PostgresAddress
     /// The pool the domains run their queries on.
     public let client: PostgresClient
+    /// Where the store's own statements log (at debug and below: a statement's text, never its values).
+    let backgroundLogger: Logger
     private let runner: Task<Void, Never>
 
     /// The advisory lock migrations run under ("DailyVer" in ASCII): one per database, held by one session at a time.
@@ -22,9 +24,10 @@ public final class PostgresStore: Sendable {
     /// The oldest server the statements are written for (`MERGE`, `NULLS NOT DISTINCT`, `SKIP LOCKED`).
     public static let minimumServerVersion = 150_000
 
-    private init(address: PostgresAddress, client: PostgresClient) {
+    private init(address: PostgresAddress, client: PostgresClient, logger: Logger) {
         self.address = address
         self.client = client
+        backgroundLogger = logger
         runner = Task { await client.run() }
     }
 
@@ -47,7 +50,7 @@ public final class PostgresStore: Sendable {
         configuration.options.connectTimeout = .seconds(Int64(address.connectTimeout))
         configuration.options.maximumConnections = max(1, maximumConnections)
         configuration.options.additionalStartupParameters = [("application_name", address.applicationName)]
-        return PostgresStore(address: address, client: PostgresClient(configuration: configuration, backgroundLogger: logger))
+        return PostgresStore(address: address, client: PostgresClient(configuration: configuration, backgroundLogger: logger), logger: logger)
     }
 
     /// Stops the pool: its connections close, and queries after this fail.
@@ -85,6 +88,33 @@ public final class PostgresStore: Sendable {
             return "the server asks for a password and none was given (PGPASSWORD, a passfile, or the credential 'database-password')"
         case .serverClosedConnection: return "the server closed the connection"
         default: return "\(error.code)"
+        }
+    }
+
+    // MARK: - Housekeeping
+
+    /// Runs `sql`, a DELETE whose parameters are `arguments` then a chunk's size (`… LIMIT $n)`), one transaction per
+    /// chunk until a chunk removes fewer rows than its size; how many rows went. Housekeeping that every process runs
+    /// hourly is done by one at a time: each chunk first takes the job's advisory lock for its transaction, and a
+    /// process that finds it taken stops there (nil), leaving the job to the one that holds it.
+    public func deleteInChunks(job: String, _ sql: String, arguments: [Double], chunk: Int = 10_000) async throws -> Int? {
+        var removed = 0
+        while true {
+            let count = try await client.withTransaction(logger: backgroundLogger) { connection -> Int? in
+                let held = try await connection.query(
+                    "SELECT pg_try_advisory_xact_lock(hashtext(\("dailyverse job: " + job)))", logger: backgroundLogger
+                )
+                .collect().first?.decode(Bool.self)
+                guard held == true else { return nil }
+                var bindings = PostgresBindings()
+                for argument in arguments { bindings.append(argument) }
+                bindings.append(Int64(chunk))
+                return try await connection.query(PostgresQuery(unsafeSQL: sql + " RETURNING 1", binds: bindings), logger: backgroundLogger)
+                    .collect().count
+            }
+            guard let count else { return removed > 0 ? removed : nil }
+            removed += count
+            if count < chunk { return removed }
         }
     }
 

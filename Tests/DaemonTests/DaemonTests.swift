@@ -85,7 +85,7 @@ import Testing
         #expect(try database.outbox(status: .delivered).count == 1)
     }
 
-    @Test func emittingAheadTheSchedulerWakesAMinuteBeforeTheFirstFireThenAtEachRowsTime() throws {
+    @Test func emittingAheadTheSchedulerWakesAMinuteBeforeTheFirstFireThenAtEachRowsTime() async throws {
         let database = try AppDatabase.inMemory()
         try database.seed(bundledContent)
         let at = instant
@@ -97,23 +97,22 @@ import Testing
         }
         func scheduler(ahead: TimeInterval) throws -> SchedulerService {
             SchedulerService(
-                database: database,
                 emitter: Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t"), ahead: ahead)),
                 deliverer: Deliverer(database: database, sink: StdoutSink()), clock: { at("2025-03-01T08:00:00Z") },
                 logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, notifier: SystemdNotifier(environment: [:]), heartbeat: Heartbeat(),
                 maximumSleep: 3600)
         }
-        #expect(try scheduler(ahead: 0).nextWake(after: at("2025-03-01T08:00:00Z")) == 600)
+        #expect(try await scheduler(ahead: 0).nextWake(after: at("2025-03-01T08:00:00Z")) == 600)
         let early = try scheduler(ahead: 900)
-        #expect(try early.nextWake(after: at("2025-03-01T08:00:00Z")) == 540)
+        #expect(try await early.nextWake(after: at("2025-03-01T08:00:00Z")) == 540)
         // Woken then, it writes both fires; it next wakes for the first row's time, then the second's.
-        #expect(try early.emitter.run(now: at("2025-03-01T08:09:00Z")).queued == 2)
-        #expect(try early.nextWake(after: at("2025-03-01T08:09:00Z")) == 60)
-        try database.write { db in
+        #expect(try await early.emitter.emit(now: at("2025-03-01T08:09:00Z"), shouldStop: { false }).queued == 2)
+        #expect(try await early.nextWake(after: at("2025-03-01T08:09:00Z")) == 60)
+        try await database.write { db in
             try db.execute(
                 sql: "UPDATE outbox SET status = 'delivered' WHERE fire_at = ?", arguments: [at("2025-03-01T08:10:00Z").timeIntervalSince1970])
         }
-        #expect(try early.nextWake(after: at("2025-03-01T08:10:00Z")) == 120)
+        #expect(try await early.nextWake(after: at("2025-03-01T08:10:00Z")) == 120)
     }
 
     @Test func notifierSpeaksTheSdNotifyProtocol() throws {
@@ -179,7 +178,7 @@ struct FailingService: Service {
         let now = instant("2025-03-01T08:05:00Z")
         let readiness = Readiness(notifier: SystemdNotifier(environment: [:]), waitsForAPI: false)
         let scheduler = SchedulerService(
-            database: database, emitter: Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t"))),
+            emitter: Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t"))),
             deliverer: Deliverer(database: database, sink: StdoutSink()), clock: { now },
             logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
             notifier: SystemdNotifier(environment: [:]), heartbeat: Heartbeat(), maximumSleep: 3600, readiness: readiness)
@@ -257,7 +256,7 @@ final class CapturedLog: Sendable {
         let logger = Logger(label: "test") { _ in CapturedLog.Handler(log: captured) }
         let database = try AppDatabase.inMemory()
         let scheduler = SchedulerService(
-            database: database, emitter: Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t"))),
+            emitter: Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t"))),
             deliverer: Deliverer(database: database, sink: StdoutSink()), clock: { Date() }, logger: logger,
             notifier: SystemdNotifier(environment: [:]),
             heartbeat: Heartbeat())
@@ -326,7 +325,7 @@ func limitPages(_ database: AppDatabase) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-fulldb-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let scheduler = SchedulerService(
-            database: database, emitter: emitter, deliverer: Deliverer(database: database, sink: try JSONLinesSpool(directory: folder)),
+            emitter: emitter, deliverer: Deliverer(database: database, sink: try JSONLinesSpool(directory: folder)),
             clock: { Date() }, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, notifier: SystemdNotifier(environment: [:]),
             heartbeat: Heartbeat())
         let result = try await scheduler.pass(now: instant("2025-03-01T08:35:00Z"), stop: StopFlag())

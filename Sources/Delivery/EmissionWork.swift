@@ -1,0 +1,57 @@
+import Foundation
+import Storage
+
+/// What the scheduler's pass emits through, on either store: the SQLite `Emitter` (one process per database) or the
+/// PostgreSQL `SharedEmitter` (any number of processes).
+public protocol EmissionWork: Sendable {
+    var configuration: EmitConfiguration { get }
+
+    /// One emission pass at `now`; `shouldStop` is asked between transactions.
+    func emit(now: Date, shouldStop: @escaping @Sendable () -> Bool) async throws -> EmitSummary
+
+    /// When there is next something to do, in seconds since 1970: the first queued fire less the emitter's lead, or
+    /// the first pending row's next attempt; nil when nothing is queued or pending.
+    func nextWork() async throws -> Double?
+
+    /// Throws when nothing more can be written where the store was opened (a SQLite file removed or replaced).
+    func checkStore() throws
+
+    /// An error met on the store, as one line naming it and the cause.
+    func describe(_ error: any Error) -> String
+}
+
+extension Emitter: EmissionWork {
+    /// Runs the pass off the concurrency pool: it is a long run of blocking transactions.
+    public func emit(now: Date, shouldStop: @escaping @Sendable () -> Bool) async throws -> EmitSummary {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try run(now: now, shouldStop: shouldStop) }) }
+        }
+    }
+
+    public func nextWork() async throws -> Double? { try database.nextWork(lead: configuration.lead) }
+
+    public func checkStore() throws { try database.checkFile() }
+
+    public func describe(_ error: any Error) -> String { database.describe(error) }
+}
+
+extension SharedEmitter: EmissionWork {
+    public func emit(now: Date, shouldStop: @escaping @Sendable () -> Bool) async throws -> EmitSummary {
+        try await run(now: now, shouldStop: shouldStop)
+    }
+
+    public func nextWork() async throws -> Double? {
+        try await store.client.query(
+            """
+            SELECT min(t) FROM (
+                SELECT min(next_fire_at) - \(configuration.lead) AS t FROM schedule
+                UNION ALL SELECT min(coalesce(next_attempt_at, lease_until)) FROM outbox WHERE status = 'pending') AS work
+            """, logger: logger
+        ).collect().first?.decode(Double?.self)
+    }
+
+    /// Nothing to check: the server keeps the database, and a lost connection is an error of the next statement.
+    public func checkStore() throws {}
+
+    public func describe(_ error: any Error) -> String { store.describe(error) }
+}

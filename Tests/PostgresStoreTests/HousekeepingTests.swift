@@ -1,0 +1,70 @@
+import Accounts
+import AppSchema
+import DailyVerseTestSupport
+import Delivery
+import Engagement
+import Foundation
+import PostgresNIO
+import Storage
+import Testing
+
+/// The hourly housekeeping on PostgreSQL: what is past its retention goes, in chunks, and while one process holds a
+/// job another that tries it at the same moment finds it taken and leaves it.
+@Suite(.enabled(if: PostgresTesting.isAvailable, Comment(rawValue: PostgresTesting.skipped)))
+struct HousekeepingTests {
+    let logger = PostgresTesting.logger
+
+    @Test func eachJobRemovesWhatIsPastItsRetentionOnly() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let store = try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: logger)
+            try await PostgresTesting.administer(
+                address,
+                """
+                INSERT INTO "user" (id, mode, created_at, last_active_at) VALUES
+                    ('old-guest', 'guest', 0, 100), ('new-guest', 'guest', 0, 5000), ('old-account', 'account', 0, 100)
+                """,
+                """
+                INSERT INTO session (token_hash, user_id, created_at, last_used_at) VALUES
+                    ('idle', 'new-guest', 4000, 4000), ('fresh', 'new-guest', 4900, 4990), ('aged', 'old-account', 10, 4990)
+                """,
+                "INSERT INTO analytics_event (user_id, name, properties, at) VALUES (NULL, 'a', '{}', 10), (NULL, 'b', '{}', 20), (NULL, 'c', '{}', 3000)",
+                """
+                INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at) VALUES
+                    (1, 'd', 'fcm', '2026-01-01', 0, '{}', '{}', 'delivered', 10), (1, 'd', 'fcm', '2026-01-02', 0, '{}', '{}', 'pending', 10),
+                    (1, 'd', 'fcm', '2026-01-03', 0, '{}', '{}', 'missed', 10), (1, 'd', 'fcm', '2026-01-04', 0, '{}', '{}', 'failed', 3000)
+                """)
+            let cutoff = Date(timeIntervalSince1970: 1000)
+            #expect(try await store.purgeGuests(inactiveBefore: cutoff) == 1)
+            // Chunks of one: every chunk but the last is full.
+            #expect(try await store.pruneEvents(before: cutoff, chunk: 1) == 2)
+            #expect(try await store.pruneOutbox(settledBefore: cutoff, chunk: 1) == 2)
+            #expect(
+                try await store.purgeExpiredSessions(now: Date(timeIntervalSince1970: 5000), policy: SessionPolicy(idle: 500, lifetime: 1000)) == 2)
+            let left = try await store.client.query(
+                """
+                SELECT (SELECT string_agg(id, ',' ORDER BY id) FROM "user"), (SELECT string_agg(name, ',') FROM analytics_event),
+                    (SELECT string_agg(status, ',' ORDER BY id) FROM outbox), (SELECT string_agg(token_hash, ',') FROM session)
+                """, logger: logger
+            ).collect().first?.decode((String, String, String, String).self)
+            #expect(left?.0 == "new-guest,old-account" && left?.1 == "c" && left?.2 == "pending,failed" && left?.3 == "fresh")
+            await store.close()
+        }
+    }
+
+    /// While one process's transaction holds a job's lock, another's try of that job finds it taken (nil) and removes
+    /// nothing; once it is free, the job runs.
+    @Test func aJobRunsInOneProcessAtATime() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let store = try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: logger)
+            try await PostgresTesting.administer(address, "INSERT INTO analytics_event (user_id, name, properties, at) VALUES (NULL, 'a', '{}', 10)")
+            let other = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: logger)
+            _ = try await other.query("BEGIN", logger: logger)
+            _ = try await other.query("SELECT pg_advisory_xact_lock(hashtext('dailyverse job: event prune'))", logger: logger)
+            #expect(try await store.pruneEvents(before: Date(timeIntervalSince1970: 1000)) == nil)
+            _ = try await other.query("COMMIT", logger: logger)
+            try await other.close()
+            #expect(try await store.pruneEvents(before: Date(timeIntervalSince1970: 1000)) == 1)
+            await store.close()
+        }
+    }
+}
