@@ -63,28 +63,66 @@ struct EmitOptions: ParsableArguments {
     func makeDeliverer(
         _ global: GlobalOptions, _ database: AppDatabase, _ configuration: EmitConfiguration, push: PushOptions, clock: @escaping @Sendable () -> Date
     ) throws -> Deliverer {
-        var deliverer = Deliverer(database: database, sink: try makeSink(global, database: database, push: push, clock: clock))
+        try makeDeliverer(global, queue: SQLiteOutbox(database: database), state: .sqlite(database, global), configuration, push: push, clock: clock)
+    }
+
+    /// A deliverer from `queue` for the configured sink, its state kept in `state`.
+    func makeDeliverer(
+        _ global: GlobalOptions, queue: any OutboxQueue, state: SinkState, _ configuration: EmitConfiguration, push: PushOptions,
+        clock: @escaping @Sendable () -> Date
+    ) throws -> Deliverer {
+        var deliverer = Deliverer(queue: queue, sink: try makeSink(global, state: state, push: push, clock: clock))
         deliverer.grace = configuration.grace
         return deliverer
     }
 
-    func makeSink(_ global: GlobalOptions, database: AppDatabase, push: PushOptions, clock: @escaping @Sendable () -> Date) throws -> any Sink {
-        let spec =
-            try global.setting(flag: sink, environment: "DAILYVERSE_SINK", key: "sink")
-            ?? "jsonl:" + URL(fileURLWithPath: try global.databasePath()).deletingLastPathComponent().appendingPathComponent("spool").path
+    /// What a sink keeps in the store: the push services' pauses and provider tokens, and for the spool the sizes its
+    /// files are known to the outbox at (nil where the spool is not offered).
+    struct SinkState {
+        let pauses: any PauseStore
+        let credentials: any CredentialStore
+        let spool: (folder: String, recordedSize: @Sendable (String) throws -> Int64?)?
+
+        /// SQLite's: the spool by default, beside the database.
+        static func sqlite(_ database: AppDatabase, _ global: GlobalOptions) throws -> SinkState {
+            SinkState(
+                pauses: database, credentials: DatabaseCredentialStore(database: database),
+                spool: (
+                    URL(fileURLWithPath: try global.databasePath()).deletingLastPathComponent().appendingPathComponent("spool").path,
+                    { try database.spoolMark(path: $0) }
+                ))
+        }
+
+        /// PostgreSQL's: pauses and tokens shared by every process; no spool, which is one machine's files.
+        static func postgres(_ store: PostgresStore) -> SinkState {
+            SinkState(pauses: store, credentials: PostgresCredentialStore(store: store), spool: nil)
+        }
+    }
+
+    func makeSink(_ global: GlobalOptions, state: SinkState, push: PushOptions, clock: @escaping @Sendable () -> Date) throws -> any Sink {
+        guard let spec = try global.setting(flag: sink, environment: "DAILYVERSE_SINK", key: "sink") ?? state.spool.map({ "jsonl:" + $0.folder })
+        else {
+            throw CLIError(
+                "set the sink (--sink, DAILYVERSE_SINK or sink): push, webhook:URL or gorush:URL; on PostgreSQL, where several processes deliver, there is no spool by default"
+            )
+        }
         if spec == "stdout" { return StdoutSink() }
         if spec.hasPrefix("jsonl:"), spec.count > 6 {
-            return try JSONLinesSpool(directory: URL(fileURLWithPath: String(spec.dropFirst(6))), recordedSize: { try database.spoolMark(path: $0) })
+            guard let spool = state.spool else {
+                throw CLIError(
+                    "sink jsonl: a spool is one machine's files, and on PostgreSQL several processes deliver: use push, webhook:URL or gorush:URL")
+            }
+            return try JSONLinesSpool(directory: URL(fileURLWithPath: String(spec.dropFirst(6))), recordedSize: spool.recordedSize)
         }
         if spec.hasPrefix("webhook:"), let url = URL(string: String(spec.dropFirst(8))) { return try WebhookSink(url: url) }
         if spec == "push" {
-            let senders = try push.makeSenders(global, database: database)
+            let senders = try push.makeSenders(global, credentials: state.credentials)
             guard senders.missing.count < 3 else {
                 try? senders.client.http.syncShutdown()
                 throw CLIError("sink push: no push service is configured (set apns_key_file, fcm_service_account_file or vapid_key_file)")
             }
             return PushSink(
-                database: database, client: senders.client, apns: senders.apns, fcm: senders.fcm, webPush: senders.webPush, clock: clock)
+                pauses: state.pauses, client: senders.client, apns: senders.apns, fcm: senders.fcm, webPush: senders.webPush, clock: clock)
         }
         if spec.hasPrefix("gorush:") {
             let client: PushClient

@@ -197,9 +197,19 @@ public struct GlobalOptions: ParsableArguments {
     func databaseSetting() throws -> String? {
         let named = try setting(flag: db, environment: "DAILYVERSE_DB", key: "database")
         if let named, case .postgres(let address) = try DatabaseLocation(named) {
-            throw CLIError("database '\(address)': the commands do not run on PostgreSQL yet; `migrate-store` copies a SQLite database into it")
+            throw CLIError(
+                "database '\(address)': this command does not run on PostgreSQL yet (serve --listen none does; migrate-store copies a SQLite database into it)"
+            )
         }
         return named
+    }
+
+    /// The PostgreSQL database named by --db, DAILYVERSE_DB or `database`, if that is what it names.
+    func postgresAddress() throws -> PostgresAddress? {
+        guard let named = try setting(flag: db, environment: "DAILYVERSE_DB", key: "database"),
+            case .postgres(let address) = try DatabaseLocation(named)
+        else { return nil }
+        return address
     }
 
     /// The data/ folder in use.
@@ -230,10 +240,15 @@ public struct GlobalOptions: ParsableArguments {
 
     /// Opens the database, creating, migrating and seeding it on first use.
     func openDatabase(pool: Bool = false) throws -> AppDatabase {
+        try openDatabase(named: databaseSetting(), defaultPath: AppDatabase.defaultPath(environment: environment), pool: pool)
+    }
+
+    /// Opens the SQLite database at `named` (else at `defaultPath`, creating its folder), creating, migrating and seeding
+    /// it on first use.
+    func openDatabase(named: String?, defaultPath: String, pool: Bool = false) throws -> AppDatabase {
         // Folders are created for the default location only: an explicit path into a missing folder is a typo.
-        let explicit = try databaseSetting().map { try checkedPath($0, what: "the database path") }
-        let database = try AppDatabase.open(
-            path: explicit ?? AppDatabase.defaultPath(environment: environment), pool: pool, createFolder: explicit == nil)
+        let explicit = try named.map { try checkedPath($0, what: "the database path") }
+        let database = try AppDatabase.open(path: explicit ?? defaultPath, pool: pool, createFolder: explicit == nil)
         do {
             try database.seedIfNeeded(from: try dataDirectory())
         } catch let error as StoreError {

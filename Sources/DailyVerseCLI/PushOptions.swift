@@ -81,6 +81,11 @@ struct PushOptions: ParsableArguments {
     }
 
     func makeSenders(_ global: GlobalOptions, database: AppDatabase) throws -> Senders {
+        try makeSenders(global, credentials: DatabaseCredentialStore(database: database))
+    }
+
+    /// The senders, their provider tokens kept in `credentials` (shared by every process of the installation).
+    func makeSenders(_ global: GlobalOptions, credentials: any CredentialStore) throws -> Senders {
         let timeout =
             try value(global, nil, "push_timeout").map { try TimeSpan.checked($0, setting: "push_timeout", range: DurationSetting.pushTimeout) } ?? 30
         let client: PushClient
@@ -90,7 +95,7 @@ struct PushOptions: ParsableArguments {
         }
         do {
             return Senders(
-                client: client, apns: try makeAPNs(global, client: client, database: database), fcm: try makeFCM(global, client: client),
+                client: client, apns: try makeAPNs(global, client: client, credentials: credentials), fcm: try makeFCM(global, client: client),
                 webPush: try makeWebPush(global, client: client))
         } catch {
             try? client.http.syncShutdown()
@@ -98,7 +103,7 @@ struct PushOptions: ParsableArguments {
         }
     }
 
-    func makeAPNs(_ global: GlobalOptions, client: PushClient, database: AppDatabase) throws -> APNsSender? {
+    func makeAPNs(_ global: GlobalOptions, client: PushClient, credentials: any CredentialStore) throws -> APNsSender? {
         let file = try value(global, apnsKeyFile, "apns_key_file")
         let keyID = try value(global, apnsKeyID, "apns_key_id")
         let teamID = try value(global, apnsTeamID, "apns_team_id")
@@ -122,7 +127,7 @@ struct PushOptions: ParsableArguments {
         let url = try value(global, nil, "apns_url").map { try Self.checkURL($0, setting: "apns_url") }
         return APNsSender(
             client: client, keyID: keyID, teamID: teamID, key: key, environment: environment, baseURL: url,
-            store: DatabaseCredentialStore(database: database))
+            store: credentials)
     }
 
     func makeFCM(_ global: GlobalOptions, client: PushClient) throws -> FCMSender? {

@@ -83,11 +83,18 @@ struct ServeCommand: AsyncParsableCommand {
             "Remove delivered, failed and missed outbox rows older than this, hourly (\(DurationSetting.outboxRetention.bounds)).",
             valueName: "duration"))
     var outboxRetention: TimeSpan?
+    @Option(
+        name: .customLong("content-db"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "With a PostgreSQL database: this process's SQLite copy of the content, seeded from data/ (default: content.sqlite in the XDG data directory). Also $DAILYVERSE_CONTENT_DB, 'content_database'.",
+            valueName: "path"))
+    var contentDB: String?
 
     func run() async throws {
         // Read once and checked whatever the mode, so that a typo in the configuration is found by a test run (--once)
         // too.
         let settings = try reportingErrors { try Settings(self) }
+        if let address = try reportingErrors({ try global.postgresAddress() }) { return try await runShared(address, settings) }
         if once { return try await runOnce() }
         let (group, lock, sink) = try reportingErrors { try makeServiceGroup(settings) }
         defer { withExtendedLifetime(lock) {} }
@@ -255,6 +262,13 @@ struct ServeCommand: AsyncParsableCommand {
                 throw error
             }
             await sink.shutdown()
+            try report(emitted: emitted, delivered: delivered, now: now, sink: sink)
+        }
+    }
+
+    /// What `--once` prints of its pass.
+    func report(emitted: EmitSummary, delivered: DeliverySummary, now: Date, sink: any Sink) throws {
+        do {
             // Rows the deliverer finds past the grace period are missed fires too.
             let missed = emitted.missed + delivered.missed
             let line =
@@ -280,5 +294,92 @@ struct ServeCommand: AsyncParsableCommand {
             // With the stdout sink, standard output carries the payloads only.
             if sink is StdoutSink { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { print(line) }
         }
+    }
+}
+
+extension ServeCommand {
+    /// `serve` on PostgreSQL: any number of these processes, on any number of machines, share the database. Each
+    /// emits with row locks (`SharedEmitter`), delivers by leases (`SharedOutbox`), keeps the push services' tokens and
+    /// pauses there, and runs the hourly housekeeping one job at a time across processes; no scheduler lock. The
+    /// day's content is read from this process's SQLite copy (`--content-db`). The API does not run on PostgreSQL yet:
+    /// `--listen none` is required.
+    func runShared(_ database: PostgresAddress, _ settings: Settings) async throws {
+        let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: settings.level) }
+        let address = try reportingErrors { try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080" }
+        if !once, address != "none" {
+            throw reported(
+                CLIError("the HTTP API does not run on PostgreSQL yet: serve with --listen none (the scheduler and delivery run), or keep SQLite"))
+        }
+        let (content, configuration, password) = try reportingErrors { () -> (AppDatabase, EmitConfiguration, String?) in
+            let contentPath = try global.setting(flag: contentDB, environment: "DAILYVERSE_CONTENT_DB", key: "content_database")
+            let defaultPath = URL(fileURLWithPath: AppDatabase.defaultPath(environment: global.environment)).deletingLastPathComponent()
+                .appendingPathComponent("content.sqlite").path
+            return (
+                try global.openDatabase(named: contentPath, defaultPath: defaultPath, pool: !once), try emit.configuration(global, ahead: !once),
+                try PostgresPassword.resolve(for: database)
+            )
+        }
+        let store = try await reportingErrors { try await PostgresStore.open(database, password: password, schema: .dailyVerse, logger: logger) }
+        let emitter = SharedEmitter(store: store, content: content, configuration: configuration, logger: logger)
+        let owner = SharedOutbox.processOwner()
+        if once {
+            let now = try reportingErrors { try schedulerClock() }
+            do {
+                let deliverer = try reportingErrors {
+                    try emit.makeDeliverer(
+                        global, queue: SharedOutbox(store: store, owner: owner, logger: logger), state: .postgres(store), configuration, push: push,
+                        clock: { now })
+                }
+                let emitted: EmitSummary
+                let delivered: DeliverySummary
+                do {
+                    emitted = try await emitter.run(now: now)
+                    delivered = try await deliverer.run(now: now)
+                } catch {
+                    await deliverer.sink.shutdown()
+                    throw reported(CLIError(store.describe(error)))
+                }
+                await deliverer.sink.shutdown()
+                try report(emitted: emitted, delivered: delivered, now: now, sink: deliverer.sink)
+            } catch {
+                await store.close()
+                throw error
+            }
+            await store.close()
+            return
+        }
+        let clock: @Sendable () -> Date
+        let deliverer: Deliverer
+        do {
+            clock = try reportingErrors { try replayClock() }
+            deliverer = try reportingErrors {
+                try emit.makeDeliverer(
+                    global, queue: SharedOutbox(store: store, owner: owner, logger: logger), state: .postgres(store), configuration, push: push,
+                    clock: clock)
+            }
+        } catch {
+            await store.close()
+            throw error
+        }
+        logger.info(
+            "starting",
+            metadata: [
+                "database": "\(database)", "content": "\(content.path)", "sink": "\(deliverer.sink.name)", "listen": "none",
+                "emit_ahead": "\(Int(configuration.ahead))s", "lease_owner": "\(owner)",
+            ])
+        for line in GlobalOptions.overrides.all { logger.warning("configuration: \(line)") }
+        let notifier = SystemdNotifier()
+        let group = DaemonBuilder.serviceGroup(
+            emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier,
+            readiness: Readiness(notifier: notifier, waitsForAPI: false),
+            services: DaemonBuilder.maintenance(.postgres(store), retention: settings.retention, clock: clock, logger: logger))
+        do { try await group.run() } catch {
+            await deliverer.sink.shutdown()
+            await store.close()
+            FileHandle.standardError.write(Data("dailyverse: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        await deliverer.sink.shutdown()
+        await store.close()
     }
 }

@@ -22,7 +22,6 @@ public final class PushSink: Sink, Sendable {
     public let apns: APNsSender?
     public let fcm: FCMSender?
     public let webPush: WebPushSender?
-    public let database: AppDatabase
     public let client: PushClient
     public let concurrency: Int
     public let pauseInterval: TimeInterval
@@ -33,12 +32,12 @@ public final class PushSink: Sink, Sendable {
     let meters: PushMeters
     let pauses: PauseBoard
 
+    /// A sink whose pauses are kept in `pauses` (the SQLite database, or PostgreSQL's shared by every process).
     public init(
-        database: AppDatabase, client: PushClient, apns: APNsSender?, fcm: FCMSender?, webPush: WebPushSender?, concurrency: Int = 64,
+        pauses store: any PauseStore, client: PushClient, apns: APNsSender?, fcm: FCMSender?, webPush: WebPushSender?, concurrency: Int = 64,
         pauseInterval: TimeInterval = 300, clock: @escaping @Sendable () -> Date = { Date() }, metrics: (any MetricsFactory)? = nil
     ) {
         self.meters = PushMeters(factory: metrics ?? MetricsSystem.factory)
-        self.database = database
         self.client = client
         self.clock = clock
         self.apns = apns
@@ -46,7 +45,17 @@ public final class PushSink: Sink, Sendable {
         self.webPush = webPush
         self.concurrency = max(1, concurrency)
         self.pauseInterval = pauseInterval
-        self.pauses = PauseBoard(database: database)
+        self.pauses = PauseBoard(store: store)
+    }
+
+    /// A sink whose pauses are kept in the SQLite `database`.
+    public convenience init(
+        database: AppDatabase, client: PushClient, apns: APNsSender?, fcm: FCMSender?, webPush: WebPushSender?, concurrency: Int = 64,
+        pauseInterval: TimeInterval = 300, clock: @escaping @Sendable () -> Date = { Date() }, metrics: (any MetricsFactory)? = nil
+    ) {
+        self.init(
+            pauses: database, client: client, apns: apns, fcm: fcm, webPush: webPush, concurrency: concurrency, pauseInterval: pauseInterval,
+            clock: clock, metrics: metrics)
     }
 
     /// The push client's connections end here.
@@ -255,10 +264,32 @@ struct PushRequest {
     }
 }
 
+/// Where a platform's pause is kept for `status` (table `push_pause`).
+public protocol PauseStore: Sendable {
+    func savePause(platform: String, reason: String, since: Date, until: Date) async throws
+    func clearPause(platform: String) async throws
+}
+
+extension AppDatabase: PauseStore {
+    public func savePause(platform: String, reason: String, since: Date, until: Date) async throws {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO push_pause (platform, reason, since, until) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (platform) DO UPDATE SET reason = excluded.reason, until = excluded.until
+                    """, arguments: [platform, reason, since.timeIntervalSince1970, until.timeIntervalSince1970])
+        }
+    }
+
+    public func clearPause(platform: String) async throws {
+        try await write { db in try db.execute(sql: "DELETE FROM push_pause WHERE platform = ?", arguments: [platform]) }
+    }
+}
+
 /// Which platforms are paused by a configuration error, until when and why; kept in the database for `status`.
 /// Asked for every row, so a lock rather than an actor: no hop on the common path, where nothing is paused.
 final class PauseBoard: Sendable {
-    let database: AppDatabase
+    let store: any PauseStore
     private struct State {
         var pauses: [String: (reason: String, until: Date)] = [:]
         /// Platforms known not to be paused in the database (a pause left by an earlier process is removed by the
@@ -267,7 +298,7 @@ final class PauseBoard: Sendable {
     }
     private let state = Mutex(State())
 
-    init(database: AppDatabase) { self.database = database }
+    init(store: any PauseStore) { self.store = store }
 
     func remaining(_ platform: String, now: Date) -> TimeInterval? {
         state.withLock {
@@ -283,13 +314,7 @@ final class PauseBoard: Sendable {
             $0.pauses[platform] = (reason, until)
             $0.cleared.remove(platform)
         }
-        try? await database.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO push_pause (platform, reason, since, until) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (platform) DO UPDATE SET reason = excluded.reason, until = excluded.until
-                    """, arguments: [platform, reason, now.timeIntervalSince1970, until.timeIntervalSince1970])
-        }
+        try? await store.savePause(platform: platform, reason: reason, since: now, until: until)
     }
 
     func clear(_ platform: String) async {
@@ -298,7 +323,7 @@ final class PauseBoard: Sendable {
             return state.cleared.insert(platform).inserted
         }
         guard write else { return }
-        try? await database.write { db in try db.execute(sql: "DELETE FROM push_pause WHERE platform = ?", arguments: [platform]) }
+        try? await store.clearPause(platform: platform)
     }
 }
 

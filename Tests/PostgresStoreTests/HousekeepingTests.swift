@@ -5,6 +5,7 @@ import Delivery
 import Engagement
 import Foundation
 import PostgresNIO
+import PushServices
 import Storage
 import Testing
 
@@ -64,6 +65,42 @@ struct HousekeepingTests {
             _ = try await other.query("COMMIT", logger: logger)
             try await other.close()
             #expect(try await store.pruneEvents(before: Date(timeIntervalSince1970: 1000)) == 1)
+            await store.close()
+        }
+    }
+}
+
+/// The push services' state on PostgreSQL: a provider token two processes make at once ends as one, which both use;
+/// a newer token replaces it only when the caller saw the current one; pauses are kept and cleared.
+@Suite(.enabled(if: PostgresTesting.isAvailable, Comment(rawValue: PostgresTesting.skipped)))
+struct SharedPushStateTests {
+    @Test func processesShareOneProviderTokenAndThePauses() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let store = try await PostgresStore.open(
+                address, password: PostgresTesting.password, schema: .dailyVerse, logger: PostgresTesting.logger)
+            let credentials = PostgresCredentialStore(store: store)
+            let now = Date(timeIntervalSince1970: 1_800_000_000)
+            let made = (0..<6).map { StoredCredential(name: "apns", value: "token-\($0)", issuedAt: now, expiresAt: now.addingTimeInterval(3600)) }
+            let kept = try await withThrowingTaskGroup(of: StoredCredential.self) { group in
+                for credential in made { group.addTask { try await credentials.save(credential, unlessNewerThan: nil) } }
+                return try await group.reduce(into: [StoredCredential]()) { $0.append($1) }
+            }
+            #expect(Set(kept.map(\.value)).count == 1, "\(kept.map(\.value))")
+            #expect(try await credentials.load("apns") == kept.first)
+            // A renewal by a process that saw the stored token replaces it; one that did not (a stale bound) gets it.
+            let stored = try #require(kept.first)
+            let renewed = StoredCredential(
+                name: "apns", value: "renewed", issuedAt: now.addingTimeInterval(60), expiresAt: now.addingTimeInterval(3660))
+            #expect(try await credentials.save(renewed, unlessNewerThan: stored.issuedAt) == renewed)
+            let stale = StoredCredential(name: "apns", value: "stale", issuedAt: now.addingTimeInterval(61), expiresAt: now.addingTimeInterval(3661))
+            #expect(try await credentials.save(stale, unlessNewerThan: stored.issuedAt) == renewed)
+            try await store.savePause(platform: "fcm", reason: "bad key", since: now, until: now.addingTimeInterval(300))
+            let pauses = try await store.client.query("SELECT platform, reason FROM push_pause").collect().map {
+                try $0.decode((String, String).self)
+            }
+            #expect(pauses.count == 1 && pauses.first?.0 == "fcm" && pauses.first?.1 == "bad key")
+            try await store.clearPause(platform: "fcm")
+            #expect(try await store.client.query("SELECT 1 FROM push_pause").collect().isEmpty)
             await store.close()
         }
     }
