@@ -68,6 +68,10 @@ struct DurationSetting: Sendable {
     static let grace = DurationSetting(name: "grace", environment: "DAILYVERSE_GRACE", key: "grace", fallback: 7200, range: 0...86_400)
     static let emitAhead = DurationSetting(
         name: "emit-ahead", environment: "DAILYVERSE_EMIT_AHEAD", key: "emit_ahead", fallback: 900, range: 0...3600)
+    /// How long a process holds the outbox rows it takes on PostgreSQL: longer than a batch takes to send, and as
+    /// long as a dead process's rows wait for another.
+    static let deliveryLease = DurationSetting(
+        name: "delivery lease", environment: "DAILYVERSE_DELIVERY_LEASE", key: "delivery_lease", fallback: 300, range: 5...3600)
     static let idleTimeout = DurationSetting(
         name: "idle timeout", environment: "DAILYVERSE_IDLE_TIMEOUT", key: "idle_timeout", fallback: 30, range: 1...3600)
     static let guestRetention = DurationSetting(

@@ -298,6 +298,9 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 extension ServeCommand {
+    /// Rows a process leases at once on PostgreSQL: the push sink's concurrency.
+    static let sharedBatchSize = 64
+
     /// `serve` on PostgreSQL: any number of these processes, on any number of machines, share the database. Each
     /// emits with row locks (`SharedEmitter`), delivers by leases (`SharedOutbox`), keeps the push services' tokens and
     /// pauses there, and runs the hourly housekeeping one job at a time across processes; no scheduler lock. The
@@ -310,6 +313,7 @@ extension ServeCommand {
             throw reported(
                 CLIError("the HTTP API does not run on PostgreSQL yet: serve with --listen none (the scheduler and delivery run), or keep SQLite"))
         }
+        let lease = try reportingErrors { try global.duration(.deliveryLease, flag: nil) }
         let (content, configuration, password) = try reportingErrors { () -> (AppDatabase, EmitConfiguration, String?) in
             let contentPath = try global.setting(flag: contentDB, environment: "DAILYVERSE_CONTENT_DB", key: "content_database")
             let defaultPath = URL(fileURLWithPath: AppDatabase.defaultPath(environment: global.environment)).deletingLastPathComponent()
@@ -327,7 +331,8 @@ extension ServeCommand {
             do {
                 let deliverer = try reportingErrors {
                     try emit.makeDeliverer(
-                        global, queue: SharedOutbox(store: store, owner: owner, logger: logger), state: .postgres(store), configuration, push: push,
+                        global, queue: SharedOutbox(store: store, owner: owner, lease: lease, logger: logger), state: .postgres(store), configuration,
+                        push: push,
                         clock: { now })
                 }
                 let emitted: EmitSummary
@@ -349,14 +354,18 @@ extension ServeCommand {
             return
         }
         let clock: @Sendable () -> Date
-        let deliverer: Deliverer
+        var deliverer: Deliverer
         do {
             clock = try reportingErrors { try replayClock() }
             deliverer = try reportingErrors {
                 try emit.makeDeliverer(
-                    global, queue: SharedOutbox(store: store, owner: owner, logger: logger), state: .postgres(store), configuration, push: push,
+                    global, queue: SharedOutbox(store: store, owner: owner, lease: lease, logger: logger), state: .postgres(store), configuration,
+                    push: push,
                     clock: clock)
             }
+            // Batches of one round of the push sink's requests: what a process killed mid-batch leaves sent but not
+            // recorded (and sent again by another after the lease) is one round's worth, not 500 rows.
+            deliverer.batchSize = Self.sharedBatchSize
         } catch {
             await store.close()
             throw error

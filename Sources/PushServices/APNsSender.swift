@@ -96,6 +96,9 @@ public actor APNsProviderTokens {
     public func token(now: Date) async throws -> String {
         if let current, Self.usable(current, now: now) { return current.value }
         let stored = try await store.load(name)
+        // Another call of this actor may have made or loaded one while this one waited for the store: use it. (Making
+        // another with it as `previous` would replace it, and the service would see two new tokens at once.)
+        if let current, Self.usable(current, now: now) { return current.value }
         if let stored, Self.usable(stored, now: now) {
             current = stored
             return stored.value
@@ -106,6 +109,8 @@ public actor APNsProviderTokens {
     /// A new token after Apple refused `refused` as expired; nil when the last was made less than 20 minutes ago.
     public func renew(refused: String, now: Date) async throws -> String? {
         let stored = try await store.load(name)
+        // Another call of this actor may have renewed it while this one waited for the store.
+        if let current, current.value != refused, Self.usable(current, now: now) { return current.value }
         // Another process may have renewed it already.
         if let stored, stored.value != refused, Self.usable(stored, now: now) {
             current = stored

@@ -220,7 +220,7 @@ public final class PushStandIn: Sendable {
             return Self.respond(.apns(403, "ExpiredProviderToken"))
         }
         guard await script.sawProviderToken(jwt, iat: iat) else {
-            await script.problem("APNs: a new provider token within 20 minutes of the last")
+            await script.problem("APNs: a new provider token within 20 minutes of the last (iat \(iat))")
             return Self.respond(.apns(429, "TooManyProviderTokenUpdates"))
         }
         for name in ["apns-topic", "apns-push-type", "apns-priority", "apns-expiration", "apns-collapse-id"] where headers[name] == nil {

@@ -9,6 +9,7 @@ struct Bench: ParsableCommand {
         commandName: "dailyverse-bench", abstract: "DailyVerse benchmarks (run with swift run -c release).",
         subcommands: [
             HijriBench.self, TodayBench.self, EmitBench.self, HTTPBench.self, DeliverBench.self, FunnelBench.self, CrescentBench.self,
+            ChaosBench.self,
         ])
 }
 

@@ -124,6 +124,49 @@ import Testing
         }
     }
 
+    /// A store that waits before it answers a load, as a database does, each call longer than the one before: calls
+    /// for a token overlap there, and finish after others have made one.
+    actor SlowStore: CredentialStore {
+        let inner = MemoryCredentialStore()
+        private(set) var saves = 0
+        private var loads = 0
+
+        func load(_ name: String) async throws -> StoredCredential? {
+            loads += 1
+            let value = try await inner.load(name)
+            for _ in 0..<(loads * 10) { await Task.yield() }
+            return value
+        }
+
+        func save(_ credential: StoredCredential, unlessNewerThan bound: Date?) async throws -> StoredCredential {
+            saves += 1
+            return try await inner.save(credential, unlessNewerThan: bound)
+        }
+    }
+
+    /// Many sends at once from a process with no token yet (a batch's first requests) all go with one token: a call
+    /// that waited for the store while another made one uses that one rather than replacing it, which Apple would
+    /// answer with TooManyProviderTokenUpdates. (Found by `dailyverse-bench chaos`.)
+    @Test func sendsThatOverlapTheFirstTokenShareIt() async throws {
+        try await withStandIn { h in
+            let store = SlowStore()
+            let sender = apns(h, store: store)
+            try await withThrowingTaskGroup(of: PushOutcome.self) { group in
+                for n in 0..<32 {
+                    let token = String(format: "%064x", n)
+                    group.addTask { await sender.send(deviceToken: token, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now) }
+                }
+                for try await outcome in group {
+                    if case .delivered = outcome { continue }
+                    Issue.record("not delivered: \(outcome)")
+                }
+            }
+            #expect(await h.script.providerTokens.count == 1)
+            let problems = await h.script.problems
+            #expect(problems.isEmpty, "\(problems)")
+        }
+    }
+
     @Test func aClosedConnectionOrATimeoutIsARetry() async throws {
         let client = try PushClient(timeout: 1)
         let sender = APNsSender(
