@@ -28,15 +28,8 @@ struct ChaosBench: ParsableCommand {
     static let morning = ISO8601DateFormatter().date(from: "2025-03-01T08:00:30Z")!
 
     func run() throws {
-        let box = DeliverBench.ResultBox()
-        let done = DispatchSemaphore(value: 0)
         let command = self
-        Task {
-            do { try await command.measure() } catch { box.error = error }
-            done.signal()
-        }
-        done.wait()
-        if let error = box.error { throw error }
+        try waitFor { try await command.measure() }
     }
 
     struct Failed: Error, CustomStringConvertible { let description: String }

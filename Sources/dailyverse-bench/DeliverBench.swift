@@ -22,19 +22,9 @@ struct DeliverBench: ParsableCommand {
     static let fire = ISO8601DateFormatter().date(from: "2025-03-10T08:00:00Z")!
 
     func run() throws {
-        // The bench's command line is synchronous; its work is not.
-        let box = ResultBox()
-        let done = DispatchSemaphore(value: 0)
         let command = self
-        Task {
-            do { try await command.measure() } catch { box.error = error }
-            done.signal()
-        }
-        done.wait()
-        if let error = box.error { throw error }
+        try waitFor { try await command.measure() }
     }
-
-    final class ResultBox: @unchecked Sendable { var error: (any Error)? }
 
     func measure() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dailyverse-deliver-\(getpid())")
@@ -243,4 +233,18 @@ struct DeliverBench: ParsableCommand {
         for _ in 0..<count { _ = try WebPushEncryption.encrypt(plaintext, p256dh: key, auth: secrets.auth) }
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
+}
+
+/// Runs `work` to its end from a synchronous command (the bench's command line is synchronous; its work is not), and
+/// throws what it threw.
+func waitFor(_ work: @escaping @Sendable () async throws -> Void) throws {
+    final class Outcome: @unchecked Sendable { var error: (any Error)? }
+    let outcome = Outcome()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { try await work() } catch { outcome.error = error }
+        done.signal()
+    }
+    done.wait()
+    if let error = outcome.error { throw error }
 }
