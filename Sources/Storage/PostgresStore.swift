@@ -14,14 +14,14 @@ public final class PostgresStore: Sendable {
     public let address: PostgresAddress
     /// The pool the domains run their queries on.
     public let client: PostgresClient
-    /// Where the store's own statements log (at debug and below: a statement's text, never its values).
+    /// The logger of the store's own statements (housekeeping) and of postgres-nio's pool.
     let backgroundLogger: Logger
     private let runner: Task<Void, Never>
 
     /// The advisory lock migrations run under ("DailyVer" in ASCII): one per database, held by one session at a time.
     static let migrationLock: Int64 = 0x4461_696C_7956_6572
 
-    /// The oldest server the statements are written for (`MERGE`, `NULLS NOT DISTINCT`, `SKIP LOCKED`).
+    /// The oldest server accepted: PostgreSQL 15, the version the tests run on (nothing older is tried).
     public static let minimumServerVersion = 150_000
 
     private init(address: PostgresAddress, client: PostgresClient, logger: Logger) {
