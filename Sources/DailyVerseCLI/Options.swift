@@ -195,13 +195,12 @@ public struct GlobalOptions: ParsableArguments {
     /// The database named by --db, DAILYVERSE_DB or `database`, if any. A `postgresql://` address is refused in one
     /// line until the commands run on PostgreSQL: read as a path, it would name a folder `postgresql:`.
     func databaseSetting() throws -> String? {
-        let named = try setting(flag: db, environment: "DAILYVERSE_DB", key: "database")
-        if let named, case .postgres(let address) = try DatabaseLocation(named) {
+        if let address = try postgresAddress() {
             throw CLIError(
                 "database '\(address)': this command does not run on PostgreSQL yet (serve --listen none does; migrate-store copies a SQLite database into it)"
             )
         }
-        return named
+        return try setting(flag: db, environment: "DAILYVERSE_DB", key: "database")
     }
 
     /// The PostgreSQL database named by --db, DAILYVERSE_DB or `database`, if that is what it names.

@@ -326,42 +326,21 @@ extension ServeCommand {
         let store = try await reportingErrors { try await PostgresStore.open(database, password: password, schema: .dailyVerse, logger: logger) }
         let emitter = SharedEmitter(store: store, content: content, configuration: configuration, logger: logger)
         let owner = SharedOutbox.processOwner()
-        if once {
-            let now = try reportingErrors { try schedulerClock() }
-            do {
-                let deliverer = try reportingErrors {
-                    try emit.makeDeliverer(
-                        global, queue: SharedOutbox(store: store, owner: owner, lease: lease, logger: logger), state: .postgres(store), configuration,
-                        push: push,
-                        clock: { now })
-                }
-                let emitted: EmitSummary
-                let delivered: DeliverySummary
-                do {
-                    emitted = try await emitter.run(now: now)
-                    delivered = try await deliverer.run(now: now)
-                } catch {
-                    await deliverer.sink.shutdown()
-                    throw reported(CLIError(store.describe(error)))
-                }
-                await deliverer.sink.shutdown()
-                try report(emitted: emitted, delivered: delivered, now: now, sink: deliverer.sink)
-            } catch {
-                await store.close()
-                throw error
-            }
-            await store.close()
-            return
-        }
+        // --once: one pass at the scheduler's instant; else a clock that runs (from --now, if given).
+        let now: Date?
         let clock: @Sendable () -> Date
         var deliverer: Deliverer
         do {
-            clock = try reportingErrors { try replayClock() }
+            now = once ? try reportingErrors { try schedulerClock() } : nil
+            if let fixed = now {
+                clock = { fixed }
+            } else {
+                clock = try reportingErrors { try replayClock() }
+            }
             deliverer = try reportingErrors {
                 try emit.makeDeliverer(
                     global, queue: SharedOutbox(store: store, owner: owner, lease: lease, logger: logger), state: .postgres(store), configuration,
-                    push: push,
-                    clock: clock)
+                    push: push, clock: clock)
             }
             // Batches of one round of the push sink's requests: what a process killed mid-batch leaves sent but not
             // recorded (and sent again by another after the lease) is one round's worth, not 500 rows.
@@ -369,6 +348,21 @@ extension ServeCommand {
         } catch {
             await store.close()
             throw error
+        }
+        if let now {
+            let emitted: EmitSummary
+            let delivered: DeliverySummary
+            do {
+                emitted = try await emitter.run(now: now)
+                delivered = try await deliverer.run(now: now)
+            } catch {
+                await deliverer.sink.shutdown()
+                await store.close()
+                throw reported(CLIError(store.describe(error)))
+            }
+            await deliverer.sink.shutdown()
+            await store.close()
+            return try report(emitted: emitted, delivered: delivered, now: now, sink: deliverer.sink)
         }
         logger.info(
             "starting",

@@ -30,25 +30,18 @@ public struct SharedOutbox: OutboxQueue {
     public func take(after: Int64?, now: Date, limit: Int, platforms: Set<String>?) async throws -> [OutboxRecord] {
         if let platforms, platforms.isEmpty { return [] }
         let at = now.timeIntervalSince1970
-        let platformFilter = platforms.map { _ in "AND platform = ANY($5)" } ?? ""
-        var bindings = PostgresBindings()
-        bindings.append(owner)
-        bindings.append(at + lease)
-        bindings.append(at)
-        bindings.append(after ?? 0)
-        if let platforms { bindings.append(platforms.sorted()) }
-        bindings.append(Int64(limit))
-        let limitParameter = platforms == nil ? "$5" : "$6"
+        // No platform list: every platform (an array parameter cannot be NULL here, so an empty one stands for "all").
+        let only = platforms?.sorted() ?? []
         let rows = try await store.client.query(
-            PostgresQuery(
-                unsafeSQL: """
-                    UPDATE outbox SET lease_owner = $1, lease_until = $2 WHERE id IN (
-                        SELECT id FROM outbox WHERE status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= $3)
-                            AND (lease_until IS NULL OR lease_until <= $3) AND id > $4 \(platformFilter)
-                        ORDER BY id LIMIT \(limitParameter) FOR UPDATE SKIP LOCKED)
-                    RETURNING id, device_id, platform, local_date::text, fire_at, headers, payload, status, attempts, last_error, delivered_at,
-                        service_id
-                    """, binds: bindings), logger: logger)
+            """
+            UPDATE outbox SET lease_owner = \(owner), lease_until = \(at + lease) WHERE id IN (
+                SELECT id FROM outbox WHERE status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= \(at))
+                    AND (lease_until IS NULL OR lease_until <= \(at)) AND id > \(after ?? 0)
+                    AND (cardinality(\(only)::text[]) = 0 OR platform = ANY(\(only)::text[]))
+                ORDER BY id LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED)
+            RETURNING id, device_id, platform, local_date::text, fire_at, headers, payload, status, attempts, last_error, delivered_at,
+                service_id
+            """, logger: logger)
         var records: [OutboxRecord] = []
         for try await row in rows {
             let (id, device, platform, date, fireAt, headers, payload, status, attempts, error, delivered, service) = try row.decode(
