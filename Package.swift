@@ -64,8 +64,8 @@ let package = Package(
             dependencies: [
                 "Diagnostics", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Crypto", package: "swift-crypto"),
             ]),
         // The content in SQLite: its tables' migrations, seeding from data/, the importers, the queries, content check.
         .target(
@@ -78,7 +78,10 @@ let package = Package(
         // account: their tables' migrations and queries.
         .target(
             name: "Engagement",
-            dependencies: ["Storage", "Accounts", "Delivery", "Onboarding", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: [
+                "Storage", "Accounts", "Delivery", "Onboarding", "HijriCalendar", "Notifications", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]),
         // The one list of every domain's migrations, in order, and opening the DailyVerse database with it.
         .target(
             name: "AppSchema",

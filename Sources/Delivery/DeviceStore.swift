@@ -84,22 +84,28 @@ extension AppDatabase {
         _ settings: DeviceSettings, userID: String, now: Date, maximum: Int = .max,
         defaults: @escaping (Database) throws -> DeviceSettings = { _ in DeviceSettings() }
     ) throws -> (device: Device, created: Bool) {
-        try write { db in
-            guard let token = settings.token else { throw DeviceError.missing("token") }
-            let (endpoint, _, _) = Self.columns(token)
-            if let row = try Row.fetchOne(
-                db, sql: "SELECT id, user_id FROM device WHERE platform = ? AND token = ?", arguments: [token.platform.rawValue, endpoint])
-            {
-                let id: String = row["id"]
-                if row["user_id"] as String? == userID { return (try Self.updateDevice(db, id: id, settings, now: now), false) }
-                try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])
-            }
-            if try Int.fetchOne(db, sql: "SELECT count(*) FROM device WHERE user_id = ?", arguments: [userID]) ?? 0 >= maximum {
-                throw DeviceError.tooMany(maximum)
-            }
-            let merged = settings.filling(from: try defaults(db))
-            return (try Self.insertDevice(db, merged, id: UUID().uuidString.lowercased(), userID: userID, now: now), true)
+        try write { db in try Self.registerDevice(db, settings, userID: userID, now: now, maximum: maximum, defaults: defaults) }
+    }
+
+    /// `registerDevice`, inside the caller's transaction.
+    public static func registerDevice(
+        _ db: Database, _ settings: DeviceSettings, userID: String, now: Date, maximum: Int = .max,
+        defaults: (Database) throws -> DeviceSettings = { _ in DeviceSettings() }
+    ) throws -> (device: Device, created: Bool) {
+        guard let token = settings.token else { throw DeviceError.missing("token") }
+        let (endpoint, _, _) = Self.columns(token)
+        if let row = try Row.fetchOne(
+            db, sql: "SELECT id, user_id FROM device WHERE platform = ? AND token = ?", arguments: [token.platform.rawValue, endpoint])
+        {
+            let id: String = row["id"]
+            if row["user_id"] as String? == userID { return (try Self.updateDevice(db, id: id, settings, now: now), false) }
+            try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])
         }
+        if try Int.fetchOne(db, sql: "SELECT count(*) FROM device WHERE user_id = ?", arguments: [userID]) ?? 0 >= maximum {
+            throw DeviceError.tooMany(maximum)
+        }
+        let merged = settings.filling(from: try defaults(db))
+        return (try Self.insertDevice(db, merged, id: UUID().uuidString.lowercased(), userID: userID, now: now), true)
     }
 
     /// A user's devices, oldest first.
@@ -166,20 +172,25 @@ extension AppDatabase {
     public func updateDevice(
         id: String, userID: String, now: Date, settings: (Platform) throws -> DeviceSettings
     ) throws -> Device {
-        try write { db in
-            guard let name = try String.fetchOne(db, sql: "SELECT platform FROM device WHERE id = ? AND user_id = ?", arguments: [id, userID]),
-                let platform = Platform(rawValue: name)
-            else { throw DeviceError.notFound(id) }
-            let changes = try settings(platform)
-            // A token another device holds is given to this one, by the rule of `registerDevice`: the other device
-            // goes, and the answer is the same as for a new token (it tells nobody the token was known).
-            if let token = changes.token {
-                let (endpoint, _, _) = Self.columns(token)
-                try db.execute(
-                    sql: "DELETE FROM device WHERE platform = ? AND token = ? AND id != ?", arguments: [token.platform.rawValue, endpoint, id])
-            }
-            return try Self.updateDevice(db, id: id, changes, now: now)
+        try write { db in try Self.updateDevice(db, id: id, userID: userID, now: now, settings: settings) }
+    }
+
+    /// `updateDevice(id:userID:now:settings:)`, inside the caller's transaction.
+    public static func updateDevice(
+        _ db: Database, id: String, userID: String, now: Date, settings: (Platform) throws -> DeviceSettings
+    ) throws -> Device {
+        guard let name = try String.fetchOne(db, sql: "SELECT platform FROM device WHERE id = ? AND user_id = ?", arguments: [id, userID]),
+            let platform = Platform(rawValue: name)
+        else { throw DeviceError.notFound(id) }
+        let changes = try settings(platform)
+        // A token another device holds is given to this one, by the rule of `registerDevice`: the other device
+        // goes, and the answer is the same as for a new token (it tells nobody the token was known).
+        if let token = changes.token {
+            let (endpoint, _, _) = Self.columns(token)
+            try db.execute(
+                sql: "DELETE FROM device WHERE platform = ? AND token = ? AND id != ?", arguments: [token.platform.rawValue, endpoint, id])
         }
+        return try Self.updateDevice(db, id: id, changes, now: now)
     }
 
     static func updateDevice(_ db: Database, id: String, _ settings: DeviceSettings, now: Date) throws -> Device {
@@ -318,7 +329,7 @@ extension AppDatabase {
         }
     }
 
-    static func deviceState(_ db: Database, id: String, now: Date) throws -> DeviceState? {
+    public static func deviceState(_ db: Database, id: String, now: Date) throws -> DeviceState? {
         try Row.fetchOne(db, sql: "SELECT \(stateColumns(now)) WHERE d.id = ?", arguments: [now.timeIntervalSince1970, id])
             .map { try deviceState($0, now: now) }
     }

@@ -29,7 +29,7 @@ struct SignedIn: Encodable {
 }
 
 func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) {
-    let accounts = environment.database
+    let accounts = environment.users
 
     router.post("/v1/guests") { _, context -> Response in
         let now = environment.clock()
@@ -37,7 +37,7 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         if let wait = environment.throttles.guests.admit(key, now: now) {
             throw APIError.tooManyRequests(wait, "too many new guests from this address")
         }
-        let (user, token) = try accounts.createGuest(now: now)
+        let (user, token) = try await accounts.createGuest(now: now)
         return json(SignedIn(user: user, token: token), status: .created)
     }
 
@@ -56,11 +56,12 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         // Called by a guest, it upgrades that guest in place.
         let guest = context.identity?.mode == .guest ? context.identity?.id : nil
         if context.identity?.mode == .account { throw APIError(.conflict, code: "already_an_account", "this token belongs to an account") }
-        let (user, token) = try answering(.body) {
-            try accounts.createAccount(email: email, passwordHash: hash, displayName: body.displayName, upgrading: guest, now: environment.clock())
+        let (user, token) = try await answering(.body) {
+            try await accounts.createAccount(
+                email: email, passwordHash: hash, displayName: body.displayName, upgrading: guest, now: environment.clock())
         }
         if guest != nil {
-            try accounts.recordEvent(userID: user.id, name: "guest_upgraded", screen: nil, properties: [:], at: environment.clock())
+            try await accounts.recordEvent(userID: user.id, name: "guest_upgraded", screen: nil, properties: [:], at: environment.clock())
         }
         return json(SignedIn(user: user, token: token), status: .created)
     }
@@ -84,7 +85,7 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
             throw APIError.tooManyRequests(wait, "too many sign-in attempts; try again later")
         }
         let refused = APIError(.unauthorized, code: "invalid_credentials", "the email or the password is wrong")
-        let stored = try accounts.passwordHash(emails: forms)
+        let stored = try await accounts.passwordHash(emails: forms)
         // The same work and answer whether or not the email exists.
         let password = body.password
         let encoded = stored?.hash ?? environment.decoyHash
@@ -96,33 +97,33 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         throttles.signInPerEmail.release("email " + email, reservedAt: now)
         // Called with a guest's token, the guest is merged into the account and retired.
         if let guest = context.identity, guest.mode == .guest {
-            try accounts.mergeGuest(guest.id, into: stored.userID, flow: environment.onboarding.flow, now: now)
+            try await accounts.mergeGuest(guest.id, into: stored.userID, flow: environment.onboarding.flow, now: now)
         }
-        let (user, token) = try accounts.openSession(userID: stored.userID, now: now)
+        let (user, token) = try await accounts.openSession(userID: stored.userID, now: now)
         return json(SignedIn(user: user, token: token), status: .ok)
     }
 
     router.delete("/v1/sessions") { _, context -> Response in
         _ = try context.requireIdentity()
-        if let token = context.token { try accounts.closeSession(token: token) }
+        if let token = context.token { try await accounts.closeSession(token: token) }
         return Response(status: .noContent)
     }
 
     router.get("/v1/me") { _, context -> Response in
         let user = try context.requireIdentity()
-        return json(Me(user: user, settings: try accounts.settings(userID: user.id)), status: .ok)
+        return json(Me(user: user, settings: try await accounts.settings(userID: user.id)), status: .ok)
     }
 
     router.get("/v1/onboarding") { _, context -> Response in
         let user = try context.requireIdentity()
-        return json(OnboardingStateJSON(try accounts.onboardingState(userID: user.id, flow: environment.onboarding.flow)), status: .ok)
+        return json(OnboardingStateJSON(try await accounts.onboardingState(userID: user.id, flow: environment.onboarding.flow)), status: .ok)
     }
 
     router.post("/v1/onboarding/events") { request, context -> Response in
         let user = try context.requireIdentity()
         let event = try OnboardingEventJSON.decode(try await request.decode(as: OnboardingEventJSON.self, context: context))
-        let state = try answering(.body) {
-            try accounts.applyOnboarding(event, userID: user.id, machine: environment.onboarding, now: environment.clock())
+        let state = try await answering(.body) {
+            try await accounts.applyOnboarding(event, userID: user.id, machine: environment.onboarding, now: environment.clock())
         }
         return json(OnboardingStateJSON(state), status: .ok)
     }

@@ -1,4 +1,5 @@
 import Accounts
+import Engagement
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -54,7 +55,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
         guard let header = request.headers[.authorization] else { return try await next(request, context) }
         // The scheme name is case-insensitive (RFC 9110 §11.1): "bearer" is "Bearer".
         guard header.count > 7, header.prefix(7).lowercased() == "bearer ", case let token = String(header.dropFirst(7)),
-            let user = try environment.database.authenticate(token: token, now: environment.clock(), policy: environment.sessions)
+            let user = try await environment.users.authenticate(token: token, now: environment.clock(), policy: environment.sessions)
         else { throw APIError(.unauthorized, code: "unauthorized", "invalid or expired token") }
         // Writes are limited per session: one user cannot keep the database's one writer busy for everyone.
         if request.method != .get, request.method != .head,

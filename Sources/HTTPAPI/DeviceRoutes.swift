@@ -1,5 +1,6 @@
 import Accounts
 import Delivery
+import Engagement
 import Foundation
 import HijriCalendar
 import Hummingbird
@@ -10,11 +11,11 @@ import Storage
 /// The daemon's devices, each owned by the user who registered it. Another user's device is "not found", never
 /// "forbidden": ids reveal nothing.
 func addDeviceRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) {
-    let database = environment.database
+    let users = environment.users
 
     router.get("/v1/devices") { _, context -> Response in
         let user = try context.requireIdentity()
-        return json(["devices": try database.devices(userID: user.id, now: environment.clock()).map(DeviceRecord.init)])
+        return json(["devices": try await users.devices(userID: user.id, now: environment.clock()).map(DeviceRecord.init)])
     }
 
     // A token this user registered before (the app registers at every launch) updates that device and returns 200;
@@ -24,43 +25,43 @@ func addDeviceRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment
         let user = try context.requireIdentity()
         let object = try await jsonObject(request, context)
         let now = environment.clock()
-        let (device, created) = try answering(.body) {
-            try database.registerDevice(
-                try DeviceRecord.settings(from: object), userID: user.id, now: now, maximum: environment.limits.devicesPerUser
-            ) { db in
-                try AppDatabase.storedSettings(db, userID: user.id)?.deviceDefaults ?? DeviceSettings()
-            }
+        let settings = try answering(.body) { try DeviceRecord.settings(from: object) }
+        let (device, created) = try await answering(.body) {
+            try await users.registerDevice(settings, userID: user.id, now: now, maximum: environment.limits.devicesPerUser)
         }
-        return json(["device": try deviceRecord(database, device.id, now: now)], status: created ? .created : .ok)
+        return json(["device": DeviceRecord(device)], status: created ? .created : .ok)
     }
 
     router.patch("/v1/devices/:id") { request, context -> Response in
         let user = try context.requireIdentity()
         let id = try context.pathParameter("id")
         let object = try await jsonObject(request, context)
+        let body = JSONBody(object)
         let now = environment.clock()
-        try answering(.body) {
-            _ = try database.updateDevice(id: id, userID: user.id, now: now) { platform in
-                try DeviceRecord.settings(from: object, existing: platform)
+        let device = try await answering(.body) {
+            try await users.updateDevice(id: id, userID: user.id, now: now) { platform in
+                try DeviceRecord.settings(from: body.object, existing: platform)
             }
         }
-        return json(["device": try deviceRecord(database, id, now: now)])
+        return json(["device": DeviceRecord(device)])
     }
 
     router.delete("/v1/devices/:id") { _, context -> Response in
         let user = try context.requireIdentity()
         let id = try context.pathParameter("id")
-        guard try database.removeDevice(id: id, userID: user.id) else { throw deviceNotFound(id) }
+        guard try await users.removeDevice(id: id, userID: user.id) else { throw deviceNotFound(id) }
         return Response(status: .noContent)
     }
 }
 
-func deviceRecord(_ database: AppDatabase, _ id: String, now: Date) throws -> DeviceRecord {
-    guard let state = try database.deviceState(id: id, now: now) else { throw deviceNotFound(id) }
-    return DeviceRecord(state)
-}
-
 func deviceNotFound(_ id: String) -> APIError { APIError.notFound("device_not_found", "no device '\(id)'") }
+
+/// A decoded JSON object handed to a store's operation: `JSONSerialization`'s values are not marked `Sendable`, but
+/// this one is only read.
+struct JSONBody: @unchecked Sendable {
+    let object: [String: Any]
+    init(_ object: [String: Any]) { self.object = object }
+}
 
 /// The body as a JSON object, within the size limit.
 func jsonObject(_ request: Request, _ context: APIContext) async throws -> [String: Any] {

@@ -102,3 +102,11 @@ func answering<T>(_ part: RequestPart, _ body: () throws -> T) throws -> T {
         throw error
     }
 }
+
+/// `answering` for a store's async operation.
+func answering<T>(_ part: RequestPart, _ body: () async throws -> T) async throws -> T {
+    do { return try await body() } catch {
+        if let answer = APIError(error, in: part) { throw answer }
+        throw error
+    }
+}

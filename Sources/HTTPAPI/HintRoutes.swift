@@ -6,12 +6,12 @@ import Onboarding
 
 /// Contextual hints and the app events their rules count.
 func addHintRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) {
-    let database = environment.database
+    let users = environment.users
     let catalog = environment.hints
 
     router.get("/v1/hints") { _, context -> Response in
         let (user, token) = try context.requireSession()
-        let hintContext = try database.hintContext(userID: user.id, token: token)
+        let hintContext = try await users.hintContext(userID: user.id, token: token)
         return json(HintsReport(hints: hintContext.eligible(catalog, now: environment.clock()), tutorial: hintContext.tutorial))
     }
 
@@ -20,8 +20,8 @@ func addHintRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) 
             let (user, token) = try context.requireSession()
             let id = try context.pathParameter("id")
             guard let hint = catalog.hint(id) else { throw APIError.notFound("hint_not_found", "no hint '\(id)'") }
-            let record = try answering(.answer) {
-                try database.changeHint(hint, change, catalog: catalog, userID: user.id, token: token, now: environment.clock())
+            let record = try await answering(.answer) {
+                try await users.changeHint(hint, change, catalog: catalog, userID: user.id, token: token, now: environment.clock())
             }
             return json(HintStateReport(id: hint.id, record: record))
         }
@@ -42,13 +42,13 @@ func addHintRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) 
                 enabled = flag
             }
         }
-        try database.setTutorial(enabled, token: token)
+        try await users.setTutorial(enabled, token: token)
         return json(["tutorial": enabled])
     }
 
     router.post("/v1/hints/reset") { _, context -> Response in
         let user = try context.requireIdentity()
-        try database.resetHints(userID: user.id)
+        try await users.resetHints(userID: user.id)
         return json(["reset": true])
     }
 
@@ -62,7 +62,7 @@ func addHintRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) 
         guard let name = object["name"] as? String, HintRules.isEventName(name) else {
             throw APIError.badRequest("bad_event", "'name' must be 1 to 64 of a-z, 0-9 and _")
         }
-        let count = try answering(.answer) { try database.recordAppEvent(name, userID: user.id, now: environment.clock()) }
+        let count = try await answering(.answer) { try await users.recordAppEvent(name, userID: user.id, now: environment.clock()) }
         return json(EventCountReport(name: name, count: count))
     }
 }

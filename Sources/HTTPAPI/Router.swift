@@ -1,6 +1,7 @@
 import Accounts
 import ContentStore
 import Crypto
+import Engagement
 import Foundation
 import HTTPTypes
 import HijriCalendar
@@ -43,7 +44,10 @@ public struct APIEnvironment: Sendable {
     public let sessions: SessionPolicy
     /// What one user may have.
     public let limits: UserLimits
+    /// Users, sessions, devices, onboarding and hints: the content database's own tables (SQLite), or PostgreSQL.
+    public let users: any UserStore
 
+    /// The content: today's verse, verses, layers, themes (on PostgreSQL, this process's copy).
     public var database: AppDatabase { reports.database }
 
     public init(
@@ -51,8 +55,9 @@ public struct APIEnvironment: Sendable {
         onboarding: OnboardingMachine, copy: OnboardingCopy, hints: HintCatalog, throttles: Throttles = Throttles(),
         hashing: HashingGate = HashingGate(), metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), openAPI: String? = nil,
         vapidPublicKey: String? = nil, trustedProxies: TrustedProxies = .none, sessions: SessionPolicy = SessionPolicy(),
-        limits: UserLimits = UserLimits()
+        limits: UserLimits = UserLimits(), users: (any UserStore)? = nil
     ) throws {
+        self.users = users ?? SQLiteUserStore(reports.database)
         self.trustedProxies = trustedProxies
         self.sessions = sessions
         self.limits = limits
@@ -89,9 +94,10 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
     addMetaRoutes(router, environment)
 
     router.get("/health") { _, _ in
-        // A database file removed or replaced under the process is not healthy: answered as every route answers it
-        // (ErrorMiddleware), and the scheduler stops the process.
+        // A database file removed or replaced under the process, or a server that cannot be reached, is not healthy:
+        // answered as every route answers it (ErrorMiddleware); the scheduler stops the process on a file replaced.
         try environment.database.checkFile()
+        try await environment.users.check()
         return json(["status": "ok"])
     }
 

@@ -1,5 +1,6 @@
 import Accounts
 import Delivery
+import Engagement
 import Foundation
 import HTTPTypes
 import HijriCalendar
@@ -60,36 +61,9 @@ struct SettingsPatch: Decodable {
     }
 }
 
-extension UserSettings {
-    /// Takes the fields a checked patch sets.
-    mutating func apply(_ patch: DeviceSettings) {
-        if let value = patch.reminderTime { reminderTime = value.description }
-        if let value = patch.timeZone { timezone = value }
-        if let value = patch.calendar { calendar = value.rawValue }
-        if let value = patch.adjustment { adjustment = value.days }
-        if let value = patch.displayTheme { displayTheme = value }
-        if let value = patch.enabled { notifications = value }
-        if let value = patch.locale { locale = value.rawValue }
-    }
-}
-
-extension UserSettings {
-    /// What a new device of this user starts with (values stored before a rule changed are left to the device default).
-    var deviceDefaults: DeviceSettings {
-        var defaults = DeviceSettings()
-        defaults.timeZone = TimeZone.iana(timezone) == nil ? nil : timezone
-        defaults.reminderTime = try? ReminderTime(parsing: reminderTime)
-        defaults.calendar = CalendarKind(rawValue: calendar)
-        defaults.adjustment = try? Adjustment(adjustment)
-        defaults.displayTheme = displayTheme
-        defaults.enabled = notifications
-        defaults.locale = DeviceLocale(rawValue: locale)
-        return defaults
-    }
-}
-
 func addUserDataRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) {
     let database = environment.database
+    let users = environment.users
 
     router.patch("/v1/me/settings") { request, context -> Response in
         let user = try context.requireIdentity()
@@ -97,32 +71,26 @@ func addUserDataRoutes(_ router: Router<APIContext>, _ environment: APIEnvironme
         let checked = try patch.checked(themes: Set(try database.displayThemes().map(\.id)))
         let now = environment.clock()
         // The settings and the user's devices change together.
-        let settings = try answering(.body) {
-            try database.write { db in
-                let settings = try AppDatabase.updateSettings(db, userID: user.id, now: now) { $0.apply(checked) }
-                try AppDatabase.applyToUserDevices(db, userID: user.id, checked, now: now)
-                return settings
-            }
-        }
+        let settings = try await answering(.body) { try await users.changeSettings(userID: user.id, checked, now: now) }
         return json(["settings": settings])
     }
 
     router.get("/v1/bookmarks") { _, context -> Response in
         let user = try context.requireIdentity()
-        return json(["bookmarks": try database.bookmarks(userID: user.id)])
+        return json(["bookmarks": try await users.bookmarks(userID: user.id)])
     }
 
     router.put("/v1/bookmarks/:key") { _, context -> Response in
         let user = try context.requireIdentity()
         let key = try verseKey(context, environment)
-        let added = try database.addBookmark(userID: user.id, verseKey: key, now: environment.clock())
+        let added = try await users.addBookmark(userID: user.id, verseKey: key, now: environment.clock())
         return json(["verse_key": key], status: added ? .created : .ok)
     }
 
     router.delete("/v1/bookmarks/:key") { _, context -> Response in
         let user = try context.requireIdentity()
         let key = try verseKey(context, environment)
-        guard try database.removeBookmark(userID: user.id, verseKey: key) else {
+        guard try await users.removeBookmark(userID: user.id, verseKey: key) else {
             throw APIError.notFound("bookmark_not_found", "no bookmark for \(key)")
         }
         return Response(status: .noContent)

@@ -1,6 +1,7 @@
 import Diagnostics
 import Foundation
 import GRDB
+import NIOPosix
 import Synchronization
 
 /// The database: one connection (or pool), migrated to a schema when it opens, its log checkpointed.
@@ -83,6 +84,12 @@ public final class AppDatabase: Sendable {
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try checkFile()
         return try await writer.write(body)
+    }
+
+    /// Runs synchronous work on this database (any of the domains' methods) on a thread of NIO's blocking pool, so that
+    /// an async caller — a request handler on an event loop — never waits on SQLite's one writer itself.
+    public func run<T: Sendable>(_ work: @escaping @Sendable (AppDatabase) throws -> T) async throws -> T {
+        try await NIOThreadPool.singleton.runIfActive { try work(self) }
     }
 
     /// Runs `sql`, a DELETE whose last argument is a chunk's size (`… LIMIT ?)`), one transaction per chunk until a
