@@ -95,7 +95,7 @@ let package = Package(
             dependencies: [
                 "Diagnostics",
                 "Storage", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
         // The app's HTTP API (Hummingbird 2): the router, built in one function so tests build the same one.
         .target(
@@ -197,8 +197,8 @@ let package = Package(
         .testTarget(
             name: "PostgresStoreTests",
             dependencies: [
-                "DailyVerseTestSupport", "Storage", "AppSchema", "Delivery", "Notifications", "HijriCalendar",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "DailyVerseTestSupport", "Storage", "AppSchema", "Delivery", "Notifications", "HijriCalendar", "Accounts", "Engagement",
+                "Onboarding", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
         .testTarget(

@@ -135,14 +135,9 @@ extension AppDatabase {
     }
 
     static func insertDevice(_ db: Database, _ settings: DeviceSettings, id: String, userID: String? = nil, now: Date) throws -> Device {
-        guard let token = settings.token else { throw DeviceError.missing("token") }
-        guard let timeZone = settings.timeZone else { throw DeviceError.missing("timezone") }
-        let device = Device(
-            id: id, token: token, timeZone: timeZone, reminderTime: settings.reminderTime ?? .default, locale: settings.locale ?? .en,
-            calendar: settings.calendar ?? .installationDefault, adjustment: settings.adjustment ?? .zero,
-            displayTheme: settings.displayTheme ?? "parchment", enabled: settings.enabled ?? true, createdAt: now, updatedAt: now)
+        let device = try newDevice(settings, id: id, now: now)
         try validate(db, device)
-        let (endpoint, p256dh, auth) = columns(token)
+        let (endpoint, p256dh, auth) = columns(device.token)
         if try Bool.fetchOne(db, sql: "SELECT 1 FROM device WHERE platform = ? AND token = ?", arguments: [device.platform.rawValue, endpoint])
             == true
         {
@@ -193,6 +188,37 @@ extension AppDatabase {
         return try Self.updateDevice(db, id: id, changes, now: now)
     }
 
+    /// A new device from its settings, the fields left out at their defaults; the token and the zone are required.
+    static func newDevice(_ settings: DeviceSettings, id: String, now: Date) throws -> Device {
+        guard let token = settings.token else { throw DeviceError.missing("token") }
+        guard let timeZone = settings.timeZone else { throw DeviceError.missing("timezone") }
+        return Device(
+            id: id, token: token, timeZone: timeZone, reminderTime: settings.reminderTime ?? .default, locale: settings.locale ?? .en,
+            calendar: settings.calendar ?? .installationDefault, adjustment: settings.adjustment ?? .zero,
+            displayTheme: settings.displayTheme ?? "parchment", enabled: settings.enabled ?? true, createdAt: now, updatedAt: now)
+    }
+
+    /// A stored device with a change applied: the fields the change sets, a new token of the same platform only. A
+    /// device its service disabled is enabled again when the app registers its token again (the service may have
+    /// refused it for a while: an app restored from a backup, a reinstall), unless the change says otherwise.
+    static func changed(_ state: DeviceState, _ settings: DeviceSettings, now: Date) throws -> Device {
+        var device = state.device
+        if settings.token != nil, state.disabledReason != nil, !device.enabled { device.enabled = true }
+        if let token = settings.token {
+            guard token.platform == device.platform else { throw DeviceError.invalidPlatform(token.platform.rawValue) }
+            device.token = token
+        }
+        if let value = settings.timeZone { device.timeZone = value }
+        if let value = settings.reminderTime { device.reminderTime = value }
+        if let value = settings.locale { device.locale = value }
+        if let value = settings.calendar { device.calendar = value }
+        if let value = settings.adjustment { device.adjustment = value }
+        if let value = settings.displayTheme { device.displayTheme = value }
+        if let value = settings.enabled { device.enabled = value }
+        device.updatedAt = now
+        return device
+    }
+
     static func updateDevice(_ db: Database, id: String, _ settings: DeviceSettings, now: Date) throws -> Device {
         // Rows written ahead of their time carry the old settings: withdrawn, so that their dates fire again with the
         // new ones (and count as not yet fired below). A row whose time has come stays, to be delivered.
@@ -204,12 +230,8 @@ extension AppDatabase {
                 """,
             arguments: [id, now.timeIntervalSince1970])
         guard let state = try Self.deviceState(db, id: id, now: now) else { throw DeviceError.notFound(id) }
-        var device = state.device
-        // A device its service disabled is enabled again when the app registers its token again (the service may
-        // have refused it for a while: an app restored from a backup, a reinstall), unless the request says otherwise.
-        if settings.token != nil, state.disabledReason != nil, !device.enabled { device.enabled = true }
+        let device = try Self.changed(state, settings, now: now)
         if let token = settings.token {
-            guard token.platform == device.platform else { throw DeviceError.invalidPlatform(token.platform.rawValue) }
             let (endpoint, _, _) = Self.columns(token)
             if try Bool.fetchOne(
                 db, sql: "SELECT 1 FROM device WHERE platform = ? AND token = ? AND id != ?", arguments: [token.platform.rawValue, endpoint, id])
@@ -217,16 +239,7 @@ extension AppDatabase {
             {
                 throw DeviceError.duplicateToken(endpoint)
             }
-            device.token = token
         }
-        if let value = settings.timeZone { device.timeZone = value }
-        if let value = settings.reminderTime { device.reminderTime = value }
-        if let value = settings.locale { device.locale = value }
-        if let value = settings.calendar { device.calendar = value }
-        if let value = settings.adjustment { device.adjustment = value }
-        if let value = settings.displayTheme { device.displayTheme = value }
-        if let value = settings.enabled { device.enabled = value }
-        device.updatedAt = now
         try Self.validate(db, device, zone: settings.timeZone != nil)
         let (endpoint, p256dh, auth) = Self.columns(device.token)
         try db.execute(
@@ -381,27 +394,31 @@ extension AppDatabase {
             createdAt: Date(timeIntervalSince1970: row.real(at(.createdAt))), updatedAt: Date(timeIntervalSince1970: row.real(at(.updatedAt))))
     }
 
-    static func deviceState(_ row: Row, now: Date) throws -> DeviceState {
+    static func deviceState(_ row: some ColumnReader, now: Date) throws -> DeviceState {
         let device = try device(row)
         // After the device's columns: its last fire, then why and when its service disabled it.
-        let after = DeviceColumn.count
-        let last = try (row[after] as String?).map { try CivilDate(parsing: $0) }
+        let after = Int32(DeviceColumn.count)
+        let last = try row.optionalText(after).map { try CivilDate(parsing: $0) }
         // When it would fire next; the queue holds the same instant (computed when it last fired or changed). None
         // for a zone this system no longer knows: the device is shown as it is stored. The zone is looked up once.
         let zone = TimeZone.iana(device.timeZone)
         let next = device.enabled ? Self.nextFire(device, in: zone, lastFired: last, now: now) : nil
         return DeviceState(
-            device: device, lastLocalDate: last, nextFireAt: next, disabledReason: row[after + 1],
-            disabledAt: (row[after + 2] as Double?).map(Date.init(timeIntervalSince1970:)), zoneKnown: zone != nil)
+            device: device, lastLocalDate: last, nextFireAt: next, disabledReason: row.optionalText(after + 1),
+            disabledAt: row.optionalReal(after + 2).map(Date.init(timeIntervalSince1970:)), zoneKnown: zone != nil)
     }
 
     /// Checks a device's settings; its zone only when `zone` (a new device, or a change that sets it): a stored zone
     /// that this system's time zone data has since dropped must not stop its owner from changing anything else.
     static func validate(_ db: Database, _ device: Device, zone: Bool = true) throws {
+        try validate(
+            device, zone: zone,
+            themeKnown: try Bool.fetchOne(db, sql: "SELECT 1 FROM display_theme WHERE id = ?", arguments: [device.displayTheme]) == true)
+    }
+
+    static func validate(_ device: Device, zone: Bool, themeKnown: Bool) throws {
         if zone { _ = try Device.validateTimeZone(device.timeZone) }
-        if try Bool.fetchOne(db, sql: "SELECT 1 FROM display_theme WHERE id = ?", arguments: [device.displayTheme]) != true {
-            throw DeviceError.invalidDisplayTheme(device.displayTheme)
-        }
+        guard themeKnown else { throw DeviceError.invalidDisplayTheme(device.displayTheme) }
     }
 
     static func columns(_ token: PushToken) -> (String, String?, String?) {
@@ -477,6 +494,7 @@ protocol ColumnReader {
     func optionalText(_ column: Int32) -> String?
     func integer(_ column: Int32) -> Int
     func real(_ column: Int32) -> Double
+    func optionalReal(_ column: Int32) -> Double?
 }
 
 extension Row: ColumnReader {
@@ -484,6 +502,7 @@ extension Row: ColumnReader {
     func optionalText(_ column: Int32) -> String? { self[Int(column)] }
     func integer(_ column: Int32) -> Int { self[Int(column)] }
     func real(_ column: Int32) -> Double { self[Int(column)] }
+    func optionalReal(_ column: Int32) -> Double? { self[Int(column)] }
 }
 
 extension DirectRow: ColumnReader {}

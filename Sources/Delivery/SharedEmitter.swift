@@ -222,5 +222,6 @@ struct PostgresColumns: ColumnReader {
     func text(_ column: Int32) -> String { optionalText(column) ?? "" }
     func optionalText(_ column: Int32) -> String? { (try? cells[Int(column)].decode(String?.self)) ?? nil }
     func integer(_ column: Int32) -> Int { ((try? cells[Int(column)].decode(Int?.self)) ?? nil) ?? 0 }
-    func real(_ column: Int32) -> Double { ((try? cells[Int(column)].decode(Double?.self)) ?? nil) ?? 0 }
+    func real(_ column: Int32) -> Double { optionalReal(column) ?? 0 }
+    func optionalReal(_ column: Int32) -> Double? { (try? cells[Int(column)].decode(Double?.self)) ?? nil }
 }

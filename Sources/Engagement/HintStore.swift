@@ -20,6 +20,43 @@ public enum HintChange: Sendable {
     case shown, dismissed
 }
 
+/// What showing or dismissing a hint does, worked out from the user's hint context (the same for either store): the
+/// record after, and what is written — the shown row, the dismissal, the analytics event (none when nothing changes).
+struct HintStep {
+    var record: HintRecord
+    var insertShown = false
+    var markDismissed = false
+    var event: String?
+}
+
+extension HintContext {
+    func step(_ hint: HintCatalog.Hint, _ change: HintChange, catalog: HintCatalog, now: Date) throws -> HintStep {
+        var step = HintStep(record: records[hint.id] ?? HintRecord())
+        switch change {
+        case .shown:
+            if step.record.shownAt != nil && !tutorial { return step }
+            guard eligible(catalog, now: now).contains(hint) else {
+                throw OnboardingError.invalidTransition("hint '\(hint.id)' is not eligible now")
+            }
+            if step.record.shownAt == nil {
+                step.record.shownAt = now
+                step.record.shownInTutorial = tutorial
+            }
+            step.insertShown = true
+            step.event = "hint_shown"
+        case .dismissed:
+            guard step.record.shownAt != nil else { throw OnboardingError.invalidTransition("hint '\(hint.id)' has not been shown") }
+            if step.record.dismissedAt != nil && !tutorial { return step }
+            if step.record.dismissedAt == nil {
+                step.record.dismissedAt = now
+                step.markDismissed = true
+            }
+            step.event = "hint_dismissed"
+        }
+        return step
+    }
+}
+
 /// How many distinct event names one user may record: the rules need a handful, and a client cannot grow the table.
 public let maximumEventNames = 100
 
@@ -51,35 +88,22 @@ extension AppDatabase {
     ) throws -> HintRecord {
         try write { db in
             let context = try Self.hintContext(db, userID: userID, token: token)
-            var record = context.records[hint.id] ?? HintRecord()
+            let step = try context.step(hint, change, catalog: catalog, now: now)
             let at = now.timeIntervalSince1970
-            switch change {
-            case .shown:
-                let eligible = context.eligible(catalog, now: now).contains(hint)
-                if record.shownAt != nil && !context.tutorial { return record }
-                guard eligible else { throw OnboardingError.invalidTransition("hint '\(hint.id)' is not eligible now") }
-                if record.shownAt == nil {
-                    record.shownAt = now
-                    record.shownInTutorial = context.tutorial
-                }
+            if step.insertShown {
                 try db.execute(
                     sql: """
                         INSERT INTO hint_state (user_id, hint_id, shown_at, shown_in_tutorial) VALUES (?, ?, ?, ?)
                         ON CONFLICT (user_id, hint_id) DO NOTHING
                         """, arguments: [userID, hint.id, at, context.tutorial])
-                try Self.recordEvent(
-                    db, userID: userID, name: "hint_shown", screen: hint.id, properties: ["tutorial": "\(context.tutorial)"], at: now)
-            case .dismissed:
-                guard record.shownAt != nil else { throw OnboardingError.invalidTransition("hint '\(hint.id)' has not been shown") }
-                if record.dismissedAt != nil && !context.tutorial { return record }
-                if record.dismissedAt == nil {
-                    record.dismissedAt = now
-                    try db.execute(sql: "UPDATE hint_state SET dismissed_at = ? WHERE user_id = ? AND hint_id = ?", arguments: [at, userID, hint.id])
-                }
-                try Self.recordEvent(
-                    db, userID: userID, name: "hint_dismissed", screen: hint.id, properties: ["tutorial": "\(context.tutorial)"], at: now)
             }
-            return record
+            if step.markDismissed {
+                try db.execute(sql: "UPDATE hint_state SET dismissed_at = ? WHERE user_id = ? AND hint_id = ?", arguments: [at, userID, hint.id])
+            }
+            if let event = step.event {
+                try Self.recordEvent(db, userID: userID, name: event, screen: hint.id, properties: ["tutorial": "\(context.tutorial)"], at: now)
+            }
+            return step.record
         }
     }
 

@@ -31,14 +31,9 @@ extension AppDatabase {
             for event in analytics {
                 try Self.recordEvent(db, userID: userID, name: event.name, screen: event.screen, properties: event.properties, at: event.at)
             }
-            // Completion carries the chosen theme and the notification answer into the settings and the devices.
-            if case .complete = event, let theme = next.theme {
-                _ = try Self.updateSettings(db, userID: userID, now: now) { settings in
-                    settings.displayTheme = theme
-                    settings.notifications = next.notificationPermission == .granted
-                }
-                try Self.applyToUserDevices(
-                    db, userID: userID, DeviceSettings(displayTheme: theme, enabled: next.notificationPermission == .granted), now: now)
+            if let change = Self.completionChange(event, next) {
+                _ = try Self.updateSettings(db, userID: userID, now: now) { $0.apply(change) }
+                try Self.applyToUserDevices(db, userID: userID, change, now: now)
             }
             return next
         }
@@ -49,11 +44,22 @@ extension AppDatabase {
     }
 
     static func recordEvent(_ db: Database, userID: String?, name: String, screen: String?, properties: [String: String], at: Date) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
         try db.execute(
             sql: "INSERT INTO analytics_event (user_id, name, screen, properties, at) VALUES (?, ?, ?, ?, ?)",
-            arguments: [userID, name, screen, String(decoding: try encoder.encode(properties), as: UTF8.self), at.timeIntervalSince1970])
+            arguments: [userID, name, screen, try encodedProperties(properties), at.timeIntervalSince1970])
+    }
+
+    /// Completion carries the chosen theme and the notification answer into the settings and the devices.
+    static func completionChange(_ event: OnboardingEvent, _ next: OnboardingState) -> DeviceSettings? {
+        guard case .complete = event, let theme = next.theme else { return nil }
+        return DeviceSettings(displayTheme: theme, enabled: next.notificationPermission == .granted)
+    }
+
+    /// The properties of an analytics event as stored: JSON with sorted keys.
+    static func encodedProperties(_ properties: [String: String]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(properties), as: UTF8.self)
     }
 
     /// How far along an onboarding is: completed beats everything, then the number of screens seen.

@@ -271,7 +271,14 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             // The database file was removed or replaced: the process is stopping.
             context.logger.error("database file gone", metadata: ["error": "\(error)"])
             throw APIError(.serviceUnavailable, code: "database_gone", error.description)
-        } catch  where AppDatabase.isMissingReference(error) {
+        } catch  where PostgresStore.isUnavailable(error) {
+            // PostgreSQL cannot be reached, is restarting, or gave the transaction up: nothing was written; the client
+            // tries again (the pool reconnects meanwhile).
+            context.logger.warning("database unavailable", metadata: ["error": "\(PostgresStore.reason(error))"])
+            var answer = APIError(.serviceUnavailable, code: "database_unavailable", "the database cannot be reached just now; try again shortly")
+            answer.headers[.retryAfter] = "2"
+            throw answer
+        } catch  where AppDatabase.isMissingReference(error) || PostgresStore.isMissingReference(error) || error is UserStoreError {
             // The caller's user went while the request ran (a guest merged into an account by a sign-in, or purged):
             // their token is no longer valid, as the next request would find.
             context.logger.info("the caller's user was removed during the request", metadata: ["error": "\(error)"])

@@ -112,6 +112,7 @@ public struct DirectRow {
     public func integer(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
     public func real(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
     public func optionalInteger(_ column: Int32) -> Int? { isNull(column) ? nil : integer(column) }
+    public func optionalReal(_ column: Int32) -> Double? { isNull(column) ? nil : real(column) }
 
     public func text(_ column: Int32) -> String {
         guard let bytes = sqlite3_column_text(handle, column) else { return "" }

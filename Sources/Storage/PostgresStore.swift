@@ -63,7 +63,7 @@ public final class PostgresStore: Sendable {
     /// (never the password: postgres-nio's own description hides everything, and its details carry none).
     public func describe(_ error: any Error) -> String { "database '\(address)': \(Self.reason(error))" }
 
-    static func reason(_ error: any Error) -> String {
+    public static func reason(_ error: any Error) -> String {
         if let error = error as? StorageError { return error.description }
         if let transaction = error as? PostgresTransactionError {
             // The statement's own error, rather than the transaction's wrapper of it.

@@ -19,64 +19,70 @@ import Testing
         ["platform": "fcm", "token": "fcm-token-\(String(format: "%020d", n))", "timezone": "UTC"]
     }
 
-    @Test func aUserHasAtMostTwentyDevices() async throws {
-        try await makeApp(now: fixedNow).test(.router) { client in
-            let guest = token(try await post(client, "/v1/guests", [:]).1)
-            for n in 0..<20 { #expect(try await post(client, "/v1/devices", fcm(n), token: guest).0 == 201) }
-            let (status, reply) = try await post(client, "/v1/devices", fcm(20), token: guest)
-            #expect(status == 409)
-            #expect((reply["error"] as? [String: Any])?["code"] as? String == "too_many_devices")
-            // A token the user registered before is that device, as always.
-            #expect(try await post(client, "/v1/devices", fcm(3), token: guest).0 == 200)
-            // Another user is not limited by this one.
-            let other = token(try await post(client, "/v1/guests", [:]).1)
-            #expect(try await post(client, "/v1/devices", fcm(21), token: other).0 == 201)
-        }
-    }
-
-    @Test func aSessionsChangesAreLimitedItsReadsAreNot() async throws {
-        let clock = SettableClock()
-        try await makeApp(clock: { clock.now }).test(.router) { client in
-            let guest = token(try await post(client, "/v1/guests", [:]).1)
-            let other = token(try await post(client, "/v1/guests", [:]).1)
-            for _ in 0..<120 { #expect(try await send(client, .put, "/v1/bookmarks/1:1", token: guest).0 < 300) }
-            let refused = try await client.execute(uri: "/v1/bookmarks/2:255", method: .put, headers: bearer(guest)) {
-                ($0.status.code, $0.headers[.retryAfter])
+    @Test(arguments: StoreKind.available) func aUserHasAtMostTwentyDevices(_ store: StoreKind) async throws {
+        try await store.run {
+            try await makeApp(now: fixedNow).test(.router) { client in
+                let guest = token(try await post(client, "/v1/guests", [:]).1)
+                for n in 0..<20 { #expect(try await post(client, "/v1/devices", fcm(n), token: guest).0 == 201) }
+                let (status, reply) = try await post(client, "/v1/devices", fcm(20), token: guest)
+                #expect(status == 409)
+                #expect((reply["error"] as? [String: Any])?["code"] as? String == "too_many_devices")
+                // A token the user registered before is that device, as always.
+                #expect(try await post(client, "/v1/devices", fcm(3), token: guest).0 == 200)
+                // Another user is not limited by this one.
+                let other = token(try await post(client, "/v1/guests", [:]).1)
+                #expect(try await post(client, "/v1/devices", fcm(21), token: other).0 == 201)
             }
-            #expect(refused.0 == 429)
-            #expect(refused.1 == "60")
-            // Reads go on; so do other sessions' changes; and this session's, a minute later.
-            #expect(try await get(client, "/v1/bookmarks", token: guest).0 == 200)
-            #expect(try await send(client, .put, "/v1/bookmarks/1:1", token: other).0 < 300)
-            clock.advance(by: 61)
-            #expect(try await send(client, .put, "/v1/bookmarks/2:255", token: guest).0 < 300)
         }
     }
 
-    @Test func sessionsExpireIdleAndAccountsAlsoByAge() async throws {
-        let clock = SettableClock()
-        try await makeApp(clock: { clock.now }).test(.router) { client in
-            let account = token(try await post(client, "/v1/accounts", ["email": "amina@example.org", "password": "a long passphrase"]).1)
-            let guest = token(try await post(client, "/v1/guests", [:]).1)
-            // Used every 80 days, neither is idle for 90; at 365 days the account's token has lived its life.
-            for _ in 0..<4 {
-                clock.advance(by: 80 * 86_400)
-                #expect(try await get(client, "/v1/me", token: account).0 == 200)
+    @Test(arguments: StoreKind.available) func aSessionsChangesAreLimitedItsReadsAreNot(_ store: StoreKind) async throws {
+        try await store.run {
+            let clock = SettableClock()
+            try await makeApp(clock: { clock.now }).test(.router) { client in
+                let guest = token(try await post(client, "/v1/guests", [:]).1)
+                let other = token(try await post(client, "/v1/guests", [:]).1)
+                for _ in 0..<120 { #expect(try await send(client, .put, "/v1/bookmarks/1:1", token: guest).0 < 300) }
+                let refused = try await client.execute(uri: "/v1/bookmarks/2:255", method: .put, headers: bearer(guest)) {
+                    ($0.status.code, $0.headers[.retryAfter])
+                }
+                #expect(refused.0 == 429)
+                #expect(refused.1 == "60")
+                // Reads go on; so do other sessions' changes; and this session's, a minute later.
+                #expect(try await get(client, "/v1/bookmarks", token: guest).0 == 200)
+                #expect(try await send(client, .put, "/v1/bookmarks/1:1", token: other).0 < 300)
+                clock.advance(by: 61)
+                #expect(try await send(client, .put, "/v1/bookmarks/2:255", token: guest).0 < 300)
+            }
+        }
+    }
+
+    @Test(arguments: StoreKind.available) func sessionsExpireIdleAndAccountsAlsoByAge(_ store: StoreKind) async throws {
+        try await store.run {
+            let clock = SettableClock()
+            try await makeApp(clock: { clock.now }).test(.router) { client in
+                let account = token(try await post(client, "/v1/accounts", ["email": "amina@example.org", "password": "a long passphrase"]).1)
+                let guest = token(try await post(client, "/v1/guests", [:]).1)
+                // Used every 80 days, neither is idle for 90; at 365 days the account's token has lived its life.
+                for _ in 0..<4 {
+                    clock.advance(by: 80 * 86_400)
+                    #expect(try await get(client, "/v1/me", token: account).0 == 200)
+                    #expect(try await get(client, "/v1/me", token: guest).0 == 200)
+                }
+                clock.advance(by: 46 * 86_400)  // 366 days
+                #expect(try await get(client, "/v1/me", token: account).0 == 401)
                 #expect(try await get(client, "/v1/me", token: guest).0 == 200)
+                // 91 days unused: the guest's token is idle.
+                clock.advance(by: 91 * 86_400)
+                #expect(try await get(client, "/v1/me", token: guest).0 == 401)
             }
-            clock.advance(by: 46 * 86_400)  // 366 days
-            #expect(try await get(client, "/v1/me", token: account).0 == 401)
-            #expect(try await get(client, "/v1/me", token: guest).0 == 200)
-            // 91 days unused: the guest's token is idle.
-            clock.advance(by: 91 * 86_400)
-            #expect(try await get(client, "/v1/me", token: guest).0 == 401)
+            let policy = SessionPolicy(idle: 90 * 86_400, lifetime: 365 * 86_400)
+            #expect(policy.isExpired(mode: .guest, createdAt: fixedNow, lastUsedAt: fixedNow, now: fixedNow.addingTimeInterval(90 * 86_400 + 1)))
+            #expect(
+                !policy.isExpired(
+                    mode: .guest, createdAt: fixedNow, lastUsedAt: fixedNow.addingTimeInterval(400 * 86_400),
+                    now: fixedNow.addingTimeInterval(400 * 86_400)))
         }
-        let policy = SessionPolicy(idle: 90 * 86_400, lifetime: 365 * 86_400)
-        #expect(policy.isExpired(mode: .guest, createdAt: fixedNow, lastUsedAt: fixedNow, now: fixedNow.addingTimeInterval(90 * 86_400 + 1)))
-        #expect(
-            !policy.isExpired(
-                mode: .guest, createdAt: fixedNow, lastUsedAt: fixedNow.addingTimeInterval(400 * 86_400),
-                now: fixedNow.addingTimeInterval(400 * 86_400)))
     }
 
     @Test func expiredSessionsArePurged() throws {

@@ -2,6 +2,7 @@ import Accounts
 import AppSchema
 import ContentStore
 import DailyVerseTestSupport
+import Engagement
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -28,10 +29,40 @@ func makeEnvironment(
     let database = try AppDatabase.inMemory()
     try database.seed(bundledContent)
     let machine = try OnboardingMachine(flow: OnboardingFlow.load(from: dataDirectory), database: database)
+    let users: (any UserStore)? = try StoreKind.postgres.map { PostgresUserStore(store: $0, themes: Set(try database.displayThemes().map(\.id))) }
     return try APIEnvironment(
         reports: DailyVerseReports(database: database), clock: clock, passwordHasher: PasswordHasher(.scrypt(logN: 8, r: 8, p: 1)),
         onboarding: machine, copy: try OnboardingCopy.load(from: dataDirectory), hints: try HintCatalog.load(from: dataDirectory), hashing: hashing,
-        openAPI: try OpenAPIDocument.load(from: dataDirectory), vapidPublicKey: vapidPublicKey, trustedProxies: trustedProxies)
+        openAPI: try OpenAPIDocument.load(from: dataDirectory), vapidPublicKey: vapidPublicKey, trustedProxies: trustedProxies,
+        users: users)
+}
+
+/// The store a route test's users, sessions, devices and hints are kept in: each such test runs on SQLite, and on
+/// PostgreSQL too when `DAILYVERSE_TEST_POSTGRES` names a server (`PostgresTesting`), each time on a new database.
+enum StoreKind: String, CustomTestStringConvertible, Sendable {
+    case sqlite, postgresql
+
+    static let available: [StoreKind] = PostgresTesting.isAvailable ? [.sqlite, .postgresql] : [.sqlite]
+
+    var testDescription: String { rawValue }
+
+    /// The PostgreSQL store the test running now uses, if it runs on PostgreSQL (`makeEnvironment` reads it).
+    @TaskLocal static var postgres: PostgresStore?
+
+    /// Runs a test's body on this store.
+    func run(_ body: () async throws -> Void) async throws {
+        guard self == .postgresql else { return try await body() }
+        try await PostgresTesting.withDatabase { address in
+            let store = try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: PostgresTesting.logger)
+            do {
+                try await StoreKind.$postgres.withValue(store) { try await body() }
+                await store.close()
+            } catch {
+                await store.close()
+                throw error
+            }
+        }
+    }
 }
 
 @Suite struct PublicRoutesTests {

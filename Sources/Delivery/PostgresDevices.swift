@@ -1,0 +1,163 @@
+import Foundation
+import HijriCalendar
+import Notifications
+import PostgresNIO
+import Storage
+
+/// A user's devices on PostgreSQL: the queries of `DeviceStore.swift` in PostgreSQL's words, inside the caller's
+/// transaction; what a device becomes (`newDevice`, `changed`), when it fires (`nextFire`) and how a row is read
+/// (`deviceState`) are the same functions SQLite's use. The caller holds the user's lock (`lockUser`), so a user's
+/// registrations are counted one at a time; a token is locked by name while it changes hands.
+///
+/// The display themes a device may have are passed in: on PostgreSQL the content is each process's copy.
+extension PostgresTransaction {
+    /// A device's state with its last fire: the newest outbox row whose time has come, looked up day by day over
+    /// `lastFiredDays` as SQLite's query does (the outbox's key is (local date, device)).
+    /// The device `id`, or the devices of `userID` oldest first. (Each statement is planned with its values, so
+    /// the condition not given costs nothing.)
+    func deviceStates(id: String? = nil, userID: String? = nil, now: Date) async throws -> [DeviceState] {
+        let days = Self.outboxDates(around: now, back: AppDatabase.lastFiredDays, ahead: 2)
+        return try await rows(
+            """
+            SELECT \(unescaped: AppDatabase.deviceColumns), (SELECT o.local_date::text FROM outbox o
+                WHERE o.local_date = ANY(\(days)::date[]) AND o.device_seq = d.seq AND o.fire_at <= \(now.timeIntervalSince1970)
+                ORDER BY o.local_date DESC LIMIT 1), d.disabled_reason, d.disabled_at FROM device d
+            WHERE (\(id)::text IS NULL OR d.id = \(id)) AND (\(userID)::text IS NULL OR d.user_id = \(userID))
+            ORDER BY d.created_at, d.id
+            """
+        ).map { try AppDatabase.deviceState(PostgresColumns($0), now: now) }
+    }
+
+    /// The local dates from `back` days before the UTC date of `now` to `ahead` after it, as ISO text.
+    static func outboxDates(around now: Date, back: Int, ahead: Int) -> [String] {
+        let today = CivilDate(instant: now, timeZone: TimeZone(identifier: "UTC")!).dayNumber
+        return (-back...ahead).map { CivilDate(dayNumber: today + $0).description }
+    }
+
+    public func devices(userID: String, now: Date) async throws -> [DeviceState] {
+        try await deviceStates(userID: userID, now: now)
+    }
+
+    public func deviceState(id: String, now: Date) async throws -> DeviceState? {
+        try await deviceStates(id: id, now: now).first
+    }
+
+    /// As `AppDatabase.registerDevice`, with the user's settings as `defaults`.
+    public func registerDevice(
+        _ settings: DeviceSettings, userID: String, now: Date, maximum: Int, defaults: DeviceSettings, themes: Set<String>
+    ) async throws -> (device: Device, created: Bool) {
+        guard let token = settings.token else { throw DeviceError.missing("token") }
+        let (endpoint, _, _) = AppDatabase.columns(token)
+        try await lock("device token \(token.platform.rawValue) \(endpoint)")
+        if let row = try await rows("SELECT id, user_id FROM device WHERE platform = \(token.platform.rawValue) AND token = \(endpoint)").first {
+            let (id, owner) = try row.decode((String, String?).self)
+            if owner == userID { return (try await updateDevice(id: id, settings, now: now, themes: themes), false) }
+            try await rows("DELETE FROM device WHERE id = \(id)")
+        }
+        if try await value("SELECT count(*) FROM device WHERE user_id = \(userID)", as: Int.self) ?? 0 >= maximum {
+            throw DeviceError.tooMany(maximum)
+        }
+        let device = try AppDatabase.newDevice(settings.filling(from: defaults), id: UUID().uuidString.lowercased(), now: now)
+        try AppDatabase.validate(device, zone: true, themeKnown: themes.contains(device.displayTheme))
+        let (_, p256dh, auth) = AppDatabase.columns(device.token)
+        let at = now.timeIntervalSince1970
+        guard
+            let seq = try await value(
+                """
+                INSERT INTO device (id, platform, token, p256dh, auth, timezone, reminder_time, locale, calendar, adjustment,
+                    display_theme, enabled, created_at, updated_at, schedule_version, user_id)
+                VALUES (\(device.id), \(device.platform.rawValue), \(endpoint), \(p256dh), \(auth), \(device.timeZone),
+                    \(device.reminderTime.description), \(device.locale.rawValue), \(device.calendar.rawValue), \(device.adjustment.days),
+                    \(device.displayTheme), \(device.enabled ? 1 : 0), \(at), \(at), 1, \(userID))
+                RETURNING seq
+                """, as: Int64.self)
+        else { throw DeviceError.notFound(device.id) }
+        try await enqueue(device, seq: seq, version: 1, lastFired: nil, now: now)
+        return (device, true)
+    }
+
+    /// As `AppDatabase.updateDevice(_:id:userID:now:settings:)`.
+    public func updateDevice(
+        id: String, userID: String, now: Date, themes: Set<String>, settings: (Platform) throws -> DeviceSettings
+    ) async throws -> Device {
+        guard let name = try await value("SELECT platform FROM device WHERE id = \(id) AND user_id = \(userID)", as: String.self),
+            let platform = Platform(rawValue: name)
+        else { throw DeviceError.notFound(id) }
+        let changes = try settings(platform)
+        if let token = changes.token {
+            let (endpoint, _, _) = AppDatabase.columns(token)
+            try await lock("device token \(token.platform.rawValue) \(endpoint)")
+            try await rows("DELETE FROM device WHERE platform = \(token.platform.rawValue) AND token = \(endpoint) AND id != \(id)")
+        }
+        return try await updateDevice(id: id, changes, now: now, themes: themes)
+    }
+
+    /// As `AppDatabase.updateDevice(_:id:_:now:)`: rows written ahead withdrawn, the change applied, the device queued
+    /// again under its next schedule version.
+    func updateDevice(id: String, _ settings: DeviceSettings, now: Date, themes: Set<String>) async throws -> Device {
+        let at = now.timeIntervalSince1970
+        try await rows(
+            """
+            DELETE FROM outbox WHERE local_date = ANY(\(Self.outboxDates(around: now, back: 1, ahead: 2))::date[])
+            AND device_seq = (SELECT seq FROM device WHERE id = \(id)) AND status = 'pending' AND fire_at > \(at)
+            """)
+        guard let state = try await deviceState(id: id, now: now) else { throw DeviceError.notFound(id) }
+        let device = try AppDatabase.changed(state, settings, now: now)
+        let (endpoint, p256dh, auth) = AppDatabase.columns(device.token)
+        if settings.token != nil,
+            try await value(
+                "SELECT 1 FROM device WHERE platform = \(device.platform.rawValue) AND token = \(endpoint) AND id != \(id)", as: Int32.self)
+                != nil
+        {
+            throw DeviceError.duplicateToken(endpoint)
+        }
+        try AppDatabase.validate(device, zone: settings.timeZone != nil, themeKnown: themes.contains(device.displayTheme))
+        let enabled = device.enabled ? 1 : 0
+        guard
+            let row = try await rows(
+                """
+                UPDATE device SET token = \(endpoint), p256dh = \(p256dh), auth = \(auth), timezone = \(device.timeZone),
+                    reminder_time = \(device.reminderTime.description), locale = \(device.locale.rawValue), calendar = \(device.calendar.rawValue),
+                    adjustment = \(device.adjustment.days), display_theme = \(device.displayTheme), enabled = \(enabled), updated_at = \(at),
+                    schedule_version = schedule_version + 1,
+                    disabled_reason = CASE WHEN \(enabled) = 1 THEN NULL ELSE disabled_reason END,
+                    disabled_at = CASE WHEN \(enabled) = 1 THEN NULL ELSE disabled_at END
+                WHERE id = \(id) RETURNING seq, schedule_version
+                """
+            ).first
+        else { throw DeviceError.notFound(id) }
+        let (seq, version) = try row.decode((Int64, Int).self)
+        // A zone set anew is said again if it, too, is unknown one day.
+        if settings.timeZone != nil { try await rows("DELETE FROM schedule_problem WHERE device_seq = \(seq) AND kind = 'unknown_zone'") }
+        try await enqueue(device, seq: seq, version: version, lastFired: state.lastLocalDate, now: now)
+        return device
+    }
+
+    /// As `AppDatabase.enqueue`.
+    func enqueue(_ device: Device, seq: Int64, version: Int, lastFired: CivilDate?, now: Date) async throws {
+        guard device.enabled else { return }
+        let next = AppDatabase.nextFire(device, in: TimeZone.iana(device.timeZone), lastFired: lastFired, now: now) ?? now
+        try await rows(
+            """
+            INSERT INTO schedule (next_fire_at, device_seq, version, last_local_day)
+            VALUES (\(next.timeIntervalSince1970), \(seq), \(version), \(lastFired?.dayNumber))
+            ON CONFLICT (next_fire_at, device_seq) DO UPDATE SET version = excluded.version, last_local_day = excluded.last_local_day
+            """)
+    }
+
+    public func removeDevice(id: String, userID: String) async throws -> Bool {
+        try await changes("DELETE FROM device WHERE id = \(id) AND user_id = \(userID) RETURNING 1") > 0
+    }
+
+    /// As `AppDatabase.applyToUserDevices`.
+    public func applyToUserDevices(userID: String, _ settings: DeviceSettings, now: Date, themes: Set<String>) async throws {
+        for id in try await rows("SELECT id FROM device WHERE user_id = \(userID) ORDER BY seq").map({ try $0.decode(String.self) }) {
+            _ = try await updateDevice(id: id, settings, now: now, themes: themes)
+        }
+    }
+
+    /// As `AppDatabase.moveDevices`.
+    public func moveDevices(from guestID: String, to accountID: String, now: Date) async throws {
+        try await rows("UPDATE device SET user_id = \(accountID), updated_at = \(now.timeIntervalSince1970) WHERE user_id = \(guestID)")
+    }
+}

@@ -1,0 +1,72 @@
+import Logging
+import PostgresNIO
+
+/// One transaction on PostgreSQL, as the domains' queries take it (GRDB's `Database` is SQLite's): its connection and
+/// the logger its statements are logged under.
+public struct PostgresTransaction: Sendable {
+    public let connection: PostgresConnection
+    public let logger: Logger
+
+    public init(connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Runs `query`; its rows.
+    @discardableResult
+    public func rows(_ query: PostgresQuery) async throws -> [PostgresRow] { try await connection.query(query, logger: logger).collect() }
+
+    /// The first column of the first row, if there is one and it is not NULL.
+    public func value<T: PostgresDecodable>(_ query: PostgresQuery, as type: T.Type = T.self) async throws -> T? where T._DecodableType == T {
+        try await rows(query).first?.decode(T?.self) ?? nil
+    }
+
+    /// Runs a statement that ends `RETURNING 1` (or anything): how many rows it changed.
+    public func changes(_ query: PostgresQuery) async throws -> Int { try await rows(query).count }
+
+    /// Holds a lock named `name` until the transaction ends (`pg_advisory_xact_lock`): what SQLite's one writer gives
+    /// for free — a check and the write it allows, with no other process's write between them.
+    public func lock(_ name: String) async throws {
+        try await rows("SELECT pg_advisory_xact_lock(hashtext(\("dailyverse: " + name)))")
+    }
+}
+
+extension PostgresStore {
+    /// Runs `body` in one transaction on a pooled connection: everything it does, or nothing. The error `body`
+    /// throws comes out as it is (a domain's own error, for the caller to answer), not wrapped in postgres-nio's.
+    public func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresTransaction) async throws -> T) async throws -> T {
+        let logger = backgroundLogger
+        do {
+            return try await client.withTransaction(logger: logger) { connection in
+                try await body(PostgresTransaction(connection: connection, logger: logger))
+            }
+        } catch let error as PostgresTransactionError {
+            throw error.closureError ?? error.beginError ?? error.commitError ?? error
+        }
+    }
+
+    /// Whether `error` is PostgreSQL's refusal of a row that names one no longer there (SQLSTATE 23503): the user a
+    /// request was acting for was removed meanwhile.
+    public static func isMissingReference(_ error: any Error) -> Bool { sqlState(error) == "23503" }
+
+    /// Whether `error` is the server's, or the connection's, rather than the request's: the database cannot be used now
+    /// (no connection, the server shutting down or restarting, the connection lost mid-statement).
+    public static func isUnavailable(_ error: any Error) -> Bool {
+        // The pool's own refusals (shut down, its circuit breaker tripped after failed connects): a type of a module
+        // postgres-nio does not export as a product, known here by name.
+        if String(describing: type(of: error)) == "ConnectionPoolError" { return true }
+        guard let error = error as? PSQLError else { return false }
+        guard error.code == .server else {
+            // Connecting, the connection lost or closed, the pool closed; not a statement the server refused.
+            return [.connectionError, .serverClosedConnection, .clientClosedConnection, .poolClosed, .uncleanShutdown, .sslUnsupported]
+                .contains(error.code)
+        }
+        // Class 08 (connection exception), 53 (insufficient resources: too many connections, disk full), 57P (the
+        // server shutting down or not yet accepting connections), 58 (system error); and class 40, a transaction
+        // the server gave up (a deadlock, a serialization failure), which the client may send again.
+        let state = error.serverInfo?[.sqlState] ?? ""
+        return ["08", "53", "57P", "58", "40"].contains { state.hasPrefix($0) }
+    }
+
+    static func sqlState(_ error: any Error) -> String? { (error as? PSQLError)?.serverInfo?[.sqlState] }
+}

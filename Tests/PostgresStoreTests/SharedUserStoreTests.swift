@@ -1,0 +1,114 @@
+import Accounts
+import AppSchema
+import DailyVerseTestSupport
+import Delivery
+import Engagement
+import Foundation
+import Notifications
+import PostgresNIO
+import Storage
+import Testing
+
+/// The API's users on PostgreSQL when several processes take requests at once: what SQLite's one writer kept in order
+/// (a user's device count, a token changing hands, an email being taken) holds across processes, and the route tests
+/// (run on both stores) cover the rest.
+@Suite(.enabled(if: PostgresTesting.isAvailable, Comment(rawValue: PostgresTesting.skipped)))
+struct SharedUserStoreTests {
+    let now = instant("2025-03-01T06:00:00Z")
+    let themes: Set<String> = ["parchment", "night"]
+
+    /// Two processes' stores on one new database.
+    func twoProcesses(_ body: ([PostgresUserStore]) async throws -> Void) async throws {
+        try await PostgresTesting.withDatabase { address in
+            var stores: [PostgresStore] = []
+            for _ in 0..<2 {
+                stores.append(
+                    try await PostgresStore.open(
+                        address, password: PostgresTesting.password, schema: .dailyVerse, logger: PostgresTesting.logger, maximumConnections: 8))
+            }
+            do {
+                try await body(stores.map { PostgresUserStore(store: $0, themes: themes) })
+                for store in stores { await store.close() }
+            } catch {
+                for store in stores { await store.close() }
+                throw error
+            }
+        }
+    }
+
+    func device(_ n: Int) -> DeviceSettings { DeviceSettings(token: .apns(String(format: "%064x", n)), timeZone: "Asia/Baghdad") }
+
+    @Test func aUsersDeviceLimitHoldsAcrossProcesses() async throws {
+        try await twoProcesses { processes in
+            let (user, _) = try await processes[0].createGuest(now: now)
+            let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for n in 0..<30 {
+                    group.addTask {
+                        do {
+                            _ = try await processes[n % 2].registerDevice(device(n), userID: user.id, now: now, maximum: 20)
+                            return true
+                        } catch DeviceError.tooMany { return false }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 }.count == 20)
+            #expect(try await processes[1].devices(userID: user.id, now: now).count == 20)
+        }
+    }
+
+    @Test func aTokenRegisteredByTwoUsersAtOnceEndsWithOneDevice() async throws {
+        try await twoProcesses { processes in
+            var users: [String] = []
+            for process in processes { users.append(try await process.createGuest(now: now).0.id) }
+            let ids = users
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for round in 0..<10 {
+                    for index in 0..<2 {
+                        group.addTask {
+                            _ = try await processes[index].registerDevice(device(round), userID: ids[index], now: now, maximum: 20)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            // Each token is one device, whoever registered it last; its schedule entry is the one of that device.
+            let first = try await processes[0].devices(userID: ids[0], now: now)
+            let second = try await processes[1].devices(userID: ids[1], now: now)
+            #expect(first.count + second.count == 10)
+            let tokens = (first + second).map { $0.device.token }
+            #expect(Set(tokens.map { "\($0)" }).count == 10)
+        }
+    }
+
+    @Test func emailsThatReadAlikeSignedUpAtOnceMakeOneAccount() async throws {
+        try await twoProcesses { processes in
+            // "bob" and its fullwidth spelling: one key (`Email.key`).
+            let spellings = ["bob@example.org", "\u{FF42}\u{FF4F}\u{FF42}@example.org"]
+            let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for n in 0..<8 {
+                    group.addTask {
+                        do {
+                            _ = try await processes[n % 2].createAccount(
+                                email: spellings[n % 2], passwordHash: "hash", displayName: nil, upgrading: nil, now: now)
+                            return true
+                        } catch SignInError.emailTaken { return false }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 }.count == 1)
+        }
+    }
+
+    @Test func aClosedPoolIsUnavailableNotAnInternalError() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let store = try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: PostgresTesting.logger)
+            let users = PostgresUserStore(store: store, themes: themes)
+            _ = try await users.createGuest(now: now)
+            await store.close()
+            let error = await #expect(throws: (any Error).self) { try await users.check() }
+            #expect(error.map(PostgresStore.isUnavailable) == true, "\(String(describing: error))")
+        }
+    }
+}
