@@ -107,7 +107,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
             ]),
         // Pure: the story onboarding's flow (from data/) and its state machine.
         .target(name: "Onboarding", dependencies: ["Diagnostics"]),

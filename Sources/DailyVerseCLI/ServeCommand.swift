@@ -3,6 +3,7 @@ import ArgumentParser
 import ContentStore
 import Daemon
 import Delivery
+import Engagement
 import Foundation
 import HTTPAPI
 import HijriCalendar
@@ -172,24 +173,9 @@ struct ServeCommand: AsyncParsableCommand {
         let notifier = SystemdNotifier()
         let readiness = Readiness(notifier: notifier, waitsForAPI: address != "none")
         if address != "none" {
-            let (host, port) = try Self.hostAndPort(address)
-            let environment = try APIEnvironment(
-                reports: DailyVerseReports(database: database), clock: clock, onboarding: try global.onboardingMachine(database),
-                copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(), throttles: settings.throttles,
-                openAPI: try OpenAPIDocument.load(from: global.dataDirectory()), vapidPublicKey: try push.vapidPublicKey(global),
-                trustedProxies: settings.proxies, sessions: settings.retention.sessions, limits: settings.limits)
-            // The scheduler's counters go to the same registry as the API's.
-            MetricsSystem.bootstrap(environment.metricsFactory)
-            let application = Application(
-                router: buildRouter(environment),
-                server: apiServer(idleTimeout: settings.idleTimeout, connections: ConnectionLimit(maximum: settings.connections)),
-                configuration: .init(address: .hostname(host, port: port), serverName: "dailyverse"),
-                onServerRunning: { _ in
-                    logger.info("API listening", metadata: ["address": "\(address)"])
-                    readiness.apiReady()
-                },
-                logger: logger)
-            services.append(APIService(address: address) { try await application.run() })
+            services.append(
+                try apiService(
+                    address, content: database, users: SQLiteUserStore(database), clock: clock, settings, readiness: readiness, logger: logger))
         }
         // Last of what can fail: a push sink holds connections that must be shut down.
         let deliverer = try emit.makeDeliverer(global, database, configuration, push: push, clock: clock)
@@ -212,6 +198,29 @@ struct ServeCommand: AsyncParsableCommand {
             notifier: notifier,
             readiness: readiness, services: services)
         return (group, lock, deliverer.sink)
+    }
+
+    /// The API on `address`, over `content` (today's verse, verses, layers, themes) and `users` (SQLite's own tables,
+    /// or PostgreSQL); its metrics registry becomes the process's, so the scheduler's counters are served with it.
+    func apiService(
+        _ address: String, content: AppDatabase, users: any UserStore, clock: @escaping @Sendable () -> Date, _ settings: Settings,
+        readiness: Readiness, logger: Logger
+    ) throws -> APIService {
+        let (host, port) = try Self.hostAndPort(address)
+        let environment = try APIEnvironment(
+            reports: DailyVerseReports(database: content), clock: clock, onboarding: try global.onboardingMachine(content),
+            copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(), throttles: settings.throttles,
+            openAPI: try OpenAPIDocument.load(from: global.dataDirectory()), vapidPublicKey: try push.vapidPublicKey(global),
+            trustedProxies: settings.proxies, sessions: settings.retention.sessions, limits: settings.limits, users: users)
+        MetricsSystem.bootstrap(environment.metricsFactory)
+        let application = buildApplication(
+            environment, host: host, port: port, idleTimeout: settings.idleTimeout, connections: ConnectionLimit(maximum: settings.connections),
+            logger: logger
+        ) { _ in
+            logger.info("API listening", metadata: ["address": "\(address)"])
+            readiness.apiReady()
+        }
+        return APIService(address: address) { try await application.run() }
     }
 
     static func hostAndPort(_ text: String) throws -> (String, Int) {
@@ -304,15 +313,11 @@ extension ServeCommand {
     /// `serve` on PostgreSQL: any number of these processes, on any number of machines, share the database. Each
     /// emits with row locks (`SharedEmitter`), delivers by leases (`SharedOutbox`), keeps the push services' tokens and
     /// pauses there, and runs the hourly housekeeping one job at a time across processes; no scheduler lock. The
-    /// day's content is read from this process's SQLite copy (`--content-db`). The API does not run on PostgreSQL yet:
-    /// `--listen none` is required.
+    /// day's content is read from this process's SQLite copy (`--content-db`), and so are the API's public reads; its
+    /// users, sessions, devices, onboarding and hints are in PostgreSQL (`PostgresUserStore`).
     func runShared(_ database: PostgresAddress, _ settings: Settings) async throws {
         let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: settings.level) }
         let address = try reportingErrors { try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080" }
-        if !once, address != "none" {
-            throw reported(
-                CLIError("the HTTP API does not run on PostgreSQL yet: serve with --listen none (the scheduler and delivery run), or keep SQLite"))
-        }
         let lease = try reportingErrors { try global.duration(.deliveryLease, flag: nil) }
         let (content, configuration, password) = try reportingErrors { () -> (AppDatabase, EmitConfiguration, String?) in
             let contentPath = try global.setting(flag: contentDB, environment: "DAILYVERSE_CONTENT_DB", key: "content_database")
@@ -330,6 +335,9 @@ extension ServeCommand {
         let now: Date?
         let clock: @Sendable () -> Date
         var deliverer: Deliverer
+        var services: [any Service] = []
+        let notifier = SystemdNotifier()
+        let readiness = Readiness(notifier: notifier, waitsForAPI: !once && address != "none")
         do {
             now = once ? try reportingErrors { try schedulerClock() } : nil
             if let fixed = now {
@@ -345,6 +353,15 @@ extension ServeCommand {
             // Batches of one round of the push sink's requests: what a process killed mid-batch leaves sent but not
             // recorded (and sent again by another after the lease) is one round's worth, not 500 rows.
             deliverer.batchSize = Self.sharedBatchSize
+            if !once, address != "none" {
+                let themes = Set(try content.displayThemes().map(\.id))
+                services.append(
+                    try reportingErrors {
+                        try apiService(
+                            address, content: content, users: PostgresUserStore(store: store, themes: themes), clock: clock, settings,
+                            readiness: readiness, logger: logger)
+                    })
+            }
         } catch {
             await store.close()
             throw error
@@ -367,15 +384,13 @@ extension ServeCommand {
         logger.info(
             "starting",
             metadata: [
-                "database": "\(database)", "content": "\(content.path)", "sink": "\(deliverer.sink.name)", "listen": "none",
+                "database": "\(database)", "content": "\(content.path)", "sink": "\(deliverer.sink.name)", "listen": "\(address)",
                 "emit_ahead": "\(Int(configuration.ahead))s", "lease_owner": "\(owner)",
             ])
         for line in GlobalOptions.overrides.all { logger.warning("configuration: \(line)") }
-        let notifier = SystemdNotifier()
         let group = DaemonBuilder.serviceGroup(
-            emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier,
-            readiness: Readiness(notifier: notifier, waitsForAPI: false),
-            services: DaemonBuilder.maintenance(.postgres(store), retention: settings.retention, clock: clock, logger: logger))
+            emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, readiness: readiness,
+            services: services + DaemonBuilder.maintenance(.postgres(store), retention: settings.retention, clock: clock, logger: logger))
         do { try await group.run() } catch {
             await deliverer.sink.shutdown()
             await store.close()

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import Logging
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
@@ -273,4 +274,18 @@ public func apiServer(idleTimeout: TimeInterval, connections: ConnectionLimit = 
                 ConnectionLimitHandler(limit: connections), MalformedRequestHandler(), RequestDeadline(limit: timeout),
             ],
             idleTimeout: timeout))
+}
+
+/// The API as one Hummingbird application, as `serve`, the `http` bench and the live-server tests run it: the router
+/// over `environment`, the server's edges (`apiServer`), listening on `host` and `port` (0: any free port);
+/// `onListening` is told the port once it listens.
+public func buildApplication(
+    _ environment: APIEnvironment, host: String, port: Int, idleTimeout: TimeInterval = 60,
+    connections: ConnectionLimit = ConnectionLimit(maximum: 1024),
+    serverName: String = "dailyverse", logger: Logger, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+) -> some ApplicationProtocol {
+    Application(
+        router: buildRouter(environment), server: apiServer(idleTimeout: idleTimeout, connections: connections),
+        configuration: .init(address: .hostname(host, port: port), serverName: serverName),
+        onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) }, logger: logger)
 }

@@ -37,12 +37,11 @@ struct HTTPBench: ParsableCommand {
             onboarding: try OnboardingMachine(flow: OnboardingFlow.load(from: directory), database: database),
             copy: try OnboardingCopy.load(from: directory), hints: try HintCatalog.load(from: directory))
         let port = Port()
-        let app = Application(
-            router: buildRouter(environment), configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "dailyverse-bench"),
-            onServerRunning: { channel in
-                port.value = channel.localAddress?.port ?? 0
-                port.ready.signal()
-            })
+        let app = buildApplication(environment, host: "127.0.0.1", port: 0, serverName: "dailyverse-bench", logger: Logger(label: "dailyverse-bench"))
+        {
+            port.value = $0
+            port.ready.signal()
+        }
         // Run under a service group of its own, so that the end of the bench is a graceful shutdown, not a cancellation.
         let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "dailyverse-bench")))
         let server = Task { try await group.run() }

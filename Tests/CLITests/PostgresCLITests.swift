@@ -2,9 +2,13 @@ import DailyVerseTestSupport
 import Foundation
 import Testing
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// The commands on PostgreSQL: refusals in one line (no file to copy, a running scheduler, a password in the address, a
-/// command that does not run there yet, serve with the API), and, with a test server, `migrate-store`'s copy and its
-/// refusal to copy twice, and `serve --once`'s pass.
+/// command that does not run there yet), and, with a test server, `migrate-store`'s copy and its refusal to copy twice,
+/// `serve --once`'s pass, and two `serve` processes answering one API.
 struct PostgresCLITests {
     @Test func refusalsAreOneLineAndNameWhatIsWrong() throws {
         let db = CLI.freshDatabase()
@@ -25,13 +29,6 @@ struct PostgresCLITests {
             #expect(refused.status == 1 && refused.stderr.contains("this command does not run on PostgreSQL yet"), "\(command): \(refused.stderr)")
             #expect(refused.stderr.split(separator: "\n").count == 1)
         }
-        // serve runs on PostgreSQL without the API only: said before anything is opened.
-        let api = CLI.run(["serve"], database: "postgresql://dv@db.example.org/dailyverse")
-        #expect(
-            api.status == 1
-                && api.stderr
-                    == "dailyverse: the HTTP API does not run on PostgreSQL yet: serve with --listen none (the scheduler and delivery run), or keep SQLite\n",
-            "\(api.stderr)")
     }
 
     /// `serve --once` on PostgreSQL, after the copy: the fires due go out once, through the sink; a second pass finds
@@ -81,5 +78,74 @@ struct PostgresCLITests {
             let again = CLI.run(["migrate-store", "--from", db, "--to", "\(address)"])
             #expect(again.status == 1 && again.stderr.contains("already holds data"), "\(again.stderr)")
         }
+    }
+
+    /// Two `serve` processes on one database, as behind a load balancer: a guest made on one is signed in on the
+    /// other, a device registered on one is listed by the other, and both stop cleanly on SIGTERM.
+    @Test(.enabled(if: PostgresTesting.isAvailable, Comment(rawValue: PostgresTesting.skipped)))
+    func twoServeProcessesAnswerOneAPI() async throws {
+        let db = CLI.freshDatabase()
+        try #require(CLI.run(["today"], database: db).status == 0)
+        try await PostgresTesting.withDatabase { address in
+            try #require(CLI.run(["migrate-store", "--from", db, "--to", "\(address)"]).status == 0)
+            let ports = [DaemonCLITests().freePort(), DaemonCLITests().freePort()]
+            let processes = try ports.map { port in
+                try CLI.start(
+                    ["serve", "--listen", "127.0.0.1:\(port)", "--sink", "stdout", "--content-db", CLI.freshDatabase(named: "content.sqlite")],
+                    database: "\(address)")
+            }
+            defer {
+                for process in processes where process.isRunning {
+                    process.terminate()
+                    process.waitUntilExit()
+                }
+            }
+            for (port, process) in zip(ports, processes) {
+                try DaemonCLITests().waitUntil { process.isRunning && HTTP.send(port, "GET", "/health").status == 200 }
+            }
+            let guest = HTTP.send(ports[0], "POST", "/v1/guests", body: [:])
+            #expect(guest.status == 201, "\(guest.body)")
+            let token = try #require(guest.body["token"] as? String)
+            #expect(HTTP.send(ports[1], "GET", "/v1/me", token: token).status == 200)
+            let device = HTTP.send(
+                ports[1], "POST", "/v1/devices", token: token,
+                body: ["platform": "fcm", "token": String(repeating: "e", count: 40), "timezone": "UTC"])
+            #expect(device.status == 201, "\(device.body)")
+            let listed = HTTP.send(ports[0], "GET", "/v1/devices", token: token).body["devices"] as? [[String: Any]]
+            #expect(listed?.count == 1 && listed?.first?["timezone"] as? String == "UTC", "\(String(describing: listed))")
+            for process in processes {
+                process.terminate()
+                process.waitUntilExit()
+                #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+            }
+        }
+    }
+}
+
+/// A blocking HTTP request to a local server, for the tests that run `serve`: the status and the JSON body.
+enum HTTP {
+    final class Reply: @unchecked Sendable {
+        var status = 0
+        var body: [String: Any] = [:]
+    }
+
+    static func send(_ port: UInt16, _ method: String, _ path: String, token: String? = nil, body: [String: Any]? = nil) -> Reply {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = method
+        request.timeoutInterval = 10
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let body {
+            request.httpBody = try? JSONSerialization.data(withJSONObject: body)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let reply = Reply()
+        let done = DispatchSemaphore(value: 0)
+        URLSession.shared.dataTask(with: request) { data, response, _ in
+            reply.status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            reply.body = data.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
+            done.signal()
+        }.resume()
+        done.wait()
+        return reply
     }
 }

@@ -25,10 +25,9 @@ import Glibc
         let environment = try makeEnvironment(clock: { fixedNow }, trustedProxies: trustedProxies)
         let port = PortBox()
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        let application = Application(
-            router: buildRouter(environment), server: apiServer(idleTimeout: idleTimeout, connections: connections),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "dailyverse"),
-            onServerRunning: { channel in port.set(channel.localAddress?.port ?? 0) }, logger: logger)
+        let application = buildApplication(
+            environment, host: "127.0.0.1", port: 0, idleTimeout: idleTimeout, connections: connections, logger: logger
+        ) { port.set($0) }
         let group = ServiceGroup(configuration: .init(services: [application], logger: logger))
         async let running: Void = group.run()
         do {
