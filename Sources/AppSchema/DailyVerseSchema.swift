@@ -38,7 +38,10 @@ extension Schema {
             PostgresMigration(
                 "pg1-schema-of-v19", ContentSchema.postgresV1, AccountsSchema.postgresV1, EngagementSchema.postgresV1, DeliverySchema.postgresV1),
             PostgresMigration("pg2-outbox-leases", DeliverySchema.postgresV2OutboxLeases),
-        ])
+            PostgresMigration("pg3-shared-throttles", AccountsSchema.postgresV3Throttles),
+        ],
+        // Attempt counts: SQLite's one process keeps them in memory.
+        postgresOnlyTables: ["throttle_event"])
 }
 
 extension AppDatabase {

@@ -323,6 +323,8 @@ public enum DaemonBuilder {
         let pruneOutbox: @Sendable (_ settledBefore: Date) async throws -> Int
         let pruneEvents: @Sendable (_ before: Date) async throws -> Int
         let expireSessions: @Sendable (_ now: Date, _ policy: SessionPolicy) async throws -> Int
+        /// Attempt counts past the longest throttle window: PostgreSQL's (SQLite's are in memory).
+        var pruneThrottles: (@Sendable (_ now: Date) async throws -> Int)?
 
         /// SQLite's: one process per database does it.
         public static func sqlite(_ database: AppDatabase) -> Housekeeping {
@@ -337,7 +339,8 @@ public enum DaemonBuilder {
             Housekeeping(
                 purgeGuests: { try await store.purgeGuests(inactiveBefore: $0) ?? 0 },
                 pruneOutbox: { try await store.pruneOutbox(settledBefore: $0) ?? 0 }, pruneEvents: { try await store.pruneEvents(before: $0) ?? 0 },
-                expireSessions: { try await store.purgeExpiredSessions(now: $0, policy: $1) ?? 0 })
+                expireSessions: { try await store.purgeExpiredSessions(now: $0, policy: $1) ?? 0 },
+                pruneThrottles: { try await store.pruneThrottleEvents(now: $0) ?? 0 })
         }
     }
 
@@ -358,7 +361,7 @@ public enum DaemonBuilder {
     )
         -> [any Service]
     {
-        [
+        var services: [any Service] = [
             MaintenanceService(name: "guest purge", interval: 3600, clock: clock, logger: logger) { now in
                 let purged = try await work.purgeGuests(now.addingTimeInterval(-retention.guests))
                 return purged > 0 ? "\(purged) inactive guests purged" : nil
@@ -376,5 +379,13 @@ public enum DaemonBuilder {
                 return expired > 0 ? "\(expired) expired sessions removed" : nil
             },
         ]
+        if let prune = work.pruneThrottles {
+            services.append(
+                MaintenanceService(name: "throttle expiry", interval: 3600, clock: clock, logger: logger) { now in
+                    let pruned = try await prune(now)
+                    return pruned > 0 ? "\(pruned) attempts past the longest throttle window removed" : nil
+                })
+        }
+        return services
     }
 }

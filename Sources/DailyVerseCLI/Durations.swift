@@ -93,7 +93,7 @@ struct DurationSetting: Sendable {
     /// A day to ten years, for both retentions.
     static let retention: ClosedRange<TimeInterval> = 86_400...3650 * 86_400
     /// The window of an API throttle (`5/15m`).
-    static let throttleWindow: ClosedRange<TimeInterval> = 1...86_400
+    static let throttleWindow: ClosedRange<TimeInterval> = 1...ThrottleEvents.longestWindow
     /// How long a push service may take to answer one request.
     static let pushTimeout: ClosedRange<TimeInterval> = 1...300
 

@@ -69,7 +69,8 @@ struct MigrateStoreCommand: AsyncParsableCommand {
             let bar = ProgressBar("rows")
             let copies: [TableCopy]
             do {
-                copies = try await StoreCopy.copy(from: source, into: connection, address: address, logger: logger) { done, total in
+                copies = try await StoreCopy.copy(from: source, into: connection, address: address, schema: .dailyVerse, logger: logger) {
+                    done, total in
                     bar.update(done, total)
                 }
                 try? await connection.close()

@@ -207,9 +207,12 @@ struct ServeCommand: AsyncParsableCommand {
         readiness: Readiness, logger: Logger
     ) throws -> APIService {
         let (host, port) = try Self.hostAndPort(address)
+        // On PostgreSQL the attempt counts are the database's too: processes behind one load balancer enforce one limit.
+        let throttles =
+            (users as? PostgresUserStore).map { settings.throttles.shared(in: PostgresThrottleCounter(store: $0.store)) } ?? settings.throttles
         let environment = try APIEnvironment(
             reports: DailyVerseReports(database: content), clock: clock, onboarding: try global.onboardingMachine(content),
-            copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(), throttles: settings.throttles,
+            copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(), throttles: throttles,
             openAPI: try OpenAPIDocument.load(from: global.dataDirectory()), vapidPublicKey: try push.vapidPublicKey(global),
             trustedProxies: settings.proxies, sessions: settings.retention.sessions, limits: settings.limits, users: users)
         MetricsSystem.bootstrap(environment.metricsFactory)

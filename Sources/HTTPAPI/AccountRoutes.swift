@@ -34,7 +34,7 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
     router.post("/v1/guests") { _, context -> Response in
         let now = environment.clock()
         let key = "guest " + context.client
-        if let wait = environment.throttles.guests.admit(key, now: now) {
+        if let wait = try await environment.throttles.guests.admit(key, now: now) {
             throw APIError.tooManyRequests(wait, "too many new guests from this address")
         }
         let (user, token) = try await accounts.createGuest(now: now)
@@ -47,7 +47,7 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         if let name = body.displayName { try answering(.body) { try DisplayName.check(name) } }
         // Each attempt costs a password hash: limited per client address.
         let key = "account " + context.client
-        if let wait = environment.throttles.accounts.admit(key, now: environment.clock()) {
+        if let wait = try await environment.throttles.accounts.admit(key, now: environment.clock()) {
             throw APIError.tooManyRequests(wait, "too many new accounts from this address")
         }
         let hasher = environment.passwordHasher
@@ -77,11 +77,11 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         // Repeated failures are refused for a while, whatever the password.
         let keys = ["email " + email + " from " + context.client, "client " + context.client]
         let throttles = environment.throttles
-        if let wait = throttles.signInPerEmail.admit("email " + email, now: now) {
+        if let wait = try await throttles.signInPerEmail.admit("email " + email, now: now) {
             throw APIError.tooManyRequests(wait, "too many failed sign-ins for this email; try again later")
         }
-        if let wait = throttles.signIn.admit(keys, now: now) {
-            throttles.signInPerEmail.release("email " + email, reservedAt: now)
+        if let wait = try await throttles.signIn.admit(keys, now: now) {
+            try await throttles.signInPerEmail.release("email " + email, reservedAt: now)
             throw APIError.tooManyRequests(wait, "too many sign-in attempts; try again later")
         }
         let refused = APIError(.unauthorized, code: "invalid_credentials", "the email or the password is wrong")
@@ -93,8 +93,8 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         // but was an attempt all the same.
         guard try await hashing(environment, { PasswordHasher.verify(password, against: encoded) }), let stored else { throw refused }
         // A success clears the email's failures; the address keeps its attempt (each costs a hash).
-        throttles.signIn.reset(keys[0])
-        throttles.signInPerEmail.release("email " + email, reservedAt: now)
+        try await throttles.signIn.reset(keys[0])
+        try await throttles.signInPerEmail.release("email " + email, reservedAt: now)
         // Called with a guest's token, the guest is merged into the account and retired.
         if let guest = context.identity, guest.mode == .guest {
             try await accounts.mergeGuest(guest.id, into: stored.userID, flow: environment.onboarding.flow, now: now)

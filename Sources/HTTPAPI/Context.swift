@@ -59,7 +59,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
         else { throw APIError(.unauthorized, code: "unauthorized", "invalid or expired token") }
         // Writes are limited per session: one user cannot keep the database's one writer busy for everyone.
         if request.method != .get, request.method != .head,
-            let wait = environment.throttles.writes.admit("session " + SessionToken.hash(token), now: environment.clock())
+            let wait = try await environment.throttles.writes.admit("session " + SessionToken.hash(token), now: environment.clock())
         {
             throw APIError.tooManyRequests(wait, "too many changes from this session; try again later")
         }

@@ -55,12 +55,16 @@ public struct PostgresMigration: Sendable {
 public struct Schema: Sendable {
     public let migrations: [Migration]
     public let postgres: [PostgresMigration]
+    /// The tables PostgreSQL has and SQLite has not: what many processes share and one process keeps in memory.
+    /// `migrate-store` leaves them as they are; every other table is in both.
+    public let postgresOnlyTables: Set<String>
 
-    public init(_ migrations: [Migration], postgres: [PostgresMigration] = []) {
+    public init(_ migrations: [Migration], postgres: [PostgresMigration] = [], postgresOnlyTables: Set<String> = []) {
         precondition(Set(migrations.map(\.identifier)).count == migrations.count, "migration identifiers are unique")
         precondition(Set(postgres.map(\.identifier)).count == postgres.count, "migration identifiers are unique")
         self.migrations = migrations
         self.postgres = postgres
+        self.postgresOnlyTables = postgresOnlyTables
     }
 
     public var identifiers: [String] { migrations.map(\.identifier) }

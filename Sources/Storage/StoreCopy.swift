@@ -35,13 +35,13 @@ public enum StoreCopy {
     /// Copies `source` into the database `connection` is on. `progress` is told rows copied of the total. Throws a
     /// `StorageError` naming the table, column or value that stopped it; nothing is then left in PostgreSQL.
     public static func copy(
-        from source: AppDatabase, into connection: PostgresConnection, address: PostgresAddress, logger: Logger,
+        from source: AppDatabase, into connection: PostgresConnection, address: PostgresAddress, schema: Schema, logger: Logger,
         progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }
     ) async throws(StorageError) -> [TableCopy] {
         let shown = address.description
         @Sendable func failed(_ reason: String) -> StorageError { .server(address: shown, reason: reason) }
         do {
-            let tables = try await columns(connection, logger: logger)
+            let tables = try await columns(connection, logger: logger).filter { !schema.postgresOnlyTables.contains($0.key) }
             // Tables the migrations fill go last: inserting into other tables (devices) fires triggers that write them.
             let parentsFirst = try await parentsFirst(Array(tables.keys), connection: connection, logger: logger)
             let order = parentsFirst.filter { !filledByMigrations.contains($0) } + parentsFirst.filter(filledByMigrations.contains)

@@ -81,7 +81,7 @@ struct ChaosBench: ParsableCommand {
         let schema = try await PostgresStore.open(address, password: password, schema: .dailyVerse, logger: logger, maximumConnections: 1)
         await schema.close()
         let copy = try await PostgresStore.connect(address, password: password, logger: logger)
-        _ = try await StoreCopy.copy(from: source, into: copy, address: address, logger: logger)
+        _ = try await StoreCopy.copy(from: source, into: copy, address: address, schema: .dailyVerse, logger: logger)
         try await copy.close()
         print("chaos: \(self.devices) devices copied into \(address) in \(Int(Date().timeIntervalSince(started))) s")
 

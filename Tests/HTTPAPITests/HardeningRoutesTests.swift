@@ -203,20 +203,6 @@ import Testing
         }
     }
 
-    @Test func aSuccessfulSignInGivesTheClientItsAttemptBack() {
-        let throttle = Throttle(limit: 2, window: 60)
-        let now = fixedNow
-        #expect(throttle.admit(["email a", "client"], now: now) == nil)
-        throttle.release("client", reservedAt: now)
-        #expect(throttle.admit(["email b", "client"], now: now) == nil)
-        #expect(throttle.admit(["email c", "client"], now: now) == nil)
-        // Two attempts counted for the client: the third waits, and counts nothing for its email.
-        #expect(throttle.admit(["email d", "client"], now: now) == 60)
-        #expect(throttle.admit(["email d"], now: now) == nil)
-        #expect(throttle.admit(["email d"], now: now) == nil)
-        #expect(throttle.admit(["email d"], now: now) != nil)
-    }
-
     // MARK: - What the fuzzer found
 
     @Test func numbersAreNotBooleans() async throws {

@@ -30,9 +30,13 @@ func makeEnvironment(
     try database.seed(bundledContent)
     let machine = try OnboardingMachine(flow: OnboardingFlow.load(from: dataDirectory), database: database)
     let users: (any UserStore)? = try StoreKind.postgres.map { PostgresUserStore(store: $0, themes: Set(try database.displayThemes().map(\.id))) }
+    // On PostgreSQL the attempt counts are the database's, as serve has them.
+    let throttles = StoreKind.postgres.map { Throttles().shared(in: PostgresThrottleCounter(store: $0)) } ?? Throttles()
     return try APIEnvironment(
         reports: DailyVerseReports(database: database), clock: clock, passwordHasher: PasswordHasher(.scrypt(logN: 8, r: 8, p: 1)),
-        onboarding: machine, copy: try OnboardingCopy.load(from: dataDirectory), hints: try HintCatalog.load(from: dataDirectory), hashing: hashing,
+        onboarding: machine, copy: try OnboardingCopy.load(from: dataDirectory), hints: try HintCatalog.load(from: dataDirectory),
+        throttles: throttles,
+        hashing: hashing,
         openAPI: try OpenAPIDocument.load(from: dataDirectory), vapidPublicKey: vapidPublicKey, trustedProxies: trustedProxies,
         users: users)
 }

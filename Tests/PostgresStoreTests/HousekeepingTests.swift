@@ -29,6 +29,8 @@ struct HousekeepingTests {
                     ('idle', 'new-guest', 4000, 4000), ('fresh', 'new-guest', 4900, 4990), ('aged', 'old-account', 10, 4990)
                 """,
                 "INSERT INTO analytics_event (user_id, name, properties, at) VALUES (NULL, 'a', '{}', 10), (NULL, 'b', '{}', 20), (NULL, 'c', '{}', 3000)",
+                // Attempts: two older than the longest throttle window (a day) before 100,000, one inside it.
+                "INSERT INTO throttle_event (key, at) VALUES ('k', 10), ('k', 13599), ('k', 13601)",
                 """
                 INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at) VALUES
                     (1, 'd', 'fcm', '2026-01-01', 0, '{}', '{}', 'delivered', 10), (1, 'd', 'fcm', '2026-01-02', 0, '{}', '{}', 'pending', 10),
@@ -41,6 +43,9 @@ struct HousekeepingTests {
             #expect(try await store.pruneOutbox(settledBefore: cutoff, chunk: 1) == 2)
             #expect(
                 try await store.purgeExpiredSessions(now: Date(timeIntervalSince1970: 5000), policy: SessionPolicy(idle: 500, lifetime: 1000)) == 2)
+            #expect(try await store.pruneThrottleEvents(now: Date(timeIntervalSince1970: 100_000), chunk: 1) == 2)
+            #expect(
+                try await store.client.query("SELECT at FROM throttle_event", logger: logger).collect().map { try $0.decode(Double.self) } == [13601])
             let left = try await store.client.query(
                 """
                 SELECT (SELECT string_agg(id, ',' ORDER BY id) FROM "user"), (SELECT string_agg(name, ',') FROM analytics_event),

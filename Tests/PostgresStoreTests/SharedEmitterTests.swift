@@ -65,7 +65,7 @@ struct SharedEmitterTests {
         let store = try await open(address)
         await store.close()
         let connection = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: logger)
-        _ = try await StoreCopy.copy(from: source, into: connection, address: address, logger: logger)
+        _ = try await StoreCopy.copy(from: source, into: connection, address: address, schema: .dailyVerse, logger: logger)
         try await connection.close()
     }
 

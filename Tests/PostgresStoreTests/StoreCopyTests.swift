@@ -57,7 +57,7 @@ struct StoreCopyTests {
         await store.close()
         let connection = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: logger)
         do {
-            let copies = try await StoreCopy.copy(from: source, into: connection, address: address, logger: logger)
+            let copies = try await StoreCopy.copy(from: source, into: connection, address: address, schema: .dailyVerse, logger: logger)
             try await connection.close()
             return copies
         } catch {
