@@ -39,9 +39,10 @@ extension Schema {
                 "pg1-schema-of-v19", ContentSchema.postgresV1, AccountsSchema.postgresV1, EngagementSchema.postgresV1, DeliverySchema.postgresV1),
             PostgresMigration("pg2-outbox-leases", DeliverySchema.postgresV2OutboxLeases),
             PostgresMigration("pg3-shared-throttles", AccountsSchema.postgresV3Throttles),
+            PostgresMigration("pg4-processes", DeliverySchema.postgresV4Processes),
         ],
-        // Attempt counts: SQLite's one process keeps them in memory.
-        postgresOnlyTables: ["throttle_event"])
+        // Attempt counts (SQLite's one process keeps them in memory) and the processes sharing the database.
+        postgresOnlyTables: ["throttle_event", "dailyverse_process"])
 }
 
 extension AppDatabase {

@@ -20,9 +20,14 @@ public final class StopFlag: Sendable {
 /// The time of the last completed batch, for the watchdog.
 public final class Heartbeat: Sendable {
     private let last = Mutex(Date())
+    private let pass = Mutex<Date?>(nil)
     public init() {}
     public func beat() { last.withLock { $0 = Date() } }
     public var age: TimeInterval { last.withLock { Date().timeIntervalSince($0) } }
+    /// A pass finished, at the scheduler's clock.
+    func passed(at now: Date) { pass.withLock { $0 = now } }
+    /// When the last pass finished, if one has.
+    public var lastPass: Date? { pass.withLock { $0 } }
 }
 
 /// The scheduler: a pass (emit what is due, deliver the outbox), then sleep until the next fire or retry.
@@ -140,6 +145,7 @@ public struct SchedulerService: Service {
                 log(result, now: now)
                 if result.emitError == nil {
                     heartbeat.beat()
+                    heartbeat.passed(at: now)
                     if !ready {
                         readiness.schedulerReady()
                         logger.info("scheduler ready", metadata: ["sink": "\(deliverer.sink.name)"])
@@ -305,9 +311,9 @@ public enum DaemonBuilder {
     /// (the store's maintenance, the HTTP API).
     public static func serviceGroup(
         emitter: any EmissionWork, deliverer: Deliverer, clock: @escaping @Sendable () -> Date, logger: Logger,
-        notifier: SystemdNotifier = SystemdNotifier(), readiness: Readiness? = nil, services: [any Service] = []
+        notifier: SystemdNotifier = SystemdNotifier(), readiness: Readiness? = nil, heartbeat: Heartbeat = Heartbeat(),
+        services: [any Service] = []
     ) -> ServiceGroup {
-        let heartbeat = Heartbeat()
         let scheduler = SchedulerService(
             emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, heartbeat: heartbeat,
             readiness: readiness ?? Readiness(notifier: notifier, waitsForAPI: false))
@@ -325,6 +331,8 @@ public enum DaemonBuilder {
         let expireSessions: @Sendable (_ now: Date, _ policy: SessionPolicy) async throws -> Int
         /// Attempt counts past the longest throttle window: PostgreSQL's (SQLite's are in memory).
         var pruneThrottles: (@Sendable (_ now: Date) async throws -> Int)?
+        /// Processes not seen for a day: PostgreSQL's list (SQLite has one process).
+        var pruneProcesses: (@Sendable (_ now: Date) async throws -> Int)?
 
         /// SQLite's: one process per database does it.
         public static func sqlite(_ database: AppDatabase) -> Housekeeping {
@@ -340,7 +348,8 @@ public enum DaemonBuilder {
                 purgeGuests: { try await store.purgeGuests(inactiveBefore: $0) ?? 0 },
                 pruneOutbox: { try await store.pruneOutbox(settledBefore: $0) ?? 0 }, pruneEvents: { try await store.pruneEvents(before: $0) ?? 0 },
                 expireSessions: { try await store.purgeExpiredSessions(now: $0, policy: $1) ?? 0 },
-                pruneThrottles: { try await store.pruneThrottleEvents(now: $0) ?? 0 })
+                pruneThrottles: { try await store.pruneThrottleEvents(now: $0) ?? 0 },
+                pruneProcesses: { try await store.pruneProcesses(now: $0) ?? 0 })
         }
     }
 
@@ -384,6 +393,13 @@ public enum DaemonBuilder {
                 MaintenanceService(name: "throttle expiry", interval: 3600, clock: clock, logger: logger) { now in
                     let pruned = try await prune(now)
                     return pruned > 0 ? "\(pruned) attempts past the longest throttle window removed" : nil
+                })
+        }
+        if let prune = work.pruneProcesses {
+            services.append(
+                MaintenanceService(name: "process expiry", interval: 3600, clock: clock, logger: logger) { now in
+                    let pruned = try await prune(now)
+                    return pruned > 0 ? "\(pruned) processes not seen for a day removed from the list" : nil
                 })
         }
         return services

@@ -391,8 +391,10 @@ extension ServeCommand {
                 "emit_ahead": "\(Int(configuration.ahead))s", "lease_owner": "\(owner)",
             ])
         for line in GlobalOptions.overrides.all { logger.warning("configuration: \(line)") }
+        let heartbeat = Heartbeat()
+        services.append(ProcessRegistryService(store: store, owner: owner, heartbeat: heartbeat, clock: clock, logger: logger))
         let group = DaemonBuilder.serviceGroup(
-            emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, readiness: readiness,
+            emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, readiness: readiness, heartbeat: heartbeat,
             services: services + DaemonBuilder.maintenance(.postgres(store), retention: settings.retention, clock: clock, logger: logger))
         do { try await group.run() } catch {
             await deliverer.sink.shutdown()

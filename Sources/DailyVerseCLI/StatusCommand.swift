@@ -1,3 +1,4 @@
+import AppSchema
 import ArgumentParser
 import ContentStore
 import Daemon
@@ -15,9 +16,10 @@ import ServiceLifecycle
 import Storage
 import VerseOfTheDay
 
-struct StatusCommand: ParsableCommand {
+struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "status", abstract: "Devices, the next fires, the outbox backlog by status, and the last errors.")
+        commandName: "status",
+        abstract: "Devices, the next fires, the outbox backlog by status, and the last errors; on PostgreSQL, the serve processes sharing it.")
     @OptionGroup var global: GlobalOptions
 
     struct Report: Encodable {
@@ -30,6 +32,8 @@ struct StatusCommand: ParsableCommand {
         let lastErrors: [LastError]
         let push: [PushLine]
         let schedule: Schedule
+        /// The live `serve` processes on a PostgreSQL database (absent on SQLite).
+        let processes: [ProcessRecord]?
         /// What the scheduler found wrong: devices rescheduled because their entry was ahead of the clock (with the
         /// last time), and enabled devices whose zone this system does not know.
         struct Schedule: Encodable {
@@ -72,26 +76,40 @@ struct StatusCommand: ParsableCommand {
         }
         enum CodingKeys: String, CodingKey {
             case devices, enabled, nextFires = "next_fires", outbox, writtenAhead = "written_ahead", lastErrors = "last_errors", push
-            case schedule
+            case schedule, processes
         }
     }
 
-    func run() throws {
-        try reportingErrors {
-            let database = try global.openDatabase()
-            let now = try global.clock()
-            let devices = try database.deviceSummary(now: now)
-            let counts = try database.outboxCounts()
-            let problems = try database.scheduleProblems()
+    func run() async throws {
+        let now = try reportingErrors { try global.clock() }
+        let status: DeliveryStatus
+        if let address = try reportingErrors({ try global.postgresAddress() }) {
+            let password = try reportingErrors { try PostgresPassword.resolve(for: address) }
+            let logger = Logger(label: "dailyverse") { _ in SwiftLogNoOpLogHandler() }
+            let store = try await reportingErrors { try await PostgresStore.open(address, password: password, schema: .dailyVerse, logger: logger) }
+            do {
+                status = try await store.deliveryStatus(now: now)
+                await store.close()
+            } catch {
+                await store.close()
+                throw reported(CLIError(store.describe(error)))
+            }
+        } else {
+            status = try reportingErrors { try global.openDatabase().deliveryStatus(now: now) }
+        }
+        try reportingErrors { try show(status, now: now) }
+    }
+
+    func show(_ status: DeliveryStatus, now: Date) throws {
+        do {
             let report = Report(
-                devices: devices.total, enabled: devices.enabled,
-                nextFires: devices.next.map { .init(deviceID: $0.id, at: $0.at.iso8601UTC) },
-                outbox: Dictionary(uniqueKeysWithValues: OutboxStatus.allCases.map { ($0.rawValue, counts[$0] ?? 0) }),
-                writtenAhead: try database.outboxWrittenAhead(now: now),
-                lastErrors: try database.lastDeliveryErrors().map { .init(outboxID: $0.id, error: $0.lastError ?? "") },
-                push: try pushLines(database, now: now),
-                schedule: .init(
-                    clockAhead: problems.clockAhead, lastClockAhead: problems.lastClockAhead?.iso8601UTC, unknownZones: problems.unknownZones))
+                devices: status.devices, enabled: status.enabled,
+                nextFires: status.next.map { .init(deviceID: $0.id, at: $0.at.iso8601UTC) },
+                outbox: Dictionary(uniqueKeysWithValues: OutboxStatus.allCases.map { ($0.rawValue, status.outbox[$0] ?? 0) }),
+                writtenAhead: status.writtenAhead, lastErrors: status.lastErrors.map { .init(outboxID: $0.id, error: $0.error) },
+                push: try pushLines(status),
+                schedule: .init(clockAhead: status.clockAhead, lastClockAhead: status.lastClockAhead?.iso8601UTC, unknownZones: status.unknownZones),
+                processes: status.processes)
             if global.json { return try printJSON(report) }
             print("devices: \(report.devices) (\(report.enabled) enabled)")
             print("next fires:")
@@ -127,14 +145,24 @@ struct StatusCommand: ParsableCommand {
                 print("last errors:")
                 for error in report.lastErrors { print("  #\(error.outboxID): \(error.error)") }
             }
+            if let processes = report.processes {
+                print("processes (seen in the last \(Int(PostgresStore.processStaleAfter)) s):")
+                if processes.isEmpty { print("  none") }
+                for process in processes {
+                    let pass = process.lastPassAt.map { "last pass \($0.iso8601UTC)" } ?? "no pass yet"
+                    print(
+                        "  \(process.host) pid \(process.pid), since \(process.startedAt.iso8601UTC); \(pass); \(process.rowsLeased) rows leased "
+                            + "(seen \(Int(now.timeIntervalSince(process.lastSeenAt))) s ago)")
+                }
+            }
         }
     }
 
     /// Per platform: configured in this configuration (its key setting is there), and the database's record.
-    func pushLines(_ database: AppDatabase, now: Date) throws -> [Report.PushLine] {
+    func pushLines(_ delivery: DeliveryStatus) throws -> [Report.PushLine] {
         let keys = ["apns": "apns_key_file", "fcm": "fcm_service_account_file", "webpush": "vapid_key_file"]
-        let tokenAge = try database.apnsProviderTokenAge(now: now).map { Int($0) }
-        return try database.pushStatus(now: now).map { status in
+        let tokenAge = delivery.apnsTokenAge.map { Int($0) }
+        return try delivery.push.map { status in
             let key = keys[status.platform] ?? ""
             let configured = try global.setting(flag: nil, environment: "DAILYVERSE_" + key.uppercased(), key: key).map { !$0.isEmpty } ?? false
             return Report.PushLine(configured: configured, status: status, providerTokenAge: status.platform == "apns" ? tokenAge : nil)

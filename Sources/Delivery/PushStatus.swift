@@ -51,13 +51,9 @@ extension AppDatabase {
             for row in try Row.fetchAll(db, sql: "SELECT platform, reason, until FROM push_pause WHERE until > ?", arguments: [at]) {
                 pauses[row[0]] = (row[1], row[2])
             }
-            return ["apns", "fcm", "webpush"].map { platform in
-                let (delivered, failed, retrying) = counts[platform] ?? (0, 0, 0)
-                return PushPlatformStatus(
-                    platform: platform, pausedReason: pauses[platform]?.0,
-                    pausedUntil: pauses[platform].map { Date(timeIntervalSince1970: $0.1).iso8601UTC },
-                    deliveredLastHour: delivered, failedLastHour: failed, retryingLastHour: retrying, disabledLastDay: disabled[platform] ?? 0)
-            }
+            return PushPlatformStatus.platforms(
+                counts: counts.mapValues { (delivered: $0.0, failed: $0.1, retrying: $0.2) }, disabled: disabled,
+                pauses: pauses.mapValues { (reason: $0.0, until: $0.1) })
         }
     }
 

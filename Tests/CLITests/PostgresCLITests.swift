@@ -24,7 +24,7 @@ struct PostgresCLITests {
         _ = "4242\n".withCString { write(lock, $0, 5) }
         let held = CLI.run(["migrate-store", "--from", db, "--to", "postgresql://dv@127.0.0.1:1/dv"])
         #expect(held.status == 1 && held.stderr.contains("has a scheduler running (process 4242): stop serve"), "\(held.stderr)")
-        for command in [["today"], ["devices", "list"], ["status"]] {
+        for command in [["today"], ["devices", "list"], ["outbox", "list"]] {
             let refused = CLI.run(command, database: "postgresql://dv@db.example.org/dailyverse")
             #expect(refused.status == 1 && refused.stderr.contains("this command does not run on PostgreSQL yet"), "\(command): \(refused.stderr)")
             #expect(refused.stderr.split(separator: "\n").count == 1)
@@ -59,6 +59,18 @@ struct PostgresCLITests {
             #expect(first.stderr.contains("3 devices due, 3 queued, 0 missed; 3 delivered"), "\(first.stderr)")
             let second = CLI.run(arguments + ["--sink", "stdout"], database: "\(address)")
             #expect(second.stdout.isEmpty && second.stderr.contains("0 devices due, 0 queued, 0 missed; 0 delivered"), "\(second.stderr)")
+            // status on PostgreSQL says what status on SQLite says after the same pass, and lists no process (none runs).
+            #expect(CLI.run(arguments + ["--sink", "stdout"], database: db).status == 0)
+            let now = ["--now", "2025-03-01T08:10:00Z"]
+            let shared = CLI.run(["status", "--json"] + now, database: "\(address)").json
+            let local = CLI.run(["status", "--json"] + now, database: db).json
+            for key in ["devices", "enabled", "next_fires", "outbox", "written_ahead", "last_errors", "push", "schedule"] {
+                #expect(
+                    (shared[key] as? NSObject)?.isEqual(local[key]) == true,
+                    "\(key): \(String(describing: shared[key])) / \(String(describing: local[key]))")
+            }
+            #expect((shared["outbox"] as? [String: Int])?["delivered"] == 3)
+            #expect((shared["processes"] as? [Any])?.isEmpty == true && local["processes"] == nil)
         }
     }
 
@@ -113,11 +125,19 @@ struct PostgresCLITests {
             #expect(device.status == 201, "\(device.body)")
             let listed = HTTP.send(ports[0], "GET", "/v1/devices", token: token).body["devices"] as? [[String: Any]]
             #expect(listed?.count == 1 && listed?.first?["timezone"] as? String == "UTC", "\(String(describing: listed))")
+            // status lists both processes (each registers as it starts), by host and pid; none once they have stopped.
+            func running() -> [[String: Any]] { CLI.run(["status", "--json"], database: "\(address)").json["processes"] as? [[String: Any]] ?? [] }
+            try DaemonCLITests().waitUntil { running().count == 2 }
+            #expect(Set(running().compactMap { $0["pid"] as? Int }) == Set(processes.map { Int($0.processIdentifier) }))
+            #expect(running().allSatisfy { $0["host"] as? String == ProcessInfo.processInfo.hostName && $0["rows_leased"] as? Int == 0 })
+            let text = CLI.run(["status"], database: "\(address)").stdout
+            #expect(text.contains("processes (seen in the last 90 s):") && text.contains("pid \(processes[0].processIdentifier)"), "\(text)")
             for process in processes {
                 process.terminate()
                 process.waitUntilExit()
                 #expect(process.terminationReason == .exit && process.terminationStatus == 0)
             }
+            #expect(running().isEmpty)
         }
     }
 }

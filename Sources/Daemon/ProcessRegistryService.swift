@@ -1,0 +1,45 @@
+import Delivery
+import Foundation
+import Logging
+import ServiceLifecycle
+import Storage
+
+/// On PostgreSQL, keeps this process in the list `status` shows: registered at start, said alive every `interval`
+/// with the time its scheduler last finished a pass, and removed when it stops cleanly. A process killed is dropped
+/// from the list once it has not been seen for `PostgresStore.processStaleAfter`. A database that cannot be reached is
+/// logged and tried again at the next tick; it stops nothing.
+public struct ProcessRegistryService: Service {
+    public static let interval: TimeInterval = 30
+
+    let store: PostgresStore
+    let owner: String
+    let heartbeat: Heartbeat
+    let clock: @Sendable () -> Date
+    let logger: Logger
+
+    public init(store: PostgresStore, owner: String, heartbeat: Heartbeat, clock: @escaping @Sendable () -> Date, logger: Logger) {
+        self.store = store
+        self.owner = owner
+        self.heartbeat = heartbeat
+        self.clock = clock
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        var registered = false
+        while !Task.isCancelledOrShuttingDown {
+            do {
+                if registered {
+                    try await store.touchProcess(owner: owner, now: clock(), lastPass: heartbeat.lastPass)
+                } else {
+                    try await store.registerProcess(owner: owner, host: ProcessInfo.processInfo.hostName, pid: Int(getpid()), now: clock())
+                    registered = true
+                }
+            } catch {
+                logger.warning("process list: not updated", metadata: ["error": "\(store.describe(error))"])
+            }
+            do { try await SchedulerService.sleep(seconds: Self.interval) } catch { break }
+        }
+        if registered { try? await store.unregisterProcess(owner: owner) }
+    }
+}

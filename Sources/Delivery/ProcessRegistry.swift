@@ -1,0 +1,103 @@
+import Foundation
+import HijriCalendar
+import PostgresNIO
+import Storage
+
+/// A `serve` process sharing a PostgreSQL database, as `status` shows it: where it runs, since when, when it last
+/// said so and last finished a pass, and how many outbox rows it holds leased now.
+public struct ProcessRecord: Sendable, Encodable, Equatable {
+    public let owner: String
+    public let host: String
+    public let pid: Int
+    public let startedAt: Date
+    public let lastSeenAt: Date
+    public let lastPassAt: Date?
+    public let rowsLeased: Int
+
+    enum CodingKeys: String, CodingKey {
+        case owner, host, pid, startedAt = "started_at", lastSeenAt = "last_seen_at", lastPassAt = "last_pass_at", rowsLeased = "rows_leased"
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(owner, forKey: .owner)
+        try container.encode(host, forKey: .host)
+        try container.encode(pid, forKey: .pid)
+        try container.encode(startedAt.iso8601UTC, forKey: .startedAt)
+        try container.encode(lastSeenAt.iso8601UTC, forKey: .lastSeenAt)
+        try container.encode(lastPassAt?.iso8601UTC, forKey: .lastPassAt)
+        try container.encode(rowsLeased, forKey: .rowsLeased)
+    }
+}
+
+extension DeliverySchema {
+    /// PostgreSQL only (one process per SQLite file needs no list): the processes sharing the database.
+    public static let postgresV4Processes = PostgresStep(
+        """
+        CREATE TABLE dailyverse_process (
+            owner text PRIMARY KEY, host text NOT NULL, pid integer NOT NULL,
+            started_at double precision NOT NULL, last_seen_at double precision NOT NULL, last_pass_at double precision)
+        """)
+}
+
+extension PostgresStore {
+    /// A process is live while it has said so within this long (it says so every `ProcessRegistryService.interval`).
+    public static let processStaleAfter: TimeInterval = 90
+
+    /// Records a process under its lease owner (`SharedOutbox.processOwner`), which names its host and pid.
+    public func registerProcess(owner: String, host: String, pid: Int, now: Date) async throws {
+        let at = now.timeIntervalSince1970
+        try await transaction { transaction in
+            try await transaction.rows(
+                """
+                INSERT INTO dailyverse_process (owner, host, pid, started_at, last_seen_at) VALUES (\(owner), \(host), \(pid), \(at), \(at))
+                ON CONFLICT (owner) DO UPDATE SET last_seen_at = excluded.last_seen_at
+                """)
+        }
+    }
+
+    /// The process is alive at `now`, and finished its last pass at `lastPass`.
+    public func touchProcess(owner: String, now: Date, lastPass: Date?) async throws {
+        let pass = lastPass?.timeIntervalSince1970
+        try await transaction { transaction in
+            try await transaction.rows(
+                """
+                UPDATE dailyverse_process SET last_seen_at = \(now.timeIntervalSince1970), last_pass_at = coalesce(\(pass), last_pass_at)
+                WHERE owner = \(owner)
+                """)
+        }
+    }
+
+    /// The process stopped cleanly: it is no longer listed.
+    public func unregisterProcess(owner: String) async throws {
+        try await transaction { try await $0.rows("DELETE FROM dailyverse_process WHERE owner = \(owner)") }
+    }
+
+    /// The live processes, oldest first, with the rows each holds leased at `now`.
+    public func liveProcesses(now: Date) async throws -> [ProcessRecord] {
+        let at = now.timeIntervalSince1970
+        return try await transaction { transaction in
+            try await transaction.rows(
+                """
+                SELECT p.owner, p.host, p.pid, p.started_at, p.last_seen_at, p.last_pass_at,
+                    (SELECT count(*) FROM outbox o WHERE o.status = 'pending' AND o.lease_owner = p.owner AND o.lease_until > \(at))
+                FROM dailyverse_process p WHERE p.last_seen_at >= \(at - Self.processStaleAfter) ORDER BY p.started_at, p.owner
+                """
+            ).map { row in
+                let (owner, host, pid, started, seen, pass, leased) = try row.decode((String, String, Int, Double, Double, Double?, Int).self)
+                return ProcessRecord(
+                    owner: owner, host: host, pid: pid, startedAt: Date(timeIntervalSince1970: started),
+                    lastSeenAt: Date(timeIntervalSince1970: seen),
+                    lastPassAt: pass.map(Date.init(timeIntervalSince1970:)), rowsLeased: leased)
+            }
+        }
+    }
+
+    /// Processes not seen for a day (killed, their machine gone), a chunk at a time; nil when another process is at it.
+    public func pruneProcesses(now: Date, chunk: Int = 10_000) async throws -> Int? {
+        try await deleteInChunks(
+            job: "process expiry",
+            "DELETE FROM dailyverse_process WHERE owner IN (SELECT owner FROM dailyverse_process WHERE last_seen_at < $1 LIMIT $2)",
+            arguments: [now.timeIntervalSince1970 - 86_400], chunk: chunk)
+    }
+}
