@@ -75,6 +75,7 @@ public final class PushSink: Sink, Sendable {
 
     public func deliver(_ records: [OutboxRecord]) async throws -> [Int64: DeliveryOutcome] {
         let now = clock()
+        await pauses.refresh(now: now)
         var outcomes: [Int64: DeliveryOutcome] = [:]
         try await withThrowingTaskGroup(of: (Int64, DeliveryOutcome).self) { group in
             var pending = records[...]
@@ -270,6 +271,12 @@ public protocol PauseStore: Sendable {
     func clearPause(platform: String) async throws
 }
 
+/// Pauses many processes share (PostgreSQL): what one process paused, the others read back and honour.
+public protocol SharedPauseStore: PauseStore {
+    /// The pauses in force at `now`, by platform.
+    func activePauses(now: Date) async throws -> [String: (reason: String, until: Date)]
+}
+
 extension AppDatabase: PauseStore {
     public func savePause(platform: String, reason: String, since: Date, until: Date) async throws {
         try await write { db in
@@ -295,10 +302,33 @@ final class PauseBoard: Sendable {
         /// Platforms known not to be paused in the database (a pause left by an earlier process is removed by the
         /// first row accepted).
         var cleared: Set<String> = []
+        /// When the shared pauses were last read.
+        var refreshed: Date?
     }
     private let state = Mutex(State())
+    /// How often the shared pauses are read back, at most.
+    static let refreshInterval: TimeInterval = 5
 
     init(store: any PauseStore) { self.store = store }
+
+    /// Reads back the pauses other processes put in the shared store (none on SQLite, whose one process wrote them
+    /// all), at most every `refreshInterval`: a platform another process found misconfigured waits here too, rather
+    /// than each process spending requests to find it out. A read that fails changes nothing.
+    func refresh(now: Date) async {
+        guard let shared = store as? any SharedPauseStore else { return }
+        let due = state.withLock { state in
+            guard state.refreshed.map({ now.timeIntervalSince($0) >= Self.refreshInterval || now < $0 }) ?? true else { return false }
+            state.refreshed = now
+            return true
+        }
+        guard due, let active = try? await shared.activePauses(now: now) else { return }
+        state.withLock { state in
+            for (platform, pause) in active where (state.pauses[platform]?.until ?? .distantPast) < pause.until {
+                state.pauses[platform] = pause
+                state.cleared.remove(platform)
+            }
+        }
+    }
 
     func remaining(_ platform: String, now: Date) -> TimeInterval? {
         state.withLock {

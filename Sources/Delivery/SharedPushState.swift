@@ -5,7 +5,16 @@ import Storage
 
 /// The push services' state every process shares on PostgreSQL: the provider tokens (APNs allows a new one every 20
 /// minutes at most, so all processes use the one stored first) and the pauses `status` shows.
-extension PostgresStore: PauseStore {
+extension PostgresStore: SharedPauseStore {
+    public func activePauses(now: Date) async throws -> [String: (reason: String, until: Date)] {
+        var pauses: [String: (reason: String, until: Date)] = [:]
+        for row in try await client.query("SELECT platform, reason, until FROM push_pause WHERE until > \(now.timeIntervalSince1970)").collect() {
+            let (platform, reason, until) = try row.decode((String, String, Double).self)
+            pauses[platform] = (reason, Date(timeIntervalSince1970: until))
+        }
+        return pauses
+    }
+
     public func savePause(platform: String, reason: String, since: Date, until: Date) async throws {
         _ = try await client.query(
             """
