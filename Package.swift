@@ -72,6 +72,7 @@ let package = Package(
             name: "ContentStore",
             dependencies: [
                 "Diagnostics", "Storage", "Astronomy", "HijriCalendar", "VerseCalendar", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         // Each user's onboarding progress, the events and their funnel, contextual hints, and signing a guest into an

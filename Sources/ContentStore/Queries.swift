@@ -189,27 +189,13 @@ extension AppDatabase {
     }
 
     /// Publishes (or replaces) a month start; refused, with nothing written, if the sighted calendar could not hold it.
-    public func publishMonthStart(_ start: PublishedMonthStart, at now: Date) throws {
-        try write { db in
-            var all = try Self.publishedMonthStarts(db).filter { !($0.year == start.year && $0.month == start.month) }
-            all.append(start)
-            _ = try IslamicCalendar.sighted(published: all)
-            try db.execute(
-                sql: """
-                    INSERT INTO published_month_start (year, month, first_day, created_at) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (year, month) DO UPDATE SET first_day = excluded.first_day, created_at = excluded.created_at
-                    """, arguments: [start.year, start.month, start.firstDay.description, now.iso8601UTC])
-        }
-    }
+    public func publishMonthStart(_ start: PublishedMonthStart, at now: Date) throws { _ = try publishMonthStarts([start], at: now) }
 
     /// Publishes (or replaces) many month starts in one transaction: all of them, or, if the calendars could not hold
     /// them with the starts already published, none. Returns how many replaced a start published before.
     public func publishMonthStarts(_ starts: [PublishedMonthStart], at now: Date) throws -> (published: Int, replaced: Int) {
         try write { db in
-            let given = Set(starts.map { $0.year * 12 + $0.month })
-            let kept = try Self.publishedMonthStarts(db)
-            let replaced = kept.filter { given.contains($0.year * 12 + $0.month) && !starts.contains($0) }.count
-            _ = try IslamicCalendar.sighted(published: kept.filter { !given.contains($0.year * 12 + $0.month) } + starts)
+            let replaced = try PublishedMonthStart.replacing(try Self.publishedMonthStarts(db), with: starts)
             let statement = try db.makeStatement(
                 sql: """
                     INSERT INTO published_month_start (year, month, first_day, created_at) VALUES (?, ?, ?, ?)
@@ -219,6 +205,22 @@ extension AppDatabase {
                 try statement.execute(arguments: [start.year, start.month, start.firstDay.description, now.iso8601UTC])
             }
             return (starts.count, replaced)
+        }
+    }
+
+    /// Makes the published starts exactly `starts` (a process's content copy following PostgreSQL's); whether anything
+    /// changed.
+    @discardableResult
+    public func replacePublishedMonthStarts(with starts: [PublishedMonthStart], at now: Date) throws -> Bool {
+        try write { db in
+            guard try Self.publishedMonthStarts(db) != starts.sorted(by: PublishedMonthStart.inOrder) else { return false }
+            try db.execute(sql: "DELETE FROM published_month_start")
+            for start in starts {
+                try db.execute(
+                    sql: "INSERT INTO published_month_start (year, month, first_day, created_at) VALUES (?, ?, ?, ?)",
+                    arguments: [start.year, start.month, start.firstDay.description, now.iso8601UTC])
+            }
+            return true
         }
     }
 

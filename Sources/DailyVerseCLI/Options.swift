@@ -7,6 +7,7 @@ import Diagnostics
 import Foundation
 import HTTPAPI
 import HijriCalendar
+import Logging
 import Onboarding
 import Storage
 import Synchronization
@@ -209,6 +210,25 @@ public struct GlobalOptions: ParsableArguments {
             case .postgres(let address) = try DatabaseLocation(named)
         else { return nil }
         return address
+    }
+
+    /// Runs `body` on the PostgreSQL database the settings name, opened (and migrated) for it and closed after; nil
+    /// when the database is a SQLite file. A failure is one line naming the database and the cause.
+    func withPostgres<T: Sendable>(_ body: (PostgresStore) async throws -> T) async throws -> T? {
+        guard let address = try postgresAddress() else { return nil }
+        let logger = Logger(label: "dailyverse") { _ in SwiftLogNoOpLogHandler() }
+        let store = try await PostgresStore.open(address, password: try PostgresPassword.resolve(for: address), schema: .dailyVerse, logger: logger)
+        do {
+            let result = try await body(store)
+            await store.close()
+            return result
+        } catch let error as UserFacingError {
+            await store.close()
+            throw error
+        } catch {
+            await store.close()
+            throw CLIError(store.describe(error))
+        }
     }
 
     /// The data/ folder in use.

@@ -310,6 +310,13 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 extension ServeCommand {
+    /// Copies the month starts published on PostgreSQL into this process's content copy, if they differ; whether they did.
+    @discardableResult
+    static func followPublishedStarts(_ store: PostgresStore, _ content: AppDatabase, now: Date, logger: Logger) async throws -> Bool {
+        let starts = try await store.publishedMonthStarts()
+        return try content.replacePublishedMonthStarts(with: starts, at: now)
+    }
+
     /// Rows a process leases at once on PostgreSQL: the push sink's concurrency.
     static let sharedBatchSize = 64
 
@@ -332,6 +339,12 @@ extension ServeCommand {
             )
         }
         let store = try await reportingErrors { try await PostgresStore.open(database, password: password, schema: .dailyVerse, logger: logger) }
+        // The calendars follow the month starts published on the database (`sighting`), copied into the content copy
+        // now and every minute.
+        do { try await Self.followPublishedStarts(store, content, now: try global.clock(), logger: logger) } catch {
+            await store.close()
+            throw reported(CLIError(store.describe(error)))
+        }
         let emitter = SharedEmitter(store: store, content: content, configuration: configuration, logger: logger)
         let owner = SharedOutbox.processOwner()
         // --once: one pass at the scheduler's instant; else a clock that runs (from --now, if given).
@@ -392,6 +405,11 @@ extension ServeCommand {
             ])
         for line in GlobalOptions.overrides.all { logger.warning("configuration: \(line)") }
         let heartbeat = Heartbeat()
+        services.append(
+            MaintenanceService(name: "published month starts", interval: 60, clock: clock, logger: logger) { now in
+                try await Self.followPublishedStarts(store, content, now: now, logger: logger)
+                    ? "the calendars follow the database's published starts" : nil
+            })
         services.append(ProcessRegistryService(store: store, owner: owner, heartbeat: heartbeat, clock: clock, logger: logger))
         let group = DaemonBuilder.serviceGroup(
             emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, readiness: readiness, heartbeat: heartbeat,

@@ -17,27 +17,29 @@ struct SightingCommand: ParsableCommand {
         subcommands: [SightingSetCommand.self, SightingImportCommand.self, SightingListCommand.self, SightingRemoveCommand.self])
 }
 
-struct SightingSetCommand: ParsableCommand {
+struct SightingSetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "set", abstract: "Publish the first day of a Hijri month.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Hijri year.") var year: Int
     @Argument(help: "Hijri month, 1-12.") var month: Int
     @Argument(help: ArgumentHelp("Gregorian first day, YYYY-MM-DD.", valueName: "date")) var date: String
 
-    func run() throws {
-        try reportingErrors {
+    func run() async throws {
+        try await reportingErrors {
             guard (1...12).contains(month) else { throw CLIError("invalid month \(month): expected 1 to 12") }
             let start = PublishedMonthStart(year: year, month: month, firstDay: try CivilDate(parsing: date))
             try SightedMonthStarts.validate(start)
-            let database = try global.openDatabase()
-            try database.publishMonthStart(start, at: global.clock())
+            let now = try global.clock()
+            if try await global.withPostgres({ try await $0.publishMonthStarts([start], at: now) }) == nil {
+                try global.openDatabase().publishMonthStart(start, at: now)
+            }
             if global.json { return try printJSON(start) }
             print("published: \(HijriMonth(rawValue: month)!.englishName) \(year) begins on \(start.firstDay)")
         }
     }
 }
 
-struct SightingImportCommand: ParsableCommand {
+struct SightingImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import", abstract: "Publish the month starts of a CSV file, such as data/sightings/iran-observed.csv.",
         discussion: """
@@ -52,8 +54,8 @@ struct SightingImportCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("CSV file.", valueName: "file")) var file: String
     @Option(help: ArgumentHelp("Only the Hijri years FIRST-LAST (such as 1423-1447).", valueName: "first-last")) var years: String?
 
-    func run() throws {
-        try reportingErrors {
+    func run() async throws {
+        try await reportingErrors {
             let range = try years.map(Self.years)
             let input = try InputFile(path: checkedPath(file, what: "the file's name"))
             let name = URL(fileURLWithPath: file).lastPathComponent
@@ -95,8 +97,10 @@ struct SightingImportCommand: ParsableCommand {
                 starts.append(start)
             }
             guard headerSeen else { throw CLIError("\(name): empty: expected the header \(Self.header)") }
-            let database = try global.openDatabase()
-            let (published, replaced) = try database.publishMonthStarts(starts, at: global.clock())
+            let now = try global.clock()
+            let (published, replaced) =
+                try await global.withPostgres { [starts] in try await $0.publishMonthStarts(starts, at: now) }
+                ?? global.openDatabase().publishMonthStarts(starts, at: now)
             let years = starts.isEmpty ? "" : " (\(starts.map(\.year).min()!)-\(starts.map(\.year).max()!) AH)"
             if global.json { return try printJSON(["published": published, "replaced": replaced, "left_out": leftOut]) }
             print(
@@ -116,13 +120,13 @@ struct SightingImportCommand: ParsableCommand {
     }
 }
 
-struct SightingListCommand: ParsableCommand {
+struct SightingListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "List the published month starts.")
     @OptionGroup var global: GlobalOptions
 
-    func run() throws {
-        try reportingErrors {
-            let starts = try global.openDatabase().publishedMonthStarts()
+    func run() async throws {
+        try await reportingErrors {
+            let starts = try await global.withPostgres { try await $0.publishedMonthStarts() } ?? global.openDatabase().publishedMonthStarts()
             if global.json { return try printJSON(starts) }
             if starts.isEmpty { print("no published month starts") }
             for start in starts {
@@ -136,15 +140,16 @@ struct SightingListCommand: ParsableCommand {
     }
 }
 
-struct SightingRemoveCommand: ParsableCommand {
+struct SightingRemoveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a published month start.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Hijri year.") var year: Int
     @Argument(help: "Hijri month, 1-12.") var month: Int
 
-    func run() throws {
-        try reportingErrors {
-            guard try global.openDatabase().removeMonthStart(year: year, month: month) else {
+    func run() async throws {
+        try await reportingErrors {
+            let removed = try await global.withPostgres { [year, month] in try await $0.removeMonthStart(year: year, month: month) }
+            guard try removed ?? global.openDatabase().removeMonthStart(year: year, month: month) else {
                 throw CLIError("no published start for \(year)-\(month)")
             }
             if global.json { return try printJSON(["removed": "\(year)-\(month)"]) }

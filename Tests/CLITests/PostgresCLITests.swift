@@ -92,6 +92,36 @@ struct PostgresCLITests {
         }
     }
 
+    /// Month starts published on PostgreSQL are the installation's: listed and removed there, checked as on SQLite,
+    /// and copied by `serve` into its content copy, whose calendars then follow them.
+    @Test(.enabled(if: PostgresTesting.isAvailable, Comment(rawValue: PostgresTesting.skipped)))
+    func publishedStartsLiveOnTheDatabaseAndServeFollowsThem() async throws {
+        let db = CLI.freshDatabase()
+        try #require(CLI.run(["today"], database: db).status == 0)
+        let content = CLI.freshDatabase(named: "content.sqlite")
+        try #require(CLI.run(["today"], database: content).status == 0)
+        try await PostgresTesting.withDatabase { address in
+            try #require(CLI.run(["migrate-store", "--from", db, "--to", "\(address)"]).status == 0)
+            let set = CLI.run(["sighting", "set", "1446", "9", "2025-03-02"], database: "\(address)")
+            #expect(set.status == 0 && set.stdout.contains("Ramadan 1446 begins on 2025-03-02"), "\(set.stdout)\(set.stderr)")
+            let far = CLI.run(["sighting", "set", "1446", "10", "2025-04-20"], database: "\(address)")
+            #expect(far.status == 1 && far.stderr.split(separator: "\n").count == 1 && far.stderr.contains("2025-04-20"), "\(far.stderr)")
+            let listed = CLI.run(["sighting", "list", "--json"], database: "\(address)").stdout
+            #expect(listed.contains("2025-03-02") && !listed.contains("2025-04-20"), "\(listed)")
+            // The content copy has none until serve copies the database's.
+            #expect(!CLI.run(["sighting", "list"], database: content).stdout.contains("2025-03-02"))
+            let pass = CLI.run(
+                ["serve", "--once", "--sink", "stdout", "--content-db", content, "--now", "2025-03-01T08:05:00Z"], database: "\(address)")
+            #expect(pass.status == 0, "\(pass.stderr)")
+            #expect(CLI.run(["sighting", "list"], database: content).stdout.contains("2025-03-02"))
+            #expect(CLI.run(["sighting", "remove", "1446", "9"], database: "\(address)").status == 0)
+            let again = CLI.run(["sighting", "remove", "1446", "9"], database: "\(address)")
+            #expect(again.status == 1 && again.stderr.contains("no published start for 1446-9"), "\(again.stderr)")
+            _ = CLI.run(["serve", "--once", "--sink", "stdout", "--content-db", content, "--now", "2025-03-01T08:06:00Z"], database: "\(address)")
+            #expect(CLI.run(["sighting", "list"], database: content).stdout.contains("no published month starts"))
+        }
+    }
+
     /// Two `serve` processes on one database, as behind a load balancer: a guest made on one is signed in on the
     /// other, a device registered on one is listed by the other, and both stop cleanly on SIGTERM.
     @Test(.enabled(if: PostgresTesting.isAvailable, Comment(rawValue: PostgresTesting.skipped)))
