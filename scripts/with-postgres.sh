@@ -2,7 +2,8 @@
 # Runs a command with a PostgreSQL server of its own: a new cluster in a temporary folder, listening on loopback only
 # (a free port) and on a socket in that folder, password authentication (scram-sha-256) for a user `dailyverse`; then
 # stops it and removes the folder, whatever the command did. The command sees DAILYVERSE_TEST_POSTGRES and PGPASSWORD,
-# so `swift test` runs the PostgreSQL half of the store tests:
+# so `swift test` runs the PostgreSQL half of the store tests, and DAILYVERSE_TEST_POSTGRES_RESTART, a command that
+# restarts the server (for `dailyverse-bench chaos --restart-after`):
 #
 #   scripts/with-postgres.sh swift test
 #   scripts/with-postgres.sh swift test --filter Postgres
@@ -45,6 +46,11 @@ if ! "${as_server[@]}" "$bin/pg_ctl" -D "$folder/data" -l "$folder/server.log" -
 fi
 echo "with-postgres: PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port" >&2
 
+# A command that restarts the server (every connection drops), for the chaos check's --restart-after.
+printf '#!/bin/sh\nexec %s %q -D %q -l %q -m fast -w -t 60 restart >/dev/null\n' "${as_server[*]:-}" "$bin/pg_ctl" "$folder/data" "$folder/server.log" \
+    >"$folder/restart"
+chmod 755 "$folder/restart"
+export DAILYVERSE_TEST_POSTGRES_RESTART="$folder/restart"
 export DAILYVERSE_TEST_POSTGRES="postgresql://dailyverse@127.0.0.1:$port/postgres?sslmode=disable"
 export PGPASSWORD="$password"
 status=0

@@ -317,9 +317,6 @@ extension ServeCommand {
         return try content.replacePublishedMonthStarts(with: starts, at: now)
     }
 
-    /// Rows a process leases at once on PostgreSQL: the push sink's concurrency.
-    static let sharedBatchSize = 64
-
     /// `serve` on PostgreSQL: any number of these processes, on any number of machines, share the database. Each
     /// emits with row locks (`SharedEmitter`), delivers by leases (`SharedOutbox`), keeps the push services' tokens and
     /// pauses there, and runs the hourly housekeeping one job at a time across processes; no scheduler lock. The
@@ -368,7 +365,7 @@ extension ServeCommand {
             }
             // Batches of one round of the push sink's requests: what a process killed mid-batch leaves sent but not
             // recorded (and sent again by another after the lease) is one round's worth, not 500 rows.
-            deliverer.batchSize = Self.sharedBatchSize
+            deliverer.batchSize = SharedOutbox.batchSize
             if !once, address != "none" {
                 let themes = Set(try content.displayThemes().map(\.id))
                 services.append(

@@ -11,6 +11,10 @@ import Storage
 /// leaves its rows leased; once the lease ends another takes them — a row the service had accepted just before the
 /// crash is then sent a second time, with the same collapse id, so the device shows it once.
 public struct SharedOutbox: OutboxQueue {
+    /// Rows a `serve` process leases at once: one round of the push sink's requests (its concurrency), so that what a
+    /// process killed mid-batch leaves sent but not recorded is one round's worth.
+    public static let batchSize = 64
+
     public let store: PostgresStore
     /// Who holds a lease: unique per process (host, process id, and a random part for a reused pid).
     public let owner: String
@@ -66,16 +70,27 @@ public struct SharedOutbox: OutboxQueue {
                     ON CONFLICT (path) DO UPDATE SET size = excluded.size, at = excluded.at
                     """, logger: logger)
             }
-            // Each update holds only while the row is still this process's; it ends the lease.
+            // Each update holds only while the row is still this process's; it ends the lease. The rows delivered, most
+            // of a batch, in one statement (a column an array); the rest one by one.
+            var delivered: (ids: [Int64], attempts: [Int64], services: [String]) = ([], [], [])
+            for case .delivered(let id, let attempts, let serviceID) in settlement.rows {
+                delivered.ids.append(id)
+                delivered.attempts.append(Int64(attempts))
+                // No service id is the empty one (an array parameter holds no NULL here).
+                delivered.services.append(serviceID ?? "")
+            }
+            if !delivered.ids.isEmpty {
+                _ = try await connection.query(
+                    """
+                    UPDATE outbox o SET status = 'delivered', attempts = t.a, delivered_at = \(at), last_attempt_at = \(at),
+                        next_attempt_at = NULL, service_id = NULLIF(t.s, ''), lease_owner = NULL, lease_until = NULL
+                    FROM unnest(\(delivered.ids)::int8[], \(delivered.attempts)::int8[], \(delivered.services)::text[]) AS t(i, a, s)
+                    WHERE o.id = t.i AND o.lease_owner = \(owner)
+                    """, logger: logger)
+            }
             for row in settlement.rows {
                 switch row {
-                case .delivered(let id, let attempts, let serviceID):
-                    _ = try await connection.query(
-                        """
-                        UPDATE outbox SET status = 'delivered', attempts = \(attempts), delivered_at = \(at), last_attempt_at = \(at),
-                            next_attempt_at = NULL, service_id = \(serviceID), lease_owner = NULL, lease_until = NULL
-                        WHERE id = \(id) AND lease_owner = \(owner)
-                        """, logger: logger)
+                case .delivered: continue
                 case .missed(let id, let error):
                     _ = try await connection.query(
                         """

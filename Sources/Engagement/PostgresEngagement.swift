@@ -171,7 +171,7 @@ public struct PostgresUserStore: UserStore {
         }
     }
 
-    public func check() async throws { _ = try await store.transaction { try await $0.rows("SELECT 1") } }
+    public func check() async throws { try await store.withoutTransaction { try await $0.rows("SELECT 1") } }
 
     public func createGuest(now: Date) async throws -> (User, token: String) { try await store.transaction { try await $0.createGuest(now: now) } }
 
@@ -194,7 +194,8 @@ public struct PostgresUserStore: UserStore {
     }
 
     public func authenticate(token: String, now: Date, policy: SessionPolicy) async throws -> User? {
-        try await store.transaction { try await $0.authenticate(token: token, now: now, policy: policy) }
+        // One read (and, once a minute per session, two single-row writes that need not be together).
+        try await store.withoutTransaction { try await $0.authenticate(token: token, now: now, policy: policy) }
     }
 
     public func closeSession(token: String) async throws { try await store.transaction { try await $0.closeSession(token: token) } }
@@ -208,7 +209,9 @@ public struct PostgresUserStore: UserStore {
         try await store.transaction { try await $0.recordEvent(userID: userID, name: name, screen: screen, properties: properties, at: at) }
     }
 
-    public func settings(userID: String) async throws -> UserSettings { try await store.transaction { try await $0.settings(userID: userID) } }
+    public func settings(userID: String) async throws -> UserSettings {
+        try await store.withoutTransaction { try await $0.settings(userID: userID) }
+    }
 
     public func changeSettings(userID: String, _ change: DeviceSettings, now: Date) async throws -> UserSettings {
         let themes = themes
@@ -219,7 +222,9 @@ public struct PostgresUserStore: UserStore {
         }
     }
 
-    public func bookmarks(userID: String) async throws -> [Bookmark] { try await store.transaction { try await $0.bookmarks(userID: userID) } }
+    public func bookmarks(userID: String) async throws -> [Bookmark] {
+        try await store.withoutTransaction { try await $0.bookmarks(userID: userID) }
+    }
 
     public func addBookmark(userID: String, verseKey: String, now: Date) async throws -> Bool {
         try await store.transaction { try await $0.addBookmark(userID: userID, verseKey: verseKey, now: now) }
@@ -230,7 +235,7 @@ public struct PostgresUserStore: UserStore {
     }
 
     public func devices(userID: String, now: Date) async throws -> [DeviceState] {
-        try await store.transaction { try await $0.devices(userID: userID, now: now) }
+        try await store.withoutTransaction { try await $0.devices(userID: userID, now: now) }
     }
 
     public func registerDevice(_ settings: DeviceSettings, userID: String, now: Date, maximum: Int) async throws -> (DeviceState, created: Bool) {
@@ -262,7 +267,7 @@ public struct PostgresUserStore: UserStore {
     }
 
     public func onboardingState(userID: String, flow: OnboardingFlow) async throws -> OnboardingState {
-        try await store.transaction { try await $0.onboardingState(userID: userID, flow: flow) }
+        try await store.withoutTransaction { try await $0.onboardingState(userID: userID, flow: flow) }
     }
 
     public func applyOnboarding(_ event: OnboardingEvent, userID: String, machine: OnboardingMachine, now: Date) async throws -> OnboardingState {

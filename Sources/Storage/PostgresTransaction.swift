@@ -34,6 +34,7 @@ public struct PostgresTransaction: Sendable {
 extension PostgresStore {
     /// Runs `body` in one transaction on a pooled connection: everything it does, or nothing. The error `body`
     /// throws comes out as it is (a domain's own error, for the caller to answer), not wrapped in postgres-nio's.
+    @discardableResult
     public func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresTransaction) async throws -> T) async throws -> T {
         let logger = backgroundLogger
         do {
@@ -43,6 +44,14 @@ extension PostgresStore {
         } catch let error as PostgresTransactionError {
             throw error.closureError ?? error.beginError ?? error.commitError ?? error
         }
+    }
+
+    /// Runs `body` on a pooled connection outside any transaction: each statement commits on its own. For what one
+    /// statement answers (a read) or what need not be all or nothing: a round trip each, not BEGIN and COMMIT too.
+    @discardableResult
+    public func withoutTransaction<T: Sendable>(_ body: @escaping @Sendable (PostgresTransaction) async throws -> T) async throws -> T {
+        let logger = backgroundLogger
+        return try await client.withConnection { connection in try await body(PostgresTransaction(connection: connection, logger: logger)) }
     }
 
     /// Whether `error` is PostgreSQL's refusal of a row that names one no longer there (SQLSTATE 23503): the user a

@@ -12,7 +12,9 @@ import Storage
 /// Several `dailyverse serve` processes on one PostgreSQL database, one of them killed (SIGKILL) and started again
 /// every few seconds while they emit and deliver a morning's fires to an APNs stand-in. Afterwards every device has
 /// exactly one outbox row, delivered; the stand-in got each device's verse once, or twice with the same collapse id
-/// where a process died between the service's answer and its record; and no row is left leased.
+/// where a process died between the service's answer and its record; and no row is left leased. With
+/// `--restart-after`, the PostgreSQL server is also restarted once while they work (every connection drops); with
+/// `--clock-skew`, each process's clock runs that many seconds after the one before.
 struct ChaosBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chaos", abstract: "serve processes on one PostgreSQL, killed and restarted while they work: each verse sent once.")
@@ -23,13 +25,41 @@ struct ChaosBench: ParsableCommand {
     @Option(help: "Give up after this many seconds.") var limit = 600.0
     @Option(help: "The dailyverse binary (default: beside this one).") var binary: String?
     @Option(help: "The data/ folder.") var data: String?
+    @Option(
+        help: ArgumentHelp(
+            "Restart the PostgreSQL server this many seconds in, with the command in $DAILYVERSE_TEST_POSTGRES_RESTART (scripts/with-postgres.sh sets it).",
+            valueName: "seconds")) var restartAfter: Double?
+    @Option(help: ArgumentHelp("Each process's clock this many seconds after the one before.", valueName: "seconds")) var clockSkew = 0.0
 
     /// The pinned morning: fires at 08:01, 08:02 and 08:03 UTC; the processes' clocks start at 08:00:30 and run.
     static let morning = ISO8601DateFormatter().date(from: "2025-03-01T08:00:30Z")!
 
     func run() throws {
         let command = self
+        if restartAfter != nil, ProcessInfo.processInfo.environment["DAILYVERSE_TEST_POSTGRES_RESTART"]?.isEmpty ?? true {
+            throw ValidationError(
+                "--restart-after needs DAILYVERSE_TEST_POSTGRES_RESTART, the command that restarts the server (scripts/with-postgres.sh sets it)")
+        }
+        guard (0...60).contains(clockSkew) else { throw ValidationError("invalid --clock-skew \(clockSkew): expected 0 to 60 seconds") }
         try waitFor { try await command.measure() }
+    }
+
+    /// Restarts the server with the command the environment names; how long it took. Spawned and waited for here
+    /// (`posix_spawn`, `waitpid`): Foundation's `Process` never saw this shell end, whose child (the new postmaster)
+    /// lives on.
+    static func restartServer() throws -> Double {
+        let started = Date()
+        let command = ProcessInfo.processInfo.environment["DAILYVERSE_TEST_POSTGRES_RESTART"] ?? "false"
+        let arguments: [UnsafeMutablePointer<CChar>?] = ["/bin/sh", "-c", command].map { $0.withCString { strdup($0) } } + [nil]
+        defer { for argument in arguments { free(argument) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, "/bin/sh", nil, nil, arguments, environ) == 0 else {
+            throw Failed(description: "chaos: cannot run the restart command")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        guard status == 0 else { throw Failed(description: "chaos: restarting PostgreSQL failed (wait status \(status))") }
+        return Date().timeIntervalSince(started)
     }
 
     struct Failed: Error, CustomStringConvertible { let description: String }
@@ -41,25 +71,18 @@ struct ChaosBench: ParsableCommand {
         let name = "dv_chaos_\(getpid())"
         var address = server
         address.database = name
-        try await Self.administer(server, password: password, "CREATE DATABASE \(name)")
+        try await BenchDatabase.administer(server, password: password, "CREATE DATABASE \(name)")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dailyverse-chaos-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         do {
             try await run(address, password: password, folder: folder, logger: logger)
         } catch {
-            try? await Self.administer(server, password: password, "DROP DATABASE \(name) WITH (FORCE)")
+            try? await BenchDatabase.administer(server, password: password, "DROP DATABASE \(name) WITH (FORCE)")
             print("chaos: the processes' logs are kept in \(folder.path)")
             throw error
         }
-        try await Self.administer(server, password: password, "DROP DATABASE \(name) WITH (FORCE)")
+        try await BenchDatabase.administer(server, password: password, "DROP DATABASE \(name) WITH (FORCE)")
         try? FileManager.default.removeItem(at: folder)
-    }
-
-    static func administer(_ address: PostgresAddress, password: String?, _ statement: String) async throws {
-        let logger = Logger(label: "chaos") { _ in SwiftLogNoOpLogHandler() }
-        let connection = try await PostgresStore.connect(address, password: password, logger: logger)
-        _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-        try await connection.close()
     }
 
     func run(_ address: PostgresAddress, password: String?, folder: URL, logger: Logger) async throws {
@@ -90,8 +113,8 @@ struct ChaosBench: ParsableCommand {
         let pinned: @Sendable () -> Date = { Self.morning.addingTimeInterval(Date().timeIntervalSince(wall)) }
         let standIn = try PushStandIn(subscriptions: 1, clock: pinned)
         let binary = binary ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("dailyverse").path
-        let (processes, killEvery, limit, expected) = (processes, killEvery, limit, self.devices)
-        let outcome = try await standIn.run { port -> (kills: Int, seconds: Double) in
+        let (processes, killEvery, limit, expected, restartAfter, clockSkew) = (processes, killEvery, limit, self.devices, restartAfter, clockSkew)
+        let outcome = try await standIn.run { port -> (kills: Int, seconds: Double, restarts: Int) in
             let ca = try standIn.certificates.writeAuthority(in: folder)
             let p8 = folder.appendingPathComponent("AuthKey.p8")
             try standIn.p8.write(to: p8, atomically: true, encoding: .utf8)
@@ -111,7 +134,7 @@ struct ChaosBench: ParsableCommand {
                 process.executableURL = URL(fileURLWithPath: binary)
                 process.arguments = ["serve", "--listen", "none", "--content-db", contents[index]]
                 var own = environment
-                own["DAILYVERSE_NOW"] = pinned().iso8601UTC
+                own["DAILYVERSE_NOW"] = pinned().addingTimeInterval(Double(index) * clockSkew).iso8601UTC
                 process.environment = own
                 let log = folder.appendingPathComponent("serve-\(index).log")
                 if !FileManager.default.fileExists(atPath: log.path) { FileManager.default.createFile(atPath: log.path, contents: nil) }
@@ -125,14 +148,26 @@ struct ChaosBench: ParsableCommand {
             var running = try (0..<processes).map(start)
             let watcher = try await PostgresStore.open(address, password: password, schema: .dailyVerse, logger: logger, maximumConnections: 1)
             var kills = 0
+            var restarts = 0
             let began = Date()
             var lastKill = Date()
+            var (rows, settled) = (0, 0)
             while true {
-                let (rows, settled) =
-                    try await watcher.client.query(
-                        "SELECT count(*), count(*) FILTER (WHERE status <> 'pending') FROM outbox", logger: logger
-                    ).collect().first?.decode((Int, Int).self) ?? (0, 0)
+                // While the server restarts, the watcher's reads fail too: it looks again.
+                if let counts = try? await watcher.client.query(
+                    "SELECT count(*), count(*) FILTER (WHERE status <> 'pending') FROM outbox", logger: logger
+                ).collect().first?.decode((Int, Int).self) {
+                    (rows, settled) = counts
+                }
                 if rows == expected && settled == expected { break }
+                if let restartAfter, restarts == 0, Date().timeIntervalSince(began) >= restartAfter {
+                    let took = try Self.restartServer()
+                    restarts += 1
+                    print(
+                        String(
+                            format: "chaos: PostgreSQL restarted %.0f s in (%.1f s); %d rows written, %d settled by then", restartAfter, took, rows,
+                            settled))
+                }
                 if Date().timeIntervalSince(began) > limit {
                     print("chaos: provider tokens the stand-in saw (iat): \(await standIn.script.providerTokens.map(\.iat))")
                     print("chaos: the stand-in's problems: \(Set(await standIn.script.problems).sorted().prefix(10))")
@@ -156,7 +191,7 @@ struct ChaosBench: ParsableCommand {
                 process.waitUntilExit()
             }
             await watcher.close()
-            return (kills, Date().timeIntervalSince(began))
+            return (kills, Date().timeIntervalSince(began), restarts)
         }
 
         // What the database says: one row per device, all delivered, none left leased.
@@ -185,7 +220,7 @@ struct ChaosBench: ParsableCommand {
             "chaos: outbox \(rows) rows for \(distinct) devices, \(delivered) delivered, \(leased) leased; stand-in: \(byDevice.count) devices, \(repeats) sent twice and \(more) more often (a second death), \(mixed) with differing collapse ids"
         )
         print(
-            "chaos processes=\(processes) devices=\(expected) kills=\(outcome.kills) repeats=\(repeats + more) lost=\(lost) seconds=\(Int(outcome.seconds.rounded()))"
+            "chaos processes=\(processes) devices=\(expected) kills=\(outcome.kills) restarts=\(outcome.restarts) skew_s=\(clockSkew) repeats=\(repeats + more) lost=\(lost) seconds=\(Int(outcome.seconds.rounded()))"
         )
         guard rows == expected, distinct == expected, delivered == expected, leased == 0, lost == 0, mixed == 0 else {
             throw Failed(description: "chaos: the outbox or the stand-in disagree with one delivery per device (see above)")

@@ -18,11 +18,23 @@ struct DeliverBench: ParsableCommand {
     @Option(help: "Requests in flight at once (the push sink's concurrency).") var concurrency = 64
     @Option(help: "Rounds; each measures both sides back to back (which goes first alternates), and the medians count.") var rounds = 5
     @Option(help: "The data/ folder.") var data: String?
+    @Option(
+        help: ArgumentHelp(
+            "A PostgreSQL server: deliver APNs rows from there with 1, 2 and 3 processes (--processes) leasing from one outbox, in a database of the run's own.",
+            valueName: "postgresql://…")) var store: String?
+    @Option(help: "With --store: how many delivering processes, each count in turn (a comma-separated list).") var processes = "1,2,3"
 
     static let fire = ISO8601DateFormatter().date(from: "2025-03-10T08:00:00Z")!
 
     func run() throws {
         let command = self
+        if let store {
+            let counts = processes.split(separator: ",").compactMap { Int($0) }
+            guard !counts.isEmpty, counts.allSatisfy({ (1...16).contains($0) }) else {
+                throw ValidationError("invalid --processes '\(processes)': expected counts from 1 to 16, such as 1,2,3")
+            }
+            return try waitFor { try await command.measureShared(store, counts: counts) }
+        }
         try waitFor { try await command.measure() }
     }
 

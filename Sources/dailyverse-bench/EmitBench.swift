@@ -21,18 +21,21 @@ struct EmitBench: ParsableCommand {
     @Option(help: "Devices per transaction.") var batch = EmitConfiguration.defaultBatchSize
     @Option(help: "Days of outbox rows already there (delivered, as the retention keeps them), one per device a day.") var history = 0
     @Option(help: "The data/ folder.") var data: String?
+    @Option(
+        help: ArgumentHelp(
+            "A PostgreSQL server: emit there (SharedEmitter) rather than into SQLite, against COPY and batched INSERTs of the same rows, in a database of the run's own.",
+            valueName: "postgresql://…")) var store: String?
 
     func run() throws {
+        if let store {
+            let command = self
+            return try waitFor { try await command.runPostgres(store) }
+        }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dailyverse-emit-\(getpid())")
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let database = try AppDatabase.open(path: folder.appendingPathComponent("emit.sqlite").path, pool: true)
-        try database.seedIfNeeded(from: try DataDirectory.locate(explicit: data))
-
-        let dayStart = ISO8601DateFormatter().date(from: "2025-03-10T00:00:00Z")!
-        let zones = TimeZone.knownTimeZoneIdentifiers.filter { TimeZone(identifier: $0) != nil }
+        let (database, zones) = try installation(in: folder)
+        let dayStart = Self.dayStart
         print("devices: \(devices) over \(zones.count) zones and all reminder minutes; passes every \(step) min for 24 h, writing \(ahead) min ahead")
-        try insertDevices(database, zones: zones, dayStart: dayStart)
         if history > 0 {
             // Copied into the database now, so that the day's figures count only the day's writes.
             try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
@@ -126,6 +129,20 @@ struct EmitBench: ParsableCommand {
         let emitRate = Double(queued) / emitSeconds
         let rawRate = Double(queued) / rawSeconds
         print(String(format: "emit payloads_per_s=%.0f ratio_to_raw_insert=%.2f peak_rss_mb=%.0f", emitRate, emitRate / rawRate, peakRSSMegabytes()))
+    }
+
+    /// The day every run emits.
+    static let dayStart = ISO8601DateFormatter().date(from: "2025-03-10T00:00:00Z")!
+
+    /// A seeded database in `folder` with the devices, each queued for its first fire of `dayStart`; and the zones
+    /// they are spread over.
+    func installation(in folder: URL) throws -> (AppDatabase, zones: [String]) {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let database = try AppDatabase.open(path: folder.appendingPathComponent("emit.sqlite").path, pool: true)
+        try database.seedIfNeeded(from: try DataDirectory.locate(explicit: data))
+        let zones = TimeZone.knownTimeZoneIdentifiers.filter { TimeZone(identifier: $0) != nil }
+        try insertDevices(database, zones: zones, dayStart: Self.dayStart)
+        return (database, zones)
     }
 
     /// Devices straight into the table, each queued for its first fire of the day.

@@ -2,6 +2,7 @@ import Accounts
 import AppSchema
 import ArgumentParser
 import ContentStore
+import Engagement
 import Foundation
 import HTTPAPI
 import Hummingbird
@@ -26,16 +27,43 @@ struct HTTPBench: ParsableCommand {
         var value = 0
     }
 
+    @Option(
+        help: ArgumentHelp(
+            "A PostgreSQL server: users (and the bearer token each request to /v1/today carries) in a database of the run's own there.",
+            valueName: "postgresql://…")) var store: String?
+
+    final class Shared: @unchecked Sendable {
+        var scratch: BenchDatabase.Scratch?
+        var users: PostgresUserStore?
+        var token: String?
+    }
+
     func run() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dailyverse-http-\(getpid())")
         defer { try? FileManager.default.removeItem(at: folder) }
         let directory = try DataDirectory.locate(explicit: data)
         let database = try AppDatabase.open(path: folder.appendingPathComponent("http.sqlite").path, pool: true, createFolder: true)
         try database.seedIfNeeded(from: directory)
+        // On PostgreSQL: the users there, and a guest whose token every request to /v1/today carries, so that each is
+        // looked up in the database as the app's requests are.
+        let shared = Shared()
+        if let store {
+            try waitFor {
+                let scratch = try await BenchDatabase.Scratch(store, prefix: "dv_http")
+                shared.scratch = scratch
+                let users = PostgresUserStore(store: try await scratch.open(), themes: Set(try database.displayThemes().map(\.id)))
+                shared.users = users
+                shared.token = try await users.createGuest(now: Date()).token
+            }
+        }
+        defer {
+            if let scratch = shared.scratch { try? waitFor { await scratch.drop() } }
+        }
         let environment = try APIEnvironment(
             reports: DailyVerseReports(database: database), clock: { Date() },
             onboarding: try OnboardingMachine(flow: OnboardingFlow.load(from: directory), database: database),
-            copy: try OnboardingCopy.load(from: directory), hints: try HintCatalog.load(from: directory))
+            copy: try OnboardingCopy.load(from: directory), hints: try HintCatalog.load(from: directory),
+            throttles: shared.users.map { Throttles().shared(in: PostgresThrottleCounter(store: $0.store)) } ?? Throttles(), users: shared.users)
         let port = Port()
         let app = buildApplication(environment, host: "127.0.0.1", port: 0, serverName: "dailyverse-bench", logger: Logger(label: "dailyverse-bench"))
         {
@@ -61,7 +89,8 @@ struct HTTPBench: ParsableCommand {
         func load(_ path: String, seconds: Int) throws -> (rps: Double, p99: Double) {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["wrk", "-t\(threads)", "-c\(connections)", "-d\(seconds)s", "--latency", base + path]
+            let token = path.hasPrefix("/v1/today") ? shared.token.map { ["-H", "Authorization: Bearer \($0)"] } ?? [] : []
+            process.arguments = ["wrk", "-t\(threads)", "-c\(connections)", "-d\(seconds)s", "--latency"] + token + [base + path]
             let output = Pipe()
             process.standardOutput = output
             process.standardError = FileHandle.standardError
@@ -81,7 +110,8 @@ struct HTTPBench: ParsableCommand {
         let today = try load("/v1/today?tz=Asia/Baghdad", seconds: duration)
         print(String(format: "trivial: %.0f requests/s, p99 %.2f ms", trivial.rps, trivial.p99))
         print(String(format: "today:   %.0f requests/s, p99 %.2f ms", today.rps, today.p99))
-        print(String(format: "http today_rps=%.0f ratio_to_trivial=%.2f p99_ms=%.2f", today.rps, today.rps / trivial.rps, today.p99))
+        let name = shared.users == nil ? "" : " store=postgres"
+        print(String(format: "http%@ today_rps=%.0f ratio_to_trivial=%.2f p99_ms=%.2f", name, today.rps, today.rps / trivial.rps, today.p99))
     }
 
     /// "Requests/sec:  12345.67"

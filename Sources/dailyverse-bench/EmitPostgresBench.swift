@@ -1,0 +1,119 @@
+import AppSchema
+import ContentStore
+import Delivery
+import Foundation
+import Logging
+import Notifications
+import PostgresNIO
+import Storage
+
+extension EmitBench {
+    /// A day of emission into PostgreSQL by `SharedEmitter` (one process), against the same number of rows of the same
+    /// size written twice more in the same run: by `COPY` into a table with no index (what PostgreSQL takes fastest:
+    /// goal ratio ≥ 0.5), and by batched `INSERT`s of `batch` rows each into such a table (goal ≥ 0.8).
+    func runPostgres(_ server: String) async throws {
+        let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dailyverse-emit-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The installation: built in SQLite as the SQLite run builds it, copied into PostgreSQL; the content stays in
+        // SQLite, as serve's content copy.
+        let (content, zones) = try installation(in: folder)
+        let dayStart = Self.dayStart
+        try await BenchDatabase.withScratch(server, prefix: "dv_emit") { address, password in
+            let store = try await PostgresStore.open(address, password: password, schema: .dailyVerse, logger: logger, maximumConnections: 2)
+            let copy = try await PostgresStore.connect(address, password: password, logger: logger)
+            _ = try await StoreCopy.copy(from: content, into: copy, address: address, schema: .dailyVerse, logger: logger)
+            _ = try await copy.query("VACUUM ANALYZE", logger: logger)
+            print(
+                "devices: \(devices) over \(zones.count) zones, copied into PostgreSQL; passes every \(step) min for 24 h, writing \(ahead) min ahead"
+            )
+
+            let emitter = SharedEmitter(
+                store: store, content: content,
+                configuration: EmitConfiguration(
+                    grace: 7200, push: PushConfiguration(apnsTopic: "org.example.quran"), batchSize: batch, ahead: Double(ahead * 60)),
+                logger: logger)
+            let clock = ContinuousClock()
+            var queued = 0
+            let emitStart = clock.now
+            var now = dayStart
+            while now < dayStart.addingTimeInterval(86_400) {
+                now = now.addingTimeInterval(Double(step * 60))
+                queued += try await emitter.run(now: now).queued
+            }
+            let emitSeconds = (clock.now - emitStart).seconds
+            guard
+                let sample = try await copy.query("SELECT headers, payload FROM outbox WHERE status = 'pending' LIMIT 1", logger: logger).collect()
+                    .first
+            else { throw EmitBenchFailed(description: "no outbox row was written") }
+            let (headers, payload) = try sample.decode((String, String).self)
+            print(String(format: "emission: %d payloads in %.2f s", queued, emitSeconds))
+
+            let columns = """
+                (device_seq bigint NOT NULL, device_id text NOT NULL, platform text NOT NULL, local_date date NOT NULL,
+                fire_at double precision NOT NULL, headers text NOT NULL, payload text NOT NULL, status text NOT NULL,
+                created_at double precision NOT NULL)
+                """
+            _ = try await copy.query(PostgresQuery(unsafeSQL: "CREATE TABLE raw_copy " + columns), logger: logger)
+            _ = try await copy.query(PostgresQuery(unsafeSQL: "CREATE TABLE raw_insert " + columns), logger: logger)
+            let deviceID = "00000000-0000-4000-8000-000000000000"
+
+            // COPY, in text format: one line a row, as fast as the server takes them.
+            let line = [deviceID, "apns", "2025-03-10", "1741593600", Self.copyText(headers), Self.copyText(payload), "pending", "1741593600"]
+                .joined(separator: "\t")
+            let copyStart = clock.now
+            try await copy.copyFrom(
+                table: "raw_copy",
+                columns: ["device_seq", "device_id", "platform", "local_date", "fire_at", "headers", "payload", "status", "created_at"],
+                logger: logger
+            ) { writer in
+                var buffer = ByteBuffer()
+                for n in 0..<queued {
+                    buffer.writeString("\(n + 1)\t")
+                    buffer.writeString(line)
+                    buffer.writeString("\n")
+                    if buffer.readableBytes > 1 << 20 {
+                        try await writer.write(buffer)
+                        buffer.clear()
+                    }
+                }
+                if buffer.readableBytes > 0 { try await writer.write(buffer) }
+            }
+            let copySeconds = (clock.now - copyStart).seconds
+            print(String(format: "COPY: %d rows in %.2f s", queued, copySeconds))
+
+            // Batched INSERTs: `batch` rows a statement, every row's values sent (one array parameter a column, as the
+            // emitter sends them), each statement its own transaction.
+            let insertStart = clock.now
+            var written = 0
+            while written < queued {
+                let count = min(batch, queued - written)
+                let seqs = (written..<(written + count)).map { Int64($0 + 1) }
+                let ids = [String](repeating: deviceID, count: count)
+                let (headerColumn, payloadColumn) = ([String](repeating: headers, count: count), [String](repeating: payload, count: count))
+                _ = try await copy.query(
+                    """
+                    INSERT INTO raw_insert (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
+                    SELECT s, i, 'apns', '2025-03-10', 1741593600, h, p, 'pending', 1741593600
+                    FROM unnest(\(seqs)::int8[], \(ids)::text[], \(headerColumn)::text[], \(payloadColumn)::text[]) AS t(s, i, h, p)
+                    """, logger: logger)
+                written += count
+            }
+            let insertSeconds = (clock.now - insertStart).seconds
+            print(String(format: "batched INSERTs: %d rows in %.2f s (%d a statement)", queued, insertSeconds, batch))
+            try await copy.close()
+            await store.close()
+            let rate = Double(queued) / emitSeconds
+            print(String(format: "ratio_to_insert=%.2f (goal 0.8)", insertSeconds / emitSeconds))
+            print(String(format: "emit store=postgres payloads_per_s=%.0f ratio_to_copy=%.2f", rate, copySeconds / emitSeconds))
+        }
+    }
+
+    /// A value in COPY's text format: backslash, tab, newline and carriage return escaped.
+    static func copyText(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\t", with: "\\t").replacingOccurrences(of: "\n", with: "\\n")
+            .replacingOccurrences(of: "\r", with: "\\r")
+    }
+}
+
+struct EmitBenchFailed: Error, CustomStringConvertible { let description: String }
