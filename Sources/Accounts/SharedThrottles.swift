@@ -19,7 +19,8 @@ public enum ThrottleEvents {
     /// The longest window a throttle may have (a day): the hourly housekeeping removes attempts older than that.
     public static let longestWindow: TimeInterval = 86_400
 
-    /// A key as stored: its SHA-256, so that the table holds no email or client address.
+    /// A key as stored: its SHA-256, so that the table shows no email or client address in clear. (Not a secret: a
+    /// hash of an address can be found by trying every address; the rows last a day at most.)
     static func stored(_ key: String) -> String { SHA256.hash(data: Array(key.utf8)).map { String(format: "%02x", $0) }.joined() }
 }
 

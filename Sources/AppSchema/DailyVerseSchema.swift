@@ -40,6 +40,7 @@ extension Schema {
             PostgresMigration("pg2-outbox-leases", DeliverySchema.postgresV2OutboxLeases),
             PostgresMigration("pg3-shared-throttles", AccountsSchema.postgresV3Throttles),
             PostgresMigration("pg4-processes", DeliverySchema.postgresV4Processes),
+            PostgresMigration("pg5-still-device-epoch", DeliverySchema.postgresV5StillEpoch),
         ],
         // Attempt counts (SQLite's one process keeps them in memory) and the processes sharing the database.
         postgresOnlyTables: ["throttle_event", "dailyverse_process"])

@@ -27,14 +27,11 @@ public struct ProcessRegistryService: Service {
 
     public func run() async throws {
         var registered = false
+        let (host, pid) = (ProcessInfo.processInfo.hostName, Int(getpid()))
         while !Task.isCancelledOrShuttingDown {
             do {
-                if registered {
-                    try await store.touchProcess(owner: owner, now: clock(), lastPass: heartbeat.lastPass)
-                } else {
-                    try await store.registerProcess(owner: owner, host: ProcessInfo.processInfo.hostName, pid: Int(getpid()), now: clock())
-                    registered = true
-                }
+                try await store.recordProcess(owner: owner, host: host, pid: pid, now: clock(), lastPass: heartbeat.lastPass)
+                registered = true
             } catch {
                 logger.warning("process list: not updated", metadata: ["error": "\(store.describe(error))"])
             }

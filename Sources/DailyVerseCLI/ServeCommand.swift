@@ -312,7 +312,7 @@ struct ServeCommand: AsyncParsableCommand {
 extension ServeCommand {
     /// Copies the month starts published on PostgreSQL into this process's content copy, if they differ; whether they did.
     @discardableResult
-    static func followPublishedStarts(_ store: PostgresStore, _ content: AppDatabase, now: Date, logger: Logger) async throws -> Bool {
+    static func followPublishedStarts(_ store: PostgresStore, _ content: AppDatabase, now: Date) async throws -> Bool {
         let starts = try await store.publishedMonthStarts()
         return try content.replacePublishedMonthStarts(with: starts, at: now)
     }
@@ -338,7 +338,7 @@ extension ServeCommand {
         let store = try await reportingErrors { try await PostgresStore.open(database, password: password, schema: .dailyVerse, logger: logger) }
         // The calendars follow the month starts published on the database (`sighting`), copied into the content copy
         // now and every minute.
-        do { try await Self.followPublishedStarts(store, content, now: try global.clock(), logger: logger) } catch {
+        do { try await Self.followPublishedStarts(store, content, now: try global.clock()) } catch {
             await store.close()
             throw reported(CLIError(store.describe(error)))
         }
@@ -358,6 +358,16 @@ extension ServeCommand {
             } else {
                 clock = try reportingErrors { try replayClock() }
             }
+            if !once, address != "none" {
+                services.append(
+                    try reportingErrors {
+                        let themes = Set(try content.displayThemes().map(\.id))
+                        return try apiService(
+                            address, content: content, users: PostgresUserStore(store: store, themes: themes), clock: clock, settings,
+                            readiness: readiness, logger: logger)
+                    })
+            }
+            // Last of what can fail: a push sink holds connections that must be shut down.
             deliverer = try reportingErrors {
                 try emit.makeDeliverer(
                     global, queue: SharedOutbox(store: store, owner: owner, lease: lease, logger: logger), state: .postgres(store), configuration,
@@ -366,15 +376,6 @@ extension ServeCommand {
             // Batches of one round of the push sink's requests: what a process killed mid-batch leaves sent but not
             // recorded (and sent again by another after the lease) is one round's worth, not 500 rows.
             deliverer.batchSize = SharedOutbox.batchSize
-            if !once, address != "none" {
-                let themes = Set(try content.displayThemes().map(\.id))
-                services.append(
-                    try reportingErrors {
-                        try apiService(
-                            address, content: content, users: PostgresUserStore(store: store, themes: themes), clock: clock, settings,
-                            readiness: readiness, logger: logger)
-                    })
-            }
         } catch {
             await store.close()
             throw error
@@ -404,7 +405,7 @@ extension ServeCommand {
         let heartbeat = Heartbeat()
         services.append(
             MaintenanceService(name: "published month starts", interval: 60, clock: clock, logger: logger) { now in
-                try await Self.followPublishedStarts(store, content, now: now, logger: logger)
+                try await Self.followPublishedStarts(store, content, now: now)
                     ? "the calendars follow the database's published starts" : nil
             })
         services.append(ProcessRegistryService(store: store, owner: owner, heartbeat: heartbeat, clock: clock, logger: logger))

@@ -1,4 +1,3 @@
-import AppSchema
 import ArgumentParser
 import ContentStore
 import Daemon
@@ -82,20 +81,8 @@ struct StatusCommand: AsyncParsableCommand {
 
     func run() async throws {
         let now = try reportingErrors { try global.clock() }
-        let status: DeliveryStatus
-        if let address = try reportingErrors({ try global.postgresAddress() }) {
-            let password = try reportingErrors { try PostgresPassword.resolve(for: address) }
-            let logger = Logger(label: "dailyverse") { _ in SwiftLogNoOpLogHandler() }
-            let store = try await reportingErrors { try await PostgresStore.open(address, password: password, schema: .dailyVerse, logger: logger) }
-            do {
-                status = try await store.deliveryStatus(now: now)
-                await store.close()
-            } catch {
-                await store.close()
-                throw reported(CLIError(store.describe(error)))
-            }
-        } else {
-            status = try reportingErrors { try global.openDatabase().deliveryStatus(now: now) }
+        let status = try await reportingErrors {
+            try await global.withPostgres { try await $0.deliveryStatus(now: now) } ?? global.openDatabase().deliveryStatus(now: now)
         }
         try reportingErrors { try show(status, now: now) }
     }

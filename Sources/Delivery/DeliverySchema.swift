@@ -336,4 +336,11 @@ extension DeliverySchema {
     /// PostgreSQL's v20: the outbox's leases (see `v20OutboxLeases`).
     public static let postgresV2OutboxLeases = PostgresStep(
         "ALTER TABLE outbox ADD COLUMN lease_owner text", "ALTER TABLE outbox ADD COLUMN lease_until double precision")
+
+    /// PostgreSQL: the device epoch no longer moves. Its one row, updated by every statement on `device`, made every
+    /// device change of every process wait for the one before, and two of them could deadlock (a settings change
+    /// across a user's devices against a token changing hands); only SQLite's emitter reads it. The table stays, with
+    /// the value `migrate-store` copied, for the schemas to stay alike.
+    public static let postgresV5StillEpoch = PostgresStep(
+        "DROP TRIGGER device_epoch_on_change ON device", "DROP FUNCTION device_epoch_bump()")
 }

@@ -151,7 +151,9 @@ extension PostgresTransaction {
 
     /// As `AppDatabase.applyToUserDevices`.
     public func applyToUserDevices(userID: String, _ settings: DeviceSettings, now: Date, themes: Set<String>) async throws {
-        for id in try await rows("SELECT id FROM device WHERE user_id = \(userID) ORDER BY seq").map({ try $0.decode(String.self) }) {
+        // Locked as they are listed: a token taken over by another user waits for this change rather than removing a
+        // device from under it.
+        for id in try await rows("SELECT id FROM device WHERE user_id = \(userID) ORDER BY seq FOR UPDATE").map({ try $0.decode(String.self) }) {
             _ = try await updateDevice(id: id, settings, now: now, themes: themes)
         }
     }

@@ -44,26 +44,18 @@ extension PostgresStore {
     /// A process is live while it has said so within this long (it says so every `ProcessRegistryService.interval`).
     public static let processStaleAfter: TimeInterval = 90
 
-    /// Records a process under its lease owner (`SharedOutbox.processOwner`), which names its host and pid.
-    public func registerProcess(owner: String, host: String, pid: Int, now: Date) async throws {
-        let at = now.timeIntervalSince1970
-        try await transaction { transaction in
+    /// Records that a process, under its lease owner (`SharedOutbox.processOwner`, which names its host and pid), is
+    /// alive at `now` and finished its last pass at `lastPass`: listed anew if it was not (its first time, or after
+    /// the hourly housekeeping removed it while the database could not be reached).
+    public func recordProcess(owner: String, host: String, pid: Int, now: Date, lastPass: Date?) async throws {
+        let (at, pass) = (now.timeIntervalSince1970, lastPass?.timeIntervalSince1970)
+        try await withoutTransaction { transaction in
             try await transaction.rows(
                 """
-                INSERT INTO dailyverse_process (owner, host, pid, started_at, last_seen_at) VALUES (\(owner), \(host), \(pid), \(at), \(at))
-                ON CONFLICT (owner) DO UPDATE SET last_seen_at = excluded.last_seen_at
-                """)
-        }
-    }
-
-    /// The process is alive at `now`, and finished its last pass at `lastPass`.
-    public func touchProcess(owner: String, now: Date, lastPass: Date?) async throws {
-        let pass = lastPass?.timeIntervalSince1970
-        try await transaction { transaction in
-            try await transaction.rows(
-                """
-                UPDATE dailyverse_process SET last_seen_at = \(now.timeIntervalSince1970), last_pass_at = coalesce(\(pass), last_pass_at)
-                WHERE owner = \(owner)
+                INSERT INTO dailyverse_process (owner, host, pid, started_at, last_seen_at, last_pass_at)
+                VALUES (\(owner), \(host), \(pid), \(at), \(at), \(pass))
+                ON CONFLICT (owner) DO UPDATE SET last_seen_at = excluded.last_seen_at,
+                    last_pass_at = coalesce(excluded.last_pass_at, dailyverse_process.last_pass_at)
                 """)
         }
     }

@@ -304,6 +304,9 @@ final class PauseBoard: Sendable {
         var cleared: Set<String> = []
         /// When the shared pauses were last read.
         var refreshed: Date?
+        /// The platforms paused because the database said so (another process's pause), not by an answer here: they
+        /// follow the database, and end when it no longer has them (the key fixed and a process's send accepted).
+        var adopted: Set<String> = []
     }
     private let state = Mutex(State())
     /// How often the shared pauses are read back, at most.
@@ -313,7 +316,8 @@ final class PauseBoard: Sendable {
 
     /// Reads back the pauses other processes put in the shared store (none on SQLite, whose one process wrote them
     /// all), at most every `refreshInterval`: a platform another process found misconfigured waits here too, rather
-    /// than each process spending requests to find it out. A read that fails changes nothing.
+    /// than each process spending requests to find it out; a pause taken from the database ends when the database no
+    /// longer has it (a process's send was accepted: the key was fixed). A read that fails changes nothing.
     func refresh(now: Date) async {
         guard let shared = store as? any SharedPauseStore else { return }
         let due = state.withLock { state in
@@ -323,9 +327,14 @@ final class PauseBoard: Sendable {
         }
         guard due, let active = try? await shared.activePauses(now: now) else { return }
         state.withLock { state in
+            for platform in state.adopted where active[platform] == nil {
+                state.pauses[platform] = nil
+                state.adopted.remove(platform)
+            }
             for (platform, pause) in active where (state.pauses[platform]?.until ?? .distantPast) < pause.until {
                 state.pauses[platform] = pause
                 state.cleared.remove(platform)
+                state.adopted.insert(platform)
             }
         }
     }
@@ -343,6 +352,7 @@ final class PauseBoard: Sendable {
         state.withLock {
             $0.pauses[platform] = (reason, until)
             $0.cleared.remove(platform)
+            $0.adopted.remove(platform)
         }
         try? await store.savePause(platform: platform, reason: reason, since: now, until: until)
     }
@@ -350,6 +360,7 @@ final class PauseBoard: Sendable {
     func clear(_ platform: String) async {
         let write = state.withLock { state -> Bool in
             state.pauses[platform] = nil
+            state.adopted.remove(platform)
             return state.cleared.insert(platform).inserted
         }
         guard write else { return }

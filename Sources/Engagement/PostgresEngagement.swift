@@ -151,8 +151,10 @@ extension PostgresTransaction {
     }
 }
 
-/// The API's users on PostgreSQL, shared by every process: each operation one transaction; what one user changes is
-/// done under that user's row lock. `themes` are the display themes of the process's content (its SQLite copy).
+/// The API's users on PostgreSQL, shared by every process: each operation one transaction (a read, one statement
+/// outside any); a change whose check and write must not interleave with the same user's others (devices, settings,
+/// onboarding, hints, event counts) is done under that user's row lock. `themes` are the display themes of the
+/// process's content (its SQLite copy).
 public struct PostgresUserStore: UserStore {
     public let store: PostgresStore
     public let themes: Set<String>
@@ -162,8 +164,8 @@ public struct PostgresUserStore: UserStore {
         self.themes = themes
     }
 
-    /// A transaction under the user's lock; `DeviceError`-free: a user removed meanwhile is a missing reference,
-    /// answered as SQLite's is (their token no longer valid).
+    /// A transaction under the user's lock; a user removed meanwhile is `UserStoreError.userGone`, answered as a
+    /// missing reference is on SQLite (their token no longer valid).
     func forUser<T: Sendable>(_ userID: String, _ body: @escaping @Sendable (PostgresTransaction) async throws -> T) async throws -> T {
         try await store.transaction { transaction in
             guard try await transaction.lockUser(userID) else { throw UserStoreError.userGone }
@@ -263,7 +265,7 @@ public struct PostgresUserStore: UserStore {
     }
 
     public func removeDevice(id: String, userID: String) async throws -> Bool {
-        try await store.transaction { try await $0.removeDevice(id: id, userID: userID) }
+        try await forUser(userID) { try await $0.removeDevice(id: id, userID: userID) }
     }
 
     public func onboardingState(userID: String, flow: OnboardingFlow) async throws -> OnboardingState {

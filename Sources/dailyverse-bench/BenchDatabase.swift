@@ -48,16 +48,11 @@ enum BenchDatabase {
     /// Runs `body` on a new database named after `prefix` and this process on the server `server` names (with its
     /// password), dropped afterwards whatever happens.
     static func withScratch(_ server: String, prefix: String, _ body: (PostgresAddress, String?) async throws -> Void) async throws {
-        let server = try PostgresAddress(server)
-        let password = try PostgresPassword.resolve(for: server)
-        let name = "\(prefix)_\(getpid())"
-        var address = server
-        address.database = name
-        try await administer(server, password: password, "CREATE DATABASE \(name)")
-        do { try await body(address, password) } catch {
-            try? await administer(server, password: password, "DROP DATABASE \(name) WITH (FORCE)")
+        let scratch = try await Scratch(server, prefix: prefix)
+        do { try await body(scratch.address, scratch.password) } catch {
+            await scratch.drop()
             throw error
         }
-        try await administer(server, password: password, "DROP DATABASE \(name) WITH (FORCE)")
+        await scratch.drop()
     }
 }

@@ -66,22 +66,17 @@ struct ChaosBench: ParsableCommand {
 
     func measure() async throws {
         let logger = Logger(label: "chaos") { _ in SwiftLogNoOpLogHandler() }
-        let server = try PostgresAddress(store)
-        let password = try PostgresPassword.resolve(for: server)
-        let name = "dv_chaos_\(getpid())"
-        var address = server
-        address.database = name
-        try await BenchDatabase.administer(server, password: password, "CREATE DATABASE \(name)")
+        let scratch = try await BenchDatabase.Scratch(store, prefix: "dv_chaos")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dailyverse-chaos-\(getpid())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         do {
-            try await run(address, password: password, folder: folder, logger: logger)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try await run(scratch.address, password: scratch.password, folder: folder, logger: logger)
         } catch {
-            try? await BenchDatabase.administer(server, password: password, "DROP DATABASE \(name) WITH (FORCE)")
+            await scratch.drop()
             print("chaos: the processes' logs are kept in \(folder.path)")
             throw error
         }
-        try await BenchDatabase.administer(server, password: password, "DROP DATABASE \(name) WITH (FORCE)")
+        await scratch.drop()
         try? FileManager.default.removeItem(at: folder)
     }
 

@@ -34,6 +34,7 @@ extension DeliverBench {
             rates[count] = try await standIn.run { port -> Double in
                 var rate = 0.0
                 let scratch = try await BenchDatabase.Scratch(server, prefix: "dv_deliver_\(count)")
+                var sinks: [PushSink] = []
                 do {
                     let schema = try await scratch.open(connections: 1)
                     let copy = try await PostgresStore.connect(scratch.address, password: scratch.password, logger: logger)
@@ -46,7 +47,6 @@ extension DeliverBench {
                     ).run(now: Self.fire.addingTimeInterval(30))
                     // One pool, client and sink per process; the provider token shared through the database.
                     var deliverers: [Deliverer] = []
-                    var sinks: [PushSink] = []
                     for index in 0..<count {
                         let store = try await scratch.open(connections: 4)
                         let client = try PushClient(caFile: caFile)
@@ -69,6 +69,7 @@ extension DeliverBench {
                         }
                     }
                     for sink in sinks { await sink.shutdown() }
+                    sinks = []
                     let left =
                         try await schema.client.query(
                             "SELECT count(*) FROM outbox WHERE status = 'pending' OR lease_owner IS NOT NULL", logger: logger
@@ -85,6 +86,7 @@ extension DeliverBench {
                     print(String(format: "%d processes: %d rows in %.2f s, %.0f rows/s", count, records, seconds, Double(records) / seconds))
                     await scratch.drop()
                 } catch {
+                    for sink in sinks { await sink.shutdown() }
                     await scratch.drop()
                     throw error
                 }

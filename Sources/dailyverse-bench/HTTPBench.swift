@@ -47,6 +47,9 @@ struct HTTPBench: ParsableCommand {
         // On PostgreSQL: the users there, and a guest whose token every request to /v1/today carries, so that each is
         // looked up in the database as the app's requests are.
         let shared = Shared()
+        defer {
+            if let scratch = shared.scratch { try? waitFor { await scratch.drop() } }
+        }
         if let store {
             try waitFor {
                 let scratch = try await BenchDatabase.Scratch(store, prefix: "dv_http")
@@ -55,9 +58,6 @@ struct HTTPBench: ParsableCommand {
                 shared.users = users
                 shared.token = try await users.createGuest(now: Date()).token
             }
-        }
-        defer {
-            if let scratch = shared.scratch { try? waitFor { await scratch.drop() } }
         }
         let environment = try APIEnvironment(
             reports: DailyVerseReports(database: database), clock: { Date() },

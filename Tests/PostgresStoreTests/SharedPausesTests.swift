@@ -27,7 +27,16 @@ struct SharedPausesTests {
             // A pause that has ended is not read back.
             await first.pause("fcm", reason: "bad key", now: now, until: now.addingTimeInterval(6))
             await second.refresh(now: now.addingTimeInterval(10))
-            #expect(second.remaining("fcm", now: now.addingTimeInterval(10)) == nil)
+            #expect(second.reason("fcm") == nil)
+            // A pause taken from the database ends with it: the first process's send was accepted (the key fixed).
+            await first.clear("apns")
+            await second.refresh(now: now.addingTimeInterval(16))
+            #expect(second.remaining("apns", now: now.addingTimeInterval(16)) == nil && second.reason("apns") == nil)
+            // Its own pause, from its own answer, is not the database's to end.
+            await second.pause("webpush", reason: "VAPID key refused", now: now, until: now.addingTimeInterval(300))
+            try await store.clearPause(platform: "webpush")
+            await second.refresh(now: now.addingTimeInterval(22))
+            #expect(second.remaining("webpush", now: now.addingTimeInterval(22)) == 278)
             await store.close()
         }
     }

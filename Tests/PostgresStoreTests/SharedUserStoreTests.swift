@@ -78,6 +78,12 @@ struct SharedUserStoreTests {
             #expect(first.count + second.count == 10)
             let tokens = (first + second).map { $0.device.token }
             #expect(Set(tokens.map { "\($0)" }).count == 10)
+            let queued = try await processes[0].store.client.query(
+                """
+                SELECT count(*), count(DISTINCT d.seq) FROM schedule s JOIN device d ON d.seq = s.device_seq AND d.schedule_version = s.version
+                """
+            ).collect().first?.decode((Int, Int).self)
+            #expect(queued?.0 == 10 && queued?.1 == 10, "\(String(describing: queued))")
         }
     }
 
