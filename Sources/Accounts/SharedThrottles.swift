@@ -63,7 +63,7 @@ public struct PostgresThrottleCounter: ThrottleCounter {
 
     public func release(_ key: String, reservedAt now: Date) async throws {
         let key = ThrottleEvents.stored(key)
-        try await store.transaction { transaction in
+        try await store.withoutTransaction { transaction in
             try await transaction.rows(
                 """
                 DELETE FROM throttle_event WHERE ctid = (
@@ -74,7 +74,7 @@ public struct PostgresThrottleCounter: ThrottleCounter {
 
     public func reset(_ key: String) async throws {
         let key = ThrottleEvents.stored(key)
-        try await store.transaction { try await $0.rows("DELETE FROM throttle_event WHERE key = \(key)") }
+        try await store.withoutTransaction { try await $0.rows("DELETE FROM throttle_event WHERE key = \(key)") }
     }
 }
 

@@ -21,7 +21,7 @@ extension PublishedMonthStart {
 /// as on SQLite, under a lock so that two publishers do not each check without the other's start.
 extension PostgresStore {
     public func publishedMonthStarts() async throws -> [PublishedMonthStart] {
-        try await transaction { try await $0.publishedMonthStarts() }
+        try await withoutTransaction { try await $0.publishedMonthStarts() }
     }
 
     public func publishMonthStarts(_ starts: [PublishedMonthStart], at now: Date) async throws -> (published: Int, replaced: Int) {

@@ -175,7 +175,8 @@ struct ServeCommand: AsyncParsableCommand {
         if address != "none" {
             services.append(
                 try apiService(
-                    address, content: database, users: SQLiteUserStore(database), clock: clock, settings, readiness: readiness, logger: logger))
+                    address, content: database, users: SQLiteUserStore(database), throttles: settings.throttles, clock: clock, settings,
+                    readiness: readiness, logger: logger))
         }
         // Last of what can fail: a push sink holds connections that must be shut down.
         let deliverer = try emit.makeDeliverer(global, database, configuration, push: push, clock: clock)
@@ -203,13 +204,10 @@ struct ServeCommand: AsyncParsableCommand {
     /// The API on `address`, over `content` (today's verse, verses, layers, themes) and `users` (SQLite's own tables,
     /// or PostgreSQL); its metrics registry becomes the process's, so the scheduler's counters are served with it.
     func apiService(
-        _ address: String, content: AppDatabase, users: any UserStore, clock: @escaping @Sendable () -> Date, _ settings: Settings,
-        readiness: Readiness, logger: Logger
+        _ address: String, content: AppDatabase, users: any UserStore, throttles: Throttles, clock: @escaping @Sendable () -> Date,
+        _ settings: Settings, readiness: Readiness, logger: Logger
     ) throws -> APIService {
         let (host, port) = try Self.hostAndPort(address)
-        // On PostgreSQL the attempt counts are the database's too: processes behind one load balancer enforce one limit.
-        let throttles =
-            (users as? PostgresUserStore).map { settings.throttles.shared(in: PostgresThrottleCounter(store: $0.store)) } ?? settings.throttles
         let environment = try APIEnvironment(
             reports: DailyVerseReports(database: content), clock: clock, onboarding: try global.onboardingMachine(content),
             copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(), throttles: throttles,
@@ -363,7 +361,9 @@ extension ServeCommand {
                     try reportingErrors {
                         let themes = Set(try content.displayThemes().map(\.id))
                         return try apiService(
-                            address, content: content, users: PostgresUserStore(store: store, themes: themes), clock: clock, settings,
+                            address, content: content, users: PostgresUserStore(store: store, themes: themes),
+                            // The attempt counts are the database's too: processes behind one load balancer enforce one limit.
+                            throttles: settings.throttles.shared(in: PostgresThrottleCounter(store: store)), clock: clock, settings,
                             readiness: readiness, logger: logger)
                     })
             }

@@ -62,13 +62,13 @@ extension PostgresStore {
 
     /// The process stopped cleanly: it is no longer listed.
     public func unregisterProcess(owner: String) async throws {
-        try await transaction { try await $0.rows("DELETE FROM dailyverse_process WHERE owner = \(owner)") }
+        try await withoutTransaction { try await $0.rows("DELETE FROM dailyverse_process WHERE owner = \(owner)") }
     }
 
     /// The live processes, oldest first, with the rows each holds leased at `now`.
     public func liveProcesses(now: Date) async throws -> [ProcessRecord] {
         let at = now.timeIntervalSince1970
-        return try await transaction { transaction in
+        return try await withoutTransaction { transaction in
             try await transaction.rows(
                 """
                 SELECT p.owner, p.host, p.pid, p.started_at, p.last_seen_at, p.last_pass_at,

@@ -151,8 +151,9 @@ extension PostgresTransaction {
     }
 }
 
-/// The API's users on PostgreSQL, shared by every process: each operation one transaction (a read, one statement
-/// outside any); a change whose check and write must not interleave with the same user's others (devices, settings,
+/// The API's users on PostgreSQL, shared by every process: each change one transaction; a read, or a change of one
+/// statement, outside any (under READ COMMITTED a transaction of reads gives them no common snapshot, only two more
+/// round trips); a change whose check and write must not interleave with the same user's others (devices, settings,
 /// onboarding, hints, event counts) is done under that user's row lock. `themes` are the display themes of the
 /// process's content (its SQLite copy).
 public struct PostgresUserStore: UserStore {
@@ -188,7 +189,7 @@ public struct PostgresUserStore: UserStore {
     }
 
     public func passwordHash(emails: [String]) async throws -> (userID: String, hash: String)? {
-        try await store.transaction { try await $0.passwordHash(emails: emails) }
+        try await store.withoutTransaction { try await $0.passwordHash(emails: emails) }
     }
 
     public func openSession(userID: String, now: Date) async throws -> (User, token: String) {
@@ -200,7 +201,7 @@ public struct PostgresUserStore: UserStore {
         try await store.withoutTransaction { try await $0.authenticate(token: token, now: now, policy: policy) }
     }
 
-    public func closeSession(token: String) async throws { try await store.transaction { try await $0.closeSession(token: token) } }
+    public func closeSession(token: String) async throws { try await store.withoutTransaction { try await $0.closeSession(token: token) } }
 
     public func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, now: Date) async throws {
         guard guestID != accountID else { return }
@@ -208,7 +209,7 @@ public struct PostgresUserStore: UserStore {
     }
 
     public func recordEvent(userID: String?, name: String, screen: String?, properties: [String: String], at: Date) async throws {
-        try await store.transaction { try await $0.recordEvent(userID: userID, name: name, screen: screen, properties: properties, at: at) }
+        try await store.withoutTransaction { try await $0.recordEvent(userID: userID, name: name, screen: screen, properties: properties, at: at) }
     }
 
     public func settings(userID: String) async throws -> UserSettings {
@@ -229,11 +230,11 @@ public struct PostgresUserStore: UserStore {
     }
 
     public func addBookmark(userID: String, verseKey: String, now: Date) async throws -> Bool {
-        try await store.transaction { try await $0.addBookmark(userID: userID, verseKey: verseKey, now: now) }
+        try await store.withoutTransaction { try await $0.addBookmark(userID: userID, verseKey: verseKey, now: now) }
     }
 
     public func removeBookmark(userID: String, verseKey: String) async throws -> Bool {
-        try await store.transaction { try await $0.removeBookmark(userID: userID, verseKey: verseKey) }
+        try await store.withoutTransaction { try await $0.removeBookmark(userID: userID, verseKey: verseKey) }
     }
 
     public func devices(userID: String, now: Date) async throws -> [DeviceState] {
@@ -278,7 +279,7 @@ public struct PostgresUserStore: UserStore {
     }
 
     public func hintContext(userID: String, token: String) async throws -> HintContext {
-        try await store.transaction { try await $0.hintContext(userID: userID, token: token) }
+        try await store.withoutTransaction { try await $0.hintContext(userID: userID, token: token) }
     }
 
     public func changeHint(
@@ -288,7 +289,7 @@ public struct PostgresUserStore: UserStore {
     }
 
     public func setTutorial(_ on: Bool, token: String) async throws {
-        try await store.transaction {
+        try await store.withoutTransaction {
             try await $0.rows("UPDATE session SET tutorial = \(on ? 1 : 0) WHERE token_hash = \(SessionToken.hash(token))")
         }
     }
