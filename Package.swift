@@ -46,6 +46,9 @@ let package = Package(
         // The one protocol of the errors a person can act on (a bad flag, file, setting or request): the CLI prints them as
         // they are, the API answers them with a 4xx and a code.
         .target(name: "Diagnostics"),
+        // Pure: bytes written as text (hex, Base64URL) and the size of Web Push's one encrypted record, which the payloads
+        // must fit: what several layers share without depending on the push services' code.
+        .target(name: "Encodings"),
         // Pure: the Sun and the Moon (VSOP87, ELP 2000-82 as Meeus truncates it), their settings, new moons and the
         // crescent's visibility (Odeh's criterion). Checked against JPL's DE421 in its tests.
         .target(name: "Astronomy"),
@@ -88,14 +91,15 @@ let package = Package(
             name: "AppSchema",
             dependencies: ["Storage", "ContentStore", "Delivery", "Accounts", "Engagement", .product(name: "GRDB", package: "GRDB.swift")]),
         // Pure: devices, when they fire (DST rules, grace), and the APNs, FCM and Web Push payloads.
-        .target(name: "Notifications", dependencies: ["Diagnostics", "HijriCalendar", "VerseCalendar", "PushServices"]),
+        .target(name: "Notifications", dependencies: ["Diagnostics", "Encodings", "HijriCalendar", "VerseCalendar"]),
         // Password hashing (scrypt or PBKDF2), bearer tokens stored as hashes; users, sessions, settings and bookmarks:
         // their tables' migrations and queries.
         .target(
             name: "Accounts",
             dependencies: [
                 "Diagnostics",
-                "Storage", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+                "Storage", "Encodings", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
         // The app's HTTP API (Hummingbird 2): the router, built in one function so tests build the same one.
@@ -103,7 +107,7 @@ let package = Package(
             name: "HTTPAPI",
             dependencies: [
                 "Diagnostics", "Storage", "ContentStore", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "Accounts", "Onboarding", "Engagement",
-                "Astronomy", "CrescentMap",
+                "Astronomy", "CrescentMap", "Encodings", .product(name: "HTTPTypes", package: "swift-http-types"),
                 "Notifications", "Delivery", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -117,7 +121,7 @@ let package = Package(
         .target(
             name: "PushServices",
             dependencies: [
-                "Diagnostics",
+                "Diagnostics", "Encodings",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -126,8 +130,9 @@ let package = Package(
         .target(
             name: "PushStandIns",
             dependencies: [
-                "PushServices", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                "PushServices", "Encodings", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -148,7 +153,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "Diagnostics",
-                "Storage", "Delivery", "Accounts", "Engagement", .product(name: "Logging", package: "swift-log"),
+                "Storage", "Delivery", "Accounts", "Engagement", "Notifications", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Metrics", package: "swift-metrics"),
             ]),
         // Composes calendar, selection and store into the reports the CLI and the API print.
@@ -160,12 +165,13 @@ let package = Package(
                 "Diagnostics",
                 "Accounts", "Astronomy", "CrescentMap", "HijriCalendar", "VerseCalendar", "Storage", "AppSchema", "ContentStore", "VerseOfTheDay",
                 "Notifications",
-                "Delivery", "Daemon",
+                "Delivery", "Daemon", "PushServices", "Encodings",
                 "HTTPAPI", "Onboarding", "Engagement", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 // Output.swift names SQLite's errors (DatabaseError) in its one-line messages.
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
@@ -175,7 +181,8 @@ let package = Package(
             name: "dailyverse-bench",
             dependencies: [
                 "Astronomy", "HijriCalendar", "Storage", "AppSchema", "ContentStore", "Delivery", "Notifications", "HTTPAPI", "Accounts",
-                "Onboarding", "Engagement", "VerseOfTheDay", "PushServices", "PushStandIns", .product(name: "NIOCore", package: "swift-nio"),
+                "Onboarding", "Engagement", "VerseOfTheDay", "PushServices", "PushStandIns", "Encodings",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
@@ -199,7 +206,7 @@ let package = Package(
             name: "PostgresStoreTests",
             dependencies: [
                 "DailyVerseTestSupport", "Storage", "AppSchema", "Delivery", "Notifications", "HijriCalendar", "Accounts", "Engagement",
-                "Onboarding", .product(name: "GRDB", package: "GRDB.swift"),
+                "PushServices", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
         .testTarget(
@@ -212,24 +219,29 @@ let package = Package(
             exclude: ["Fixtures"]),
         // The golden files are read from the source tree (by #filePath), not bundled.
         .testTarget(
-            name: "NotificationsTests", dependencies: ["Notifications", "HijriCalendar", "VerseCalendar", "PushServices"], exclude: ["Golden"]),
+            name: "NotificationsTests", dependencies: ["Notifications", "HijriCalendar", "Encodings", "PushServices"], exclude: ["Golden"]),
         .testTarget(
             name: "DeliveryTests",
             dependencies: [
                 "DailyVerseTestSupport",
                 "Delivery", "Notifications", "Storage", "AppSchema", "ContentStore", "HijriCalendar", "PushServices", "PushStandIns", "VerseCalendar",
+                "Encodings",
                 "VerseOfTheDay", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["DailyVerseTestSupport", "Daemon", "Delivery", "Storage", "AppSchema", "ContentStore", "Notifications"]),
+            dependencies: [
+                "DailyVerseTestSupport", "Daemon", "Delivery", "Storage", "AppSchema", "ContentStore", "Notifications",
+                .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         .testTarget(name: "OnboardingTests", dependencies: ["Onboarding"]),
+        .testTarget(name: "EncodingsTests", dependencies: ["Encodings"]),
         .testTarget(
             name: "PushServicesTests",
             dependencies: [
                 "DailyVerseTestSupport",
-                "PushServices", "PushStandIns", .product(name: "Crypto", package: "swift-crypto"),
+                "PushServices", "PushStandIns", "Encodings", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio"),
             ]),
         .testTarget(
@@ -241,8 +253,10 @@ let package = Package(
             name: "HTTPAPITests",
             dependencies: [
                 "DailyVerseTestSupport",
-                "HTTPAPI", "Storage", "AppSchema", "ContentStore", "VerseOfTheDay", "Accounts", "Onboarding", "Engagement",
-                .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"),
+                "HTTPAPI", "Storage", "AppSchema", "ContentStore", "VerseOfTheDay", "Accounts", "Onboarding", "Engagement", "Delivery",
+                "Notifications", "HijriCalendar", "VerseCalendar", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -261,13 +275,13 @@ let package = Package(
             name: "UpgradeTests",
             dependencies: [
                 "DailyVerseTestSupport",
-                "Storage", "AppSchema", "ContentStore", "Accounts", "Delivery", "Engagement", .product(name: "GRDB", package: "GRDB.swift"),
+                "Storage", "AppSchema", "ContentStore", "Accounts", "Delivery", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "dailyverse", "DailyVerseTestSupport", "HijriCalendar", "PushServices", "PushStandIns", .product(name: "GRDB", package: "GRDB.swift"),
+                "dailyverse", "DailyVerseTestSupport", "Encodings", "PushServices", "PushStandIns", .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ]
 )

@@ -159,7 +159,7 @@ extension PostgresTransaction {
     public func bookmarks(userID: String) async throws -> [Bookmark] {
         try await rows("SELECT verse_key, created_at FROM bookmark WHERE user_id = \(userID) ORDER BY created_at, verse_key").map { row in
             let (key, at) = try row.decode((String, Double).self)
-            return Bookmark(verseKey: key, createdAt: Date(timeIntervalSince1970: at).iso8601UTC)
+            return Bookmark(verseKey: key, createdAt: at)
         }
     }
 

@@ -1,4 +1,5 @@
 import Crypto
+import Encodings
 import Foundation
 import PostgresNIO
 import Storage
@@ -21,7 +22,7 @@ public enum ThrottleEvents {
 
     /// A key as stored: its SHA-256, so that the table shows no email or client address in clear. (Not a secret: a
     /// hash of an address can be found by trying every address; the rows last a day at most.)
-    static func stored(_ key: String) -> String { SHA256.hash(data: Array(key.utf8)).map { String(format: "%02x", $0) }.joined() }
+    static func stored(_ key: String) -> String { Hex.encode(SHA256.hash(data: Array(key.utf8))) }
 }
 
 extension AccountsSchema {

@@ -1,4 +1,5 @@
 import Crypto
+import Encodings
 import Foundation
 
 /// Bearer tokens: 256 random bits, shown to the client once and stored only as their SHA-256.
@@ -15,7 +16,7 @@ public enum SessionToken {
 
     /// The stored form: SHA-256, hex. Looking a token up by this hash reveals nothing about the token.
     public static func hash(_ token: String) -> String {
-        SHA256.hash(data: Array(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(SHA256.hash(data: Array(token.utf8)))
     }
 
     /// Whether a presented token matches a stored hash, in constant time.

@@ -25,6 +25,12 @@ public struct Bookmark: Hashable, Sendable, Codable {
     public let verseKey: String
     public let createdAt: String
     enum CodingKeys: String, CodingKey { case verseKey = "verse_key", createdAt = "created_at" }
+
+    init(verseKey: String, createdAt seconds: Double) {
+        self.verseKey = verseKey
+        // ISO 8601 in UTC, whole seconds: `2026-11-27T09:00:00Z`.
+        createdAt = Date(timeIntervalSince1970: seconds.rounded(.down)).formatted(.iso8601)
+    }
 }
 
 extension AppDatabase {
@@ -83,7 +89,7 @@ extension AppDatabase {
             try Row.fetchAll(
                 db, sql: "SELECT verse_key, created_at FROM bookmark WHERE user_id = ? ORDER BY created_at, verse_key", arguments: [userID]
             )
-            .map { Bookmark(verseKey: $0["verse_key"], createdAt: Date(timeIntervalSince1970: $0["created_at"]).iso8601UTC) }
+            .map { Bookmark(verseKey: $0["verse_key"], createdAt: $0["created_at"] as Double) }
         }
     }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import ContentStore
 import Crypto
 import Delivery
+import Encodings
 import Foundation
 import PushServices
 import Storage

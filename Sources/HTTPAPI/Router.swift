@@ -1,6 +1,7 @@
 import Accounts
 import ContentStore
 import Crypto
+import Encodings
 import Engagement
 import Foundation
 import HTTPTypes
@@ -214,7 +215,7 @@ func conditional<T: Encodable>(_ request: Request, _ value: T, maxAge: Int) thro
 
 /// A strong ETag for a body: the first 128 bits of its SHA-256, in hex and quotes.
 func entityTag(_ body: Data) -> String {
-    "\"" + SHA256.hash(data: body).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+    "\"" + Hex.encode(SHA256.hash(data: body).prefix(16)) + "\""
 }
 
 func conditional(

@@ -1,7 +1,7 @@
 import Diagnostics
+import Encodings
 import Foundation
 import HijriCalendar
-import PushServices
 
 public enum Platform: String, CaseIterable, Codable, Sendable {
     case apns, fcm, webpush

@@ -1,6 +1,5 @@
 import Foundation
 import HijriCalendar
-import PushServices
 
 /// Builds each platform's payload in its own format. Pure: the device, the day's content, the fire instant and the
 /// configuration come in as values.

@@ -1,5 +1,5 @@
+import Encodings
 import Foundation
-import PushServices
 
 /// Settings that shape every payload.
 public struct PushConfiguration: Hashable, Sendable {
@@ -33,7 +33,7 @@ extension PushConfiguration {
     /// The most bytes a platform's payload may count. Web Push's plaintext must leave room in one 4096-byte record
     /// for the encryption's header, tag and delimiter (RFC 8291: 3993 bytes).
     public func limit(for platform: Platform) -> Int {
-        platform == .webpush ? min(maximumPayloadBytes, WebPushEncryption.maximumPlaintextBytes) : maximumPayloadBytes
+        platform == .webpush ? min(maximumPayloadBytes, AES128GCMRecord.maximumPlaintextBytes) : maximumPayloadBytes
     }
 }
 

@@ -1,4 +1,5 @@
 import Crypto
+import Encodings
 import Foundation
 import NIOCore
 
@@ -88,7 +89,7 @@ public actor APNsProviderTokens {
         self.teamID = teamID
         self.key = key
         self.store = store
-        let digest = SHA256.hash(data: key.publicKey.x963Representation).prefix(6).map { String(format: "%02x", $0) }.joined()
+        let digest = Hex.encode(SHA256.hash(data: key.publicKey.x963Representation).prefix(6))
         self.name = "apns/\(teamID)/\(keyID)/\(digest)"
     }
 

@@ -1,5 +1,6 @@
 import Crypto
 import CryptoExtras
+import Encodings
 import Foundation
 
 /// A JSON Web Token's claims or header: strings and whole numbers, written with sorted keys.

@@ -1,4 +1,5 @@
 import Crypto
+import Encodings
 import Foundation
 
 /// Voluntary Application Server Identification (RFC 8292): the key pair a web app's subscriptions are bound to, and

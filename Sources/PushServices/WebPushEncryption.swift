@@ -1,4 +1,5 @@
 import Crypto
+import Encodings
 import Foundation
 
 /// Message encryption for Web Push (RFC 8291) in the `aes128gcm` content coding (RFC 8188): one record, no padding.
@@ -6,14 +7,11 @@ import Foundation
 /// Each message has a fresh P-256 key pair and a fresh 16-byte salt; ECDH with the subscription's `p256dh` key and
 /// HKDF-SHA-256 keyed by its `auth` secret give the content key and nonce.
 public enum WebPushEncryption {
-    /// The record size written in the header: a push service takes bodies of at most 4096 bytes.
-    public static let recordSize = 4096
-    /// salt (16) ‖ rs (4) ‖ idlen (1) ‖ the sender's public key (65).
-    public static let headerBytes = 86
-    /// The AES-GCM tag.
-    public static let tagBytes = 16
-    /// The largest plaintext that fits one 4096-byte record: 4096 − 86 − 16 − 1 (the last record's delimiter).
-    public static let maximumPlaintextBytes = recordSize - headerBytes - tagBytes - 1
+    /// The record size written in the header (`AES128GCMRecord`, where the payloads find it too).
+    public static let recordSize = AES128GCMRecord.size
+    public static let headerBytes = AES128GCMRecord.headerBytes
+    public static let tagBytes = AES128GCMRecord.tagBytes
+    public static let maximumPlaintextBytes = AES128GCMRecord.maximumPlaintextBytes
 
     public enum Failure: Error, CustomStringConvertible, Equatable {
         case badSubscriptionKey

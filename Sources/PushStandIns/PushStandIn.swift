@@ -1,5 +1,6 @@
 import Crypto
 import CryptoExtras
+import Encodings
 import Foundation
 import HTTPTypes
 import Hummingbird

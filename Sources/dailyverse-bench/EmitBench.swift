@@ -2,6 +2,7 @@ import AppSchema
 import ArgumentParser
 import ContentStore
 import Delivery
+import Encodings
 import Foundation
 import GRDB
 import HijriCalendar

@@ -1,3 +1,4 @@
+import Encodings
 import Foundation
 import PushServices
 import PushStandIns

@@ -1,5 +1,6 @@
 import ContentStore
 import DailyVerseTestSupport
+import Encodings
 import Foundation
 import HijriCalendar
 import Notifications

@@ -22,6 +22,9 @@ import Testing
                 #expect(try await helper.send(client, .put, "/v1/bookmarks/nonsense", token: a).0 == 400)
                 let listed = try await helper.send(client, .get, "/v1/bookmarks", token: a).1["bookmarks"] as? [[String: Any]]
                 #expect(listed?.map { $0["verse_key"] as? String } == ["2:255", "96:1-5"])
+                // The time each was made, in ISO 8601 (UTC, whole seconds), as the contract says, from either store.
+                #expect(listed?.compactMap { $0["created_at"] as? String } == [String](repeating: fixedNow.formatted(.iso8601), count: 2))
+                #expect(listed?.first?["created_at"] as? String == "2025-03-01T08:00:00Z")
                 // B sees none of A's, and cannot delete them.
                 #expect((try await helper.send(client, .get, "/v1/bookmarks", token: b).1["bookmarks"] as? [Any])?.isEmpty == true)
                 #expect(try await helper.send(client, .delete, "/v1/bookmarks/2:255", token: b).0 == 404)

@@ -1,6 +1,7 @@
 import Crypto
 import CryptoExtras
 import DailyVerseTestSupport
+import Encodings
 import Foundation
 import NIOCore
 import PushStandIns
