@@ -4,6 +4,7 @@ import Crypto
 import Delivery
 import Encodings
 import Foundation
+import Notifications
 import PushServices
 import Storage
 
@@ -59,7 +60,7 @@ struct PushOptions: ParsableArguments {
         let fcm: FCMSender?
         let webPush: WebPushSender?
         var missing: [String] {
-            [apns == nil ? "APNs" : nil, fcm == nil ? "FCM" : nil, webPush == nil ? "Web Push" : nil].compactMap { $0 }
+            [(apns == nil, Platform.apns), (fcm == nil, .fcm), (webPush == nil, .webpush)].filter(\.0).map(\.1.serviceName)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HijriCalendar
+import Notifications
 import PostgresNIO
 import Storage
 
@@ -26,7 +27,7 @@ extension PushPlatformStatus {
     static func platforms(
         counts: [String: (delivered: Int, failed: Int, retrying: Int)], disabled: [String: Int], pauses: [String: (reason: String, until: Double)]
     ) -> [PushPlatformStatus] {
-        ["apns", "fcm", "webpush"].map { platform in
+        Platform.allCases.map(\.rawValue).map { platform in
             let (delivered, failed, retrying) = counts[platform] ?? (0, 0, 0)
             return PushPlatformStatus(
                 platform: platform, pausedReason: pauses[platform]?.reason,

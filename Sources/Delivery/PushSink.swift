@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Metrics
 import NIOCore
+import Notifications
 import PushServices
 import Storage
 import Synchronization
@@ -19,9 +20,8 @@ import Synchronization
 /// after the pause ends it.
 public final class PushSink: Sink, Sendable {
     public let name = "push"
-    public let apns: APNsSender?
-    public let fcm: FCMSender?
-    public let webPush: WebPushSender?
+    /// One sender a platform, for the services that are configured.
+    public let senders: [Platform: any PushSender]
     public let client: PushClient
     public let concurrency: Int
     public let pauseInterval: TimeInterval
@@ -32,20 +32,30 @@ public final class PushSink: Sink, Sendable {
     let meters: PushMeters
     let pauses: PauseBoard
 
-    /// A sink whose pauses are kept in `pauses` (the SQLite database, or PostgreSQL's shared by every process).
+    /// A sink sending each platform's rows with its sender in `senders` (the first, should two share a platform),
+    /// whose pauses are kept in `pauses` (the SQLite database, or PostgreSQL's shared by every process).
     public init(
-        pauses store: any PauseStore, client: PushClient, apns: APNsSender?, fcm: FCMSender?, webPush: WebPushSender?, concurrency: Int = 64,
-        pauseInterval: TimeInterval = 300, clock: @escaping @Sendable () -> Date = { Date() }, metrics: (any MetricsFactory)? = nil
+        pauses store: any PauseStore, client: PushClient, senders: [any PushSender], concurrency: Int = 64, pauseInterval: TimeInterval = 300,
+        clock: @escaping @Sendable () -> Date = { Date() }, metrics: (any MetricsFactory)? = nil
     ) {
         self.meters = PushMeters(factory: metrics ?? MetricsSystem.factory)
         self.client = client
         self.clock = clock
-        self.apns = apns
-        self.fcm = fcm
-        self.webPush = webPush
+        self.senders = Dictionary(senders.map { ($0.platform, $0) }, uniquingKeysWith: { first, _ in first })
         self.concurrency = max(1, concurrency)
         self.pauseInterval = pauseInterval
         self.pauses = PauseBoard(store: store)
+    }
+
+    /// A sink for the three services this code knows, those given.
+    public convenience init(
+        pauses store: any PauseStore, client: PushClient, apns: APNsSender?, fcm: FCMSender?, webPush: WebPushSender?, concurrency: Int = 64,
+        pauseInterval: TimeInterval = 300, clock: @escaping @Sendable () -> Date = { Date() }, metrics: (any MetricsFactory)? = nil
+    ) {
+        let senders: [(any PushSender)?] = [apns, fcm, webPush]
+        self.init(
+            pauses: store, client: client, senders: senders.compactMap { $0 }, concurrency: concurrency, pauseInterval: pauseInterval, clock: clock,
+            metrics: metrics)
     }
 
     /// A sink whose pauses are kept in the SQLite `database`.
@@ -69,9 +79,7 @@ public final class PushSink: Sink, Sendable {
         await send(record, now: clock())
     }
 
-    public var platforms: Set<String>? {
-        Set([apns.map { _ in "apns" }, fcm.map { _ in "fcm" }, webPush.map { _ in "webpush" }].compactMap { $0 })
-    }
+    public var platforms: Set<String>? { Set(senders.keys.map(\.rawValue)) }
 
     public func deliver(_ records: [OutboxRecord]) async throws -> [Int64: DeliveryOutcome] {
         let now = clock()
@@ -107,22 +115,11 @@ public final class PushSink: Sink, Sendable {
         if secondsLeft <= 0 {
             return .missed(error: "its local day ended at \(request.endOfDay.iso8601UTC), before it could be sent")
         }
-        let started = ContinuousClock.now
-        let outcome: PushOutcome
-        switch request.kind {
-        case .apns(let token, let headers):
-            guard let apns else { return .paused(error: "APNs is not configured", after: pauseInterval) }
-            outcome = await apns.send(deviceToken: token, headers: headers, payload: ByteBuffer(string: record.payload), now: now)
-        case .fcm(let bytes, let ttl):
-            guard let fcm else { return .paused(error: "FCM is not configured", after: pauseInterval) }
-            outcome = await fcm.send(message: PushRequest.replacingTTL(in: bytes, ttl: ttl, seconds: secondsLeft), now: now)
-        case .webPush(let endpoint, let p256dh, let auth, let urgency, let topic):
-            guard let webPush else { return .paused(error: "Web Push is not configured", after: pauseInterval) }
-            outcome = await webPush.send(
-                endpoint: endpoint, p256dh: p256dh, auth: auth, ttl: secondsLeft, urgency: urgency, topic: topic,
-                plaintext: Data(record.payload.utf8),
-                now: now)
+        guard let sender = senders[request.platform] else {
+            return .paused(error: "\(request.platform.serviceName) is not configured", after: pauseInterval)
         }
+        let started = ContinuousClock.now
+        let outcome = await sender.send(request, secondsLeft: secondsLeft, now: now)
         meters.count(outcome, platform: record.platform, duration: ContinuousClock.now - started)
         return await translate(outcome, record: record, token: request.token, now: now)
     }
@@ -146,7 +143,7 @@ public final class PushSink: Sink, Sendable {
 /// Per platform and outcome, through swift-metrics (Prometheus under `serve`): `dailyverse_push_total`, the services'
 /// answer time `dailyverse_push_duration_seconds`, and the devices their services disabled.
 struct PushMeters: Sendable {
-    static let platforms = ["apns", "fcm", "webpush"]
+    static let platforms = Platform.allCases.map(\.rawValue)
     static let outcomes = ["delivered", "retry", "failed", "unregistered", "configuration_error"]
     let totals: [String: Counter]
     let durations: [String: Timer]
@@ -181,19 +178,23 @@ struct PushMeters: Sendable {
 }
 
 /// An outbox row taken apart for its service.
-struct PushRequest {
-    enum Kind {
+public struct PushRequest: Sendable {
+    /// What each service's request is made of, read off the row.
+    public enum Kind: Sendable {
         case apns(token: String, headers: [(String, String)])
         /// The message's bytes and where its `android.ttl` value is, to be rewritten when it is sent.
         case fcm(bytes: [UInt8], ttl: Range<Int>)
         case webPush(endpoint: String, p256dh: String, auth: String, urgency: String, topic: String)
     }
 
-    let kind: Kind
+    public let platform: Platform
+    public let kind: Kind
+    /// The row's payload as rendered (APNs' body, Web Push's plaintext).
+    public let payload: String
     /// The token as the device table keeps it (a Web Push endpoint), for disabling the device.
-    let token: String
+    public let token: String
     /// When the row's local day ends: nothing is sent after.
-    let endOfDay: Date
+    public let endOfDay: Date
 
     struct Malformed: Error, CustomStringConvertible { let description: String }
 
@@ -202,8 +203,13 @@ struct PushRequest {
             throw Malformed(description: "outbox row \(record.id): its headers are not a JSON object of strings")
         }
         let headers = Dictionary(pairs, uniquingKeysWith: { first, _ in first })
-        switch record.platform {
-        case "apns":
+        payload = record.payload
+        guard let platform = Platform(rawValue: record.platform) else {
+            throw Malformed(description: "outbox row \(record.id): unknown platform '\(record.platform)'")
+        }
+        self.platform = platform
+        switch platform {
+        case .apns:
             guard let path = headers[":path"], path.hasPrefix("/3/device/"), let expiration = headers["apns-expiration"].flatMap(Double.init) else {
                 throw Malformed(description: "outbox row \(record.id): no APNs path or expiration")
             }
@@ -211,7 +217,7 @@ struct PushRequest {
             kind = .apns(token: token, headers: pairs.filter { !$0.0.hasPrefix(":") })
             self.token = token
             endOfDay = Date(timeIntervalSince1970: expiration)
-        case "fcm":
+        case .fcm:
             // Read off the rendered message rather than parsed whole (a million a day): `"token":"` and `"ttl":"` are
             // written once each, and cannot occur inside a string, where every quote is escaped.
             // `android` comes first in the message and `token` last: one is looked for from the start, the other
@@ -224,15 +230,13 @@ struct PushRequest {
             kind = .fcm(bytes: bytes, ttl: ttlRange)
             self.token = String(decoding: bytes[tokenRange], as: UTF8.self)
             endOfDay = record.fireAt.addingTimeInterval(ttl)
-        case "webpush":
+        case .webpush:
             guard let endpoint = headers[":url"], let p256dh = headers["x-webpush-p256dh"], let auth = headers["x-webpush-auth"],
                 let ttl = headers["TTL"].flatMap(Double.init)
             else { throw Malformed(description: "outbox row \(record.id): no Web Push endpoint, keys or TTL") }
             kind = .webPush(endpoint: endpoint, p256dh: p256dh, auth: auth, urgency: headers["Urgency"] ?? "normal", topic: headers["Topic"] ?? "")
             self.token = endpoint
             endOfDay = record.fireAt.addingTimeInterval(ttl)
-        default:
-            throw Malformed(description: "outbox row \(record.id): unknown platform '\(record.platform)'")
         }
     }
 

@@ -5,6 +5,15 @@ import HijriCalendar
 
 public enum Platform: String, CaseIterable, Codable, Sendable {
     case apns, fcm, webpush
+
+    /// The push service's name as people write it, for logs and messages.
+    public var serviceName: String {
+        switch self {
+        case .apns: "APNs"
+        case .fcm: "FCM"
+        case .webpush: "Web Push"
+        }
+    }
 }
 
 public enum DeviceLocale: String, CaseIterable, Codable, Sendable {

@@ -250,6 +250,57 @@ import Testing
         }
     }
 
+    /// A sender the sink knows only through `PushSender`: what it is handed, and what it answers.
+    actor RecordingSender: PushSender {
+        nonisolated let platform: Platform
+        nonisolated let answer: PushOutcome
+        var received: [(token: String, secondsLeft: Int, payload: String)] = []
+
+        init(_ platform: Platform, answer: PushOutcome) { (self.platform, self.answer) = (platform, answer) }
+
+        func send(_ push: PushRequest, secondsLeft: Int, now: Date) async -> PushOutcome {
+            received.append((push.token, secondsLeft, push.payload))
+            return push.platform == platform ? answer : misrouted(push)
+        }
+    }
+
+    @Test func eachPlatformsRowsGoToTheSenderHeldForItThroughTheProtocolAlone() async throws {
+        try await withHarness { h in
+            let fcm = RecordingSender(.fcm, answer: .delivered(id: "stand-in"))
+            let webPush = RecordingSender(.webpush, answer: .failed(reason: "refused by the test"))
+            let clock = h.clock
+            let sink = PushSink(pauses: h.database, client: h.client, senders: [fcm, webPush], clock: { clock.now })
+            #expect(sink.platforms == ["fcm", "webpush"])
+            let summary = try await h.deliverer(sink).run(now: h.clock.now)
+            #expect(summary.delivered == 1)
+            // Each got its own platform's row once, with the seconds to the end of the device's day (UTC: from 08:01).
+            let toMidnight = Int(instant("2025-03-02T00:00:00Z").timeIntervalSince(h.clock.now))
+            #expect(await fcm.received.map(\.token) == [Self.fcmToken])
+            #expect(await fcm.received.map(\.secondsLeft) == [toMidnight])
+            #expect(await webPush.received.count == 1)
+            #expect(try row(h, "android").status == .delivered)
+            #expect(try row(h, "web").status == .failed && row(h, "web").lastError == "refused by the test")
+            // APNs has no sender: its row waits, untried, and the stand-in saw nothing.
+            #expect(try row(h, "ios").status == .pending && row(h, "ios").attempts == 0)
+            #expect(await h.script.received.isEmpty)
+        }
+    }
+
+    @Test func aRowHandedToAnotherPlatformsSenderFailsSayingSo() async throws {
+        try await withHarness { h in
+            let apns = APNsSender(
+                client: h.client, keyID: h.standIn.apnsKeyID, teamID: h.standIn.teamID, key: h.standIn.apnsKey, environment: .sandbox,
+                baseURL: "https://127.0.0.1:\(h.port)", store: DatabaseCredentialStore(database: h.database))
+            let web = try PushRequest(try row(h, "web"))
+            guard case .failed(let reason) = await apns.send(web, secondsLeft: 60, now: h.clock.now) else {
+                Issue.record("a Web Push row was not refused by the APNs sender")
+                return
+            }
+            #expect(reason == "a Web Push row was handed to the APNs sender")
+            #expect(await h.script.received.isEmpty)
+        }
+    }
+
     @Test func gorushGetsIOSAndAndroidRowsInItsOwnFormatAndWebPushWaits() async throws {
         try await withHarness { h in
             let clock = h.clock

@@ -4,6 +4,7 @@ import HTTPTypes
 import HijriCalendar
 import Hummingbird
 import HummingbirdTesting
+import Notifications
 import Testing
 import Yams
 
@@ -22,6 +23,19 @@ import Yams
     }
 
     var paths: [String: [String: Any]] { spec["paths"] as? [String: [String: Any]] ?? [:] }
+
+    /// The kinds the document lists are the code's, in both directions: a platform, calendar or locale added on one
+    /// side only fails here (CONTRIBUTING, "Adding a push service, a calendar or a store").
+    @Test func theDocumentsKindsAreTheCodes() throws {
+        let schemas = try #require((spec["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        func values(_ schema: Any?) -> Set<String> { Set(((schema as? [String: Any])?["enum"] as? [Any] ?? []).compactMap { $0 as? String }) }
+        let device = (schemas["Device"] as? [String: Any])?["properties"] as? [String: Any]
+        let patch = (schemas["DevicePatch"] as? [String: Any])?["properties"] as? [String: Any]
+        #expect(values(device?["platform"]) == Set(Platform.allCases.map(\.rawValue)))
+        #expect(values(patch?["platform"]) == Set(Platform.allCases.map(\.rawValue)))
+        #expect(values(schemas["CalendarKind"]) == Set(CalendarKind.allCases.map(\.rawValue)))
+        #expect(values(schemas["Locale"]) == Set(DeviceLocale.allCases.map(\.rawValue)))
+    }
 
     /// The document's email pattern refuses every character the server refuses as invisible, and takes the rest: a
     /// client (or Schemathesis) that follows the document is never refused for a character it could not know of.
