@@ -34,31 +34,29 @@ struct CalendarCommand: ParsableCommand {
     var hijriYear: Int?
 
     func run() throws {
-        try reportingErrors {
-            let kind = calendarOptions.calendar
-            let adjustment = calendarOptions.adjust
-            let database = try global.openDatabase()
-            let year =
-                try hijriYear
-                ?? database.islamicCalendar(kind).hijriDate(
-                    for: CivilDate(instant: global.clock(), timeZone: TimeZone(identifier: "UTC")!), adjustment: adjustment
-                ).year
-            let report = try DailyVerseReports(database: database).year(year, calendar: kind, adjustment: adjustment)
-            if global.json { return try printJSON(report) }
-            let region = try report.region.map { _ in try database.crescentRegion().region }
-            let regionText = region.map { " for \($0.name) (\($0.sites.count) sites, \($0.rule.name))" } ?? ""
-            print("Hijri year \(year) AH · \(report.calendar)\(regionText)\(adjustment.days == 0 ? "" : String(format: " %+d", adjustment.days))\n")
-            for month in report.months {
-                let name = month.monthName.padding(toLength: 18, withPad: " ", startingAt: 0)
-                print(String(format: "%2d  ", month.month) + "\(name) \(month.start)  \(month.length) days  \(month.theme.name)")
-                if let line = Self.basisLine(month) { print("      \(line)") }
-            }
-            print("\nOccasions")
-            for occasion in report.occasions {
-                // A night is shown from the evening of the civil day before its Hijri day.
-                let when = occasion.observed == "night" ? "\(occasion.shownOn) eve" : "\(occasion.gregorian)    "
-                print("  \(when)  \(occasion.name)  (\(occasion.verses))")
-            }
+        let kind = calendarOptions.calendar
+        let adjustment = calendarOptions.adjust
+        let database = try global.openDatabase()
+        let year =
+            try hijriYear
+            ?? database.islamicCalendar(kind).hijriDate(
+                for: CivilDate(instant: global.clock(), timeZone: TimeZone(identifier: "UTC")!), adjustment: adjustment
+            ).year
+        let report = try DailyVerseReports(database: database).year(year, calendar: kind, adjustment: adjustment)
+        if global.json { return try printJSON(report) }
+        let region = try report.region.map { _ in try database.crescentRegion().region }
+        let regionText = region.map { " for \($0.name) (\($0.sites.count) sites, \($0.rule.name))" } ?? ""
+        print("Hijri year \(year) AH · \(report.calendar)\(regionText)\(adjustment.days == 0 ? "" : String(format: " %+d", adjustment.days))\n")
+        for month in report.months {
+            let name = month.monthName.padding(toLength: 18, withPad: " ", startingAt: 0)
+            print(String(format: "%2d  ", month.month) + "\(name) \(month.start)  \(month.length) days  \(month.theme.name)")
+            if let line = Self.basisLine(month) { print("      \(line)") }
+        }
+        print("\nOccasions")
+        for occasion in report.occasions {
+            // A night is shown from the evening of the civil day before its Hijri day.
+            let when = occasion.observed == "night" ? "\(occasion.shownOn) eve" : "\(occasion.gregorian)    "
+            print("  \(when)  \(occasion.name)  (\(occasion.verses))")
         }
     }
 }

@@ -37,30 +37,28 @@ struct ContentBundleTafsirCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
-            let database = try global.openDatabase()
-            let calendar = try database.verseCalendar()
-            var selections: [VerseRange] = []
-            for range in calendar.months.flatMap(\.verses) + calendar.occasions.map(\.verses) where !selections.contains(range) {
-                selections.append(range)
+        let database = try global.openDatabase()
+        let calendar = try database.verseCalendar()
+        var selections: [VerseRange] = []
+        for range in calendar.months.flatMap(\.verses) + calendar.occasions.map(\.verses) where !selections.contains(range) {
+            selections.append(range)
+        }
+        let sources = try database.layerSources()
+        let all = Layer.ids.flatMap { sources.sources(for: $0) }
+        let folder = URL(fileURLWithPath: out)
+        for id in editions {
+            let (edition, terms, excerpts) = try database.bundle(edition: id, sources: all, selections: selections)
+            // The altafsir.com editions and the texts without stated terms are never committed.
+            for refusal in ["non-commercial", "Not stated", "not known", "never bundled"] where terms.licence.contains(refusal) {
+                throw CLIError("refusing to bundle \(id): its terms say \"\(terms.licence.prefix(160))\"")
             }
-            let sources = try database.layerSources()
-            let all = Layer.ids.flatMap { sources.sources(for: $0) }
-            let folder = URL(fileURLWithPath: out)
-            for id in editions {
-                let (edition, terms, excerpts) = try database.bundle(edition: id, sources: all, selections: selections)
-                // The altafsir.com editions and the texts without stated terms are never committed.
-                for refusal in ["non-commercial", "Not stated", "not known", "never bundled"] where terms.licence.contains(refusal) {
-                    throw CLIError("refusing to bundle \(id): its terms say \"\(terms.licence.prefix(160))\"")
-                }
-                let data = try BundledTafsir.write(edition, terms: terms, takenFrom: takenFrom, excerpts: excerpts)
-                let file = folder.appendingPathComponent("\(id).jsonl")
-                try data.write(to: file, options: .atomic)
-                let parts = edition.blocks.filter { !$0.whole }.count
-                print(
-                    "\(id): \(edition.blocks.count) blocks (\(parts) cut to the part the excerpts need), \(edition.verses.count) verses, \(excerpts.filter { $0.excerpt != nil }.count) of \(excerpts.count) excerpts, \(data.count / 1024) KB → \(file.path)"
-                )
-            }
+            let data = try BundledTafsir.write(edition, terms: terms, takenFrom: takenFrom, excerpts: excerpts)
+            let file = folder.appendingPathComponent("\(id).jsonl")
+            try data.write(to: file, options: .atomic)
+            let parts = edition.blocks.filter { !$0.whole }.count
+            print(
+                "\(id): \(edition.blocks.count) blocks (\(parts) cut to the part the excerpts need), \(edition.verses.count) verses, \(excerpts.filter { $0.excerpt != nil }.count) of \(excerpts.count) excerpts, \(data.count / 1024) KB → \(file.path)"
+            )
         }
     }
 }
@@ -93,56 +91,54 @@ struct ContentCoverageCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
-            let kind = calendarOptions.calendar
-            let database = try global.openDatabase()
-            if everyVerse {
-                let bar = ProgressBar("suras")
-                let report = try DailyVerseReports(database: database).everyVerseCoverage(progress: bar.update)
-                if global.json { return try printJSON(report) }
-                print("every verse (\(report.verses)), one at a time\n")
-                print("layer            verses shown   from")
-                for layer in report.layers {
-                    let sources = layer.sources.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(4).map { "\($0.key) \($0.value)" }
-                    let share = report.verses == 0 ? 0 : 100 * layer.verses / report.verses
-                    print(
-                        layer.id.padding(toLength: 16, withPad: " ", startingAt: 0) + String(format: "%5d (%3d%%)   ", layer.verses, share)
-                            + sources.joined(separator: ", "))
-                }
-                return
-            }
-            let year =
-                try hijriYear
-                ?? database.islamicCalendar(kind).hijriDate(for: CivilDate(instant: global.clock(), timeZone: TimeZone(identifier: "UTC")!)).year
-            let report = try DailyVerseReports(database: database).coverage(year: year, calendar: kind)
+        let kind = calendarOptions.calendar
+        let database = try global.openDatabase()
+        if everyVerse {
+            let bar = ProgressBar("suras")
+            let report = try DailyVerseReports(database: database).everyVerseCoverage(progress: bar.update)
             if global.json { return try printJSON(report) }
-            print("\(year) AH (\(report.calendar)): \(report.days) days, \(report.selections) selections\n")
-            print("layer            days shown   selections lacking it")
+            print("every verse (\(report.verses)), one at a time\n")
+            print("layer            verses shown   from")
             for layer in report.layers {
-                let share = report.days == 0 ? 0 : 100 * layer.days / report.days
-                print(
-                    layer.id.padding(toLength: 16, withPad: " ", startingAt: 0) + String(format: "%4d (%3d%%)   %d", layer.days, share, layer.missing)
-                )
-            }
-            // Whose words each layer is, by days: quotations of the editions, our summaries, our own text.
-            print("\nlayer            quotation  summary  editorial   shown from")
-            for layer in report.layers {
-                let count = { (key: String) in String(format: "%9d", layer.provenance[key] ?? 0) }
                 let sources = layer.sources.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(4).map { "\($0.key) \($0.value)" }
+                let share = report.verses == 0 ? 0 : 100 * layer.verses / report.verses
                 print(
-                    layer.id.padding(toLength: 16, withPad: " ", startingAt: 0) + count("quotation") + count("editorial-summary")
-                        + String(format: "%11d", layer.provenance["editorial"] ?? 0) + "   " + sources.joined(separator: ", "))
+                    layer.id.padding(toLength: 16, withPad: " ", startingAt: 0) + String(format: "%5d (%3d%%)   ", layer.verses, share)
+                        + sources.joined(separator: ", "))
             }
-            let allFive = report.allLayersDays
-            print("\nall five layers: \(allFive) of \(report.days) days (\(report.days == 0 ? 0 : 100 * allFive / report.days)%)")
-            print("\nselections lacking layers: \(report.incomplete.count)")
-            for selection in report.incomplete.prefix(show) {
-                let name = selection.verses + (selection.occasion.map { " (\($0))" } ?? "")
-                print("  \(name), \(selection.days) day\(selection.days == 1 ? "" : "s"): \(selection.missing.joined(separator: ", "))")
-            }
-            if report.incomplete.count > show { print("  … \(report.incomplete.count - show) more (--show N, or --json)") }
-            print("\ncommentary entries: " + report.entries.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            return
         }
+        let year =
+            try hijriYear
+            ?? database.islamicCalendar(kind).hijriDate(for: CivilDate(instant: global.clock(), timeZone: TimeZone(identifier: "UTC")!)).year
+        let report = try DailyVerseReports(database: database).coverage(year: year, calendar: kind)
+        if global.json { return try printJSON(report) }
+        print("\(year) AH (\(report.calendar)): \(report.days) days, \(report.selections) selections\n")
+        print("layer            days shown   selections lacking it")
+        for layer in report.layers {
+            let share = report.days == 0 ? 0 : 100 * layer.days / report.days
+            print(
+                layer.id.padding(toLength: 16, withPad: " ", startingAt: 0) + String(format: "%4d (%3d%%)   %d", layer.days, share, layer.missing)
+            )
+        }
+        // Whose words each layer is, by days: quotations of the editions, our summaries, our own text.
+        print("\nlayer            quotation  summary  editorial   shown from")
+        for layer in report.layers {
+            let count = { (key: String) in String(format: "%9d", layer.provenance[key] ?? 0) }
+            let sources = layer.sources.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(4).map { "\($0.key) \($0.value)" }
+            print(
+                layer.id.padding(toLength: 16, withPad: " ", startingAt: 0) + count("quotation") + count("editorial-summary")
+                    + String(format: "%11d", layer.provenance["editorial"] ?? 0) + "   " + sources.joined(separator: ", "))
+        }
+        let allFive = report.allLayersDays
+        print("\nall five layers: \(allFive) of \(report.days) days (\(report.days == 0 ? 0 : 100 * allFive / report.days)%)")
+        print("\nselections lacking layers: \(report.incomplete.count)")
+        for selection in report.incomplete.prefix(show) {
+            let name = selection.verses + (selection.occasion.map { " (\($0))" } ?? "")
+            print("  \(name), \(selection.days) day\(selection.days == 1 ? "" : "s"): \(selection.missing.joined(separator: ", "))")
+        }
+        if report.incomplete.count > show { print("  … \(report.incomplete.count - show) more (--show N, or --json)") }
+        print("\ncommentary entries: " + report.entries.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
     }
 }
 
@@ -176,24 +172,22 @@ struct ContentCheckCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
-            let folder = try DataDirectory.locate(explicit: directory ?? global.data)
-            let cutting = recut && !global.json ? ProgressBar("excerpts cut again") : nil
-            let check = ContentCheck(directory: folder, recut: recut, progress: cutting?.update)
-            let failed = !check.errors.isEmpty || (strict && !check.warnings.isEmpty)
-            if global.json {
-                try printJSON(CheckJSON(ok: !failed, selections: check.selections, entries: check.entries, problems: check.problems))
-            } else {
-                for problem in check.errors { print("error: \(problem.subject): \(problem.message)") }
-                for problem in check.warnings.prefix(show) { print("warning: \(problem.subject): \(problem.message)") }
-                if check.warnings.count > show { print("… \(check.warnings.count - show) more warnings (--show N, or --json)") }
-                print(
-                    "\(failed ? "failed" : "ok"): \(check.selections) selections, \(check.entries) commentary entries; "
-                        + "\(check.errors.count) error\(check.errors.count == 1 ? "" : "s"), \(check.warnings.count) warning\(check.warnings.count == 1 ? "" : "s")"
-                )
-            }
-            if failed { throw ExitCode(1) }
+        let folder = try DataDirectory.locate(explicit: directory ?? global.data)
+        let cutting = recut && !global.json ? ProgressBar("excerpts cut again") : nil
+        let check = ContentCheck(directory: folder, recut: recut, progress: cutting?.update)
+        let failed = !check.errors.isEmpty || (strict && !check.warnings.isEmpty)
+        if global.json {
+            try printJSON(CheckJSON(ok: !failed, selections: check.selections, entries: check.entries, problems: check.problems))
+        } else {
+            for problem in check.errors { print("error: \(problem.subject): \(problem.message)") }
+            for problem in check.warnings.prefix(show) { print("warning: \(problem.subject): \(problem.message)") }
+            if check.warnings.count > show { print("… \(check.warnings.count - show) more warnings (--show N, or --json)") }
+            print(
+                "\(failed ? "failed" : "ok"): \(check.selections) selections, \(check.entries) commentary entries; "
+                    + "\(check.errors.count) error\(check.errors.count == 1 ? "" : "s"), \(check.warnings.count) warning\(check.warnings.count == 1 ? "" : "s")"
+            )
         }
+        if failed { throw ExitCode(1) }
     }
 
     struct CheckJSON: Encodable {

@@ -29,30 +29,28 @@ struct CrescentEveningCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The civil day whose evening is judged, YYYY-MM-DD.", valueName: "date")) var date: String
 
     func run() throws {
-        try reportingErrors {
-            let day = try CivilDate(parsing: date)
-            let regions = try crescentRegions(global)
-            let region = try global.region(in: regions)
-            let conjunction = Conjunction.nearest(evening: day.dayNumber)
-            let rows = region.verdicts(dayNumber: day.dayNumber, conjunction: conjunction).compactMap { CrescentEvidence($0, rule: region.rule) }
-            if global.json { return try printJSON(rows) }
+        let day = try CivilDate(parsing: date)
+        let regions = try crescentRegions(global)
+        let region = try global.region(in: regions)
+        let conjunction = Conjunction.nearest(evening: day.dayNumber)
+        let rows = region.verdicts(dayNumber: day.dayNumber, conjunction: conjunction).compactMap { CrescentEvidence($0, rule: region.rule) }
+        if global.json { return try printJSON(rows) }
+        print(
+            "Evening of \(day) · \(region.name) · rule \(region.rule.name) (zone \(region.rule.zone.rawValue) or better: \(region.rule.zone.meaning))"
+        )
+        print("conjunction \(rows.first?.conjunction ?? "-")\n")
+        print("site              sunset     lag min  age h      V  zone  seen")
+        for row in rows {
+            let name = row.site.padding(toLength: 16, withPad: " ", startingAt: 0)
+            let sunset = String(row.sunset.dropFirst(11).prefix(5))
             print(
-                "Evening of \(day) · \(region.name) · rule \(region.rule.name) (zone \(region.rule.zone.rawValue) or better: \(region.rule.zone.meaning))"
-            )
-            print("conjunction \(rows.first?.conjunction ?? "-")\n")
-            print("site              sunset     lag min  age h      V  zone  seen")
-            for row in rows {
-                let name = row.site.padding(toLength: 16, withPad: " ", startingAt: 0)
-                let sunset = String(row.sunset.dropFirst(11).prefix(5))
-                print(
-                    "\(name)  \(sunset) UT  " + String(format: "%6.1f  %5.1f  %5.2f", row.lagMinutes, row.ageHours, row.v)
-                        + "  \(row.zone)     \(row.seen ? "yes" : "no")")
-            }
-            let seen = rows.contains { $0.seen }
-            print(
-                "\n\(seen ? "Seen" : "Not seen") by the rule: \(seen ? "the next day begins a month" : "a month that reached its 29th day completes 30")"
-            )
+                "\(name)  \(sunset) UT  " + String(format: "%6.1f  %5.1f  %5.2f", row.lagMinutes, row.ageHours, row.v)
+                    + "  \(row.zone)     \(row.seen ? "yes" : "no")")
         }
+        let seen = rows.contains { $0.seen }
+        print(
+            "\n\(seen ? "Seen" : "Not seen") by the rule: \(seen ? "the next day begins a month" : "a month that reached its 29th day completes 30")"
+        )
     }
 }
 
@@ -69,32 +67,30 @@ struct CrescentMapCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Grid spacing in degrees, 1 to 10.", valueName: "degrees")) var spacing = 2
 
     func run() throws {
-        try reportingErrors {
-            let day = try CivilDate(parsing: date)
-            guard MapPicture.dayNumbers.contains(day.dayNumber) else {
-                throw CLIError("date \(date) is outside the years a map can be drawn for (1900-01-01 to 2100-12-31)")
-            }
-            guard (1...10).contains(spacing) else { throw CLIError("invalid --spacing \(spacing): expected 1 to 10 degrees") }
-            let format = try out.map { path -> String in
-                let lower = path.lowercased()
-                guard lower.hasSuffix(".svg") || lower.hasSuffix(".png") else {
-                    throw CLIError("invalid --out '\(path)': expected a file name ending in .svg or .png")
-                }
-                return String(lower.suffix(3))
-            }
-            let directory = try global.dataDirectory()
-            let region = try global.region(in: crescentRegions(global))
-            let bytes = try InputFile(path: directory.appendingPathComponent(Coastlines.file).path).readAll(maximumBytes: Coastlines.maximumBytes)
-            let coastlines = try Coastlines(geoJSON: Data(bytes))
-            let bar = ProgressBar("rows")
-            let picture = MapPicture.evening(
-                dayNumber: day.dayNumber, region: region, coastlines: coastlines, spacing: Double(spacing), progress: bar.update)
-            guard let out else { return print(picture.svg, terminator: "") }
-            let data = format == "png" ? Data(picture.png) : Data(picture.svg.utf8)
-            try data.write(to: URL(fileURLWithPath: try checkedPath(out, what: "--out")), options: .atomic)
-            if global.json { return try printJSON(["file": out, "bytes": "\(data.count)", "caption": picture.caption.joined(separator: " / ")]) }
-            print("wrote \(out): \(picture.caption.joined(separator: "; "))")
+        let day = try CivilDate(parsing: date)
+        guard MapPicture.dayNumbers.contains(day.dayNumber) else {
+            throw CLIError("date \(date) is outside the years a map can be drawn for (1900-01-01 to 2100-12-31)")
         }
+        guard (1...10).contains(spacing) else { throw CLIError("invalid --spacing \(spacing): expected 1 to 10 degrees") }
+        let format = try out.map { path -> String in
+            let lower = path.lowercased()
+            guard lower.hasSuffix(".svg") || lower.hasSuffix(".png") else {
+                throw CLIError("invalid --out '\(path)': expected a file name ending in .svg or .png")
+            }
+            return String(lower.suffix(3))
+        }
+        let directory = try global.dataDirectory()
+        let region = try global.region(in: crescentRegions(global))
+        let bytes = try InputFile(path: directory.appendingPathComponent(Coastlines.file).path).readAll(maximumBytes: Coastlines.maximumBytes)
+        let coastlines = try Coastlines(geoJSON: Data(bytes))
+        let bar = ProgressBar("rows")
+        let picture = MapPicture.evening(
+            dayNumber: day.dayNumber, region: region, coastlines: coastlines, spacing: Double(spacing), progress: bar.update)
+        guard let out else { return print(picture.svg, terminator: "") }
+        let data = format == "png" ? Data(picture.png) : Data(picture.svg.utf8)
+        try data.write(to: URL(fileURLWithPath: try checkedPath(out, what: "--out")), options: .atomic)
+        if global.json { return try printJSON(["file": out, "bytes": "\(data.count)", "caption": picture.caption.joined(separator: " / ")]) }
+        print("wrote \(out): \(picture.caption.joined(separator: "; "))")
     }
 }
 
@@ -108,16 +104,14 @@ struct CrescentTableCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write the table to this file (replaced whole) instead of standard output.", valueName: "file")) var out: String?
 
     func run() throws {
-        try reportingErrors {
-            let region = try global.region(in: crescentRegions(global))
-            let bar = ProgressBar("months of \(region.id)")
-            let total = (PredictedMonthStarts.lastYear - PredictedMonthStarts.firstYear + 1) * 12
-            let starts = PredictedMonthStarts.chain(region: region) { bar.update($0, total) }
-            let table = try PredictedTable(regionID: region.id, firstYear: PredictedMonthStarts.firstYear, starts: starts)
-            guard let out else { return print(table.csv, terminator: "") }
-            try Data(table.csv.utf8).write(to: URL(fileURLWithPath: try checkedPath(out, what: "--out")), options: .atomic)
-            if global.json { return try printJSON(["region": region.id, "file": out, "months": "\(total)"]) }
-            print("wrote \(out): \(total) months of \(region.name)")
-        }
+        let region = try global.region(in: crescentRegions(global))
+        let bar = ProgressBar("months of \(region.id)")
+        let total = (PredictedMonthStarts.lastYear - PredictedMonthStarts.firstYear + 1) * 12
+        let starts = PredictedMonthStarts.chain(region: region) { bar.update($0, total) }
+        let table = try PredictedTable(regionID: region.id, firstYear: PredictedMonthStarts.firstYear, starts: starts)
+        guard let out else { return print(table.csv, terminator: "") }
+        try Data(table.csv.utf8).write(to: URL(fileURLWithPath: try checkedPath(out, what: "--out")), options: .atomic)
+        if global.json { return try printJSON(["region": region.id, "file": out, "months": "\(total)"]) }
+        print("wrote \(out): \(total) months of \(region.name)")
     }
 }

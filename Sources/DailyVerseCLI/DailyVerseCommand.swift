@@ -34,20 +34,29 @@ extension DailyVerseCommand {
         // The database, its log and the spool hold device tokens, emails and password hashes: whatever this process
         // creates is readable by its owner only, as under the shipped unit (UMask=0077).
         umask(0o077)
+        let command: any ParsableCommand
+        do { command = try await asyncParseAsRoot() } catch { exit(for: error, fromParser: true) }
         do {
-            var command = try await asyncParseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
+                var command = command
                 try command.run()
             }
         } catch {
-            // --help and --version print as the parser does (exit 0); an error already reported is an ExitCode.
-            if error is ExitCode || exitCode(for: error) == .success { exit(withError: error) }
-            // Every other error, the parser's included, is one line and exit status 1: the README's contract.
-            FileHandle.standardError.write(Data("dailyverse: \(oneLineMessage(for: error))\n".utf8))
-            Foundation.exit(1)
+            exit(for: error, fromParser: error is ValidationError)
         }
+    }
+
+    /// The one place a command's error ends the process. --help and --version print as the parser does (exit 0),
+    /// and an exit status a command chose stands; every other error is one line on stderr and exit status 1, the
+    /// README's contract: the parser's in its words (a bad flag, a `ValidationError`), pointing at --help; the rest
+    /// as `oneLine` words them.
+    static func exit(for error: any Error, fromParser: Bool) -> Never {
+        if error is ExitCode || exitCode(for: error) == .success { exit(withError: error) }
+        let line = fromParser ? oneLineMessage(for: error) : oneLine(error)
+        FileHandle.standardError.write(Data("dailyverse: \(line)\n".utf8))
+        Foundation.exit(1)
     }
 
     /// The parser's message for `error` on one line, with a pointer to `--help` in place of the usage block.

@@ -56,16 +56,14 @@ struct DevicesAddCommand: ParsableCommand {
     @OptionGroup var options: DeviceOptions
 
     func run() throws {
-        try reportingErrors {
-            let settings = try options.settings()
-            guard settings.token != nil else { throw CLIError("--platform and its token are required") }
-            guard settings.timeZone != nil else { throw CLIError("--tz is required") }
-            let database = try global.openDatabase()
-            let now = try global.clock()
-            let device = try database.addDevice(settings, now: now)
-            if global.json { return try printJSON(DeviceRecord(try database.deviceState(id: device.id, now: now)!)) }
-            print(device.id)
-        }
+        let settings = try options.settings()
+        guard settings.token != nil else { throw CLIError("--platform and its token are required") }
+        guard settings.timeZone != nil else { throw CLIError("--tz is required") }
+        let database = try global.openDatabase()
+        let now = try global.clock()
+        let device = try database.addDevice(settings, now: now)
+        if global.json { return try printJSON(DeviceRecord(try database.deviceState(id: device.id, now: now)!)) }
+        print(device.id)
     }
 }
 
@@ -79,30 +77,28 @@ struct DevicesListCommand: ParsableCommand {
     var after: String?
 
     func run() throws {
-        try reportingErrors {
-            let limit = page.limit
-            let database = try global.openDatabase()
-            let now = try global.clock()
-            let out = BufferedOutput()
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            var count = 0
-            if global.json { out.write("[") }
-            try database.forEachDeviceState(after: after, limit: limit, now: now) { state in
-                if global.json {
-                    out.write((count == 0 ? "\n" : ",\n") + String(decoding: try encoder.encode(DeviceRecord(state)), as: UTF8.self))
-                } else {
-                    let device = state.device
-                    let next = state.nextFireAt?.iso8601UTC ?? "disabled"
-                    out.write(
-                        "\(device.id)  \(device.platform.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(device.timeZone) \(device.reminderTime) \(device.locale.rawValue)  next \(next)\n"
-                    )
-                }
-                count += 1
+        let limit = page.limit
+        let database = try global.openDatabase()
+        let now = try global.clock()
+        let out = BufferedOutput()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var count = 0
+        if global.json { out.write("[") }
+        try database.forEachDeviceState(after: after, limit: limit, now: now) { state in
+            if global.json {
+                out.write((count == 0 ? "\n" : ",\n") + String(decoding: try encoder.encode(DeviceRecord(state)), as: UTF8.self))
+            } else {
+                let device = state.device
+                let next = state.nextFireAt?.iso8601UTC ?? "disabled"
+                out.write(
+                    "\(device.id)  \(device.platform.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(device.timeZone) \(device.reminderTime) \(device.locale.rawValue)  next \(next)\n"
+                )
             }
-            if global.json { out.write(count == 0 ? "]\n" : "\n]\n") } else if count == 0 { out.write("no devices\n") }
-            out.flush()
+            count += 1
         }
+        if global.json { out.write(count == 0 ? "]\n" : "\n]\n") } else if count == 0 { out.write("no devices\n") }
+        out.flush()
     }
 }
 
@@ -112,12 +108,10 @@ struct DevicesShowCommand: ParsableCommand {
     @Argument(help: "Device id.") var id: String
 
     func run() throws {
-        try reportingErrors {
-            guard let state = try global.openDatabase().deviceState(id: id, now: try global.clock()) else { throw DeviceError.notFound(id) }
-            let record = DeviceRecord(state)
-            if global.json { return try printJSON(record) }
-            print(record.text())
-        }
+        guard let state = try global.openDatabase().deviceState(id: id, now: try global.clock()) else { throw DeviceError.notFound(id) }
+        let record = DeviceRecord(state)
+        if global.json { return try printJSON(record) }
+        print(record.text())
     }
 }
 
@@ -129,14 +123,12 @@ struct DevicesUpdateCommand: ParsableCommand {
     @OptionGroup var options: DeviceOptions
 
     func run() throws {
-        try reportingErrors {
-            let database = try global.openDatabase()
-            let now = try global.clock()
-            let device = try database.updateDevice(id: id, try options.settings(), now: now)
-            let record = DeviceRecord(try database.deviceState(id: device.id, now: now)!)
-            if global.json { return try printJSON(record) }
-            print(record.text())
-        }
+        let database = try global.openDatabase()
+        let now = try global.clock()
+        let device = try database.updateDevice(id: id, try options.settings(), now: now)
+        let record = DeviceRecord(try database.deviceState(id: device.id, now: now)!)
+        if global.json { return try printJSON(record) }
+        print(record.text())
     }
 }
 
@@ -146,11 +138,9 @@ struct DevicesRemoveCommand: ParsableCommand {
     @Argument(help: "Device id.") var id: String
 
     func run() throws {
-        try reportingErrors {
-            guard try global.openDatabase().removeDevice(id: id) else { throw DeviceError.notFound(id) }
-            if global.json { return try printJSON(["removed": id]) }
-            print("removed \(id)")
-        }
+        guard try global.openDatabase().removeDevice(id: id) else { throw DeviceError.notFound(id) }
+        if global.json { return try printJSON(["removed": id]) }
+        print("removed \(id)")
     }
 }
 
@@ -166,31 +156,29 @@ struct DevicesImportCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("JSON Lines file.", valueName: "file")) var file: String
 
     func run() throws {
-        try reportingErrors {
-            let input = try InputFile(path: checkedPath(file, what: "the file's name"))
-            let name = URL(fileURLWithPath: file).lastPathComponent
-            var items: [(line: Int, settings: DeviceSettings)] = []
-            // Checking a million lines takes a while: progress by bytes read, before anything is written. Read a line
-            // at a time, each at most `maximumLineBytes`, so that a file of one endless line costs no memory.
-            let checking = ProgressBar("checking")
-            try input.forEachLine(maximumLineBytes: DeviceRecord.maximumLineBytes) { number, bytes, read in
-                if number % 1000 == 1 { checking.update(min(read, input.size), input.size) }
-                guard let line = String(validating: bytes, as: UTF8.self) else { throw CLIError("\(name):\(number): not valid UTF-8") }
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
-                if trimmed.isEmpty || trimmed.hasPrefix("#") { return }
-                do { items.append((number, try DeviceRecord.settings(fromJSONLine: trimmed))) } catch {
-                    throw CLIError("\(name):\(number): \(error)")
-                }
+        let input = try InputFile(path: checkedPath(file, what: "the file's name"))
+        let name = URL(fileURLWithPath: file).lastPathComponent
+        var items: [(line: Int, settings: DeviceSettings)] = []
+        // Checking a million lines takes a while: progress by bytes read, before anything is written. Read a line
+        // at a time, each at most `maximumLineBytes`, so that a file of one endless line costs no memory.
+        let checking = ProgressBar("checking")
+        try input.forEachLine(maximumLineBytes: DeviceRecord.maximumLineBytes) { number, bytes, read in
+            if number % 1000 == 1 { checking.update(min(read, input.size), input.size) }
+            guard let line = String(validating: bytes, as: UTF8.self) else { throw CLIError("\(name):\(number): not valid UTF-8") }
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { return }
+            do { items.append((number, try DeviceRecord.settings(fromJSONLine: trimmed))) } catch {
+                throw CLIError("\(name):\(number): \(error)")
             }
-            checking.update(input.size, input.size)
-            let database = try global.openDatabase()
-            let bar = ProgressBar("devices")
-            let added: [Device]
-            do { added = try database.addDevices(items, now: global.clock(), progress: bar.update) } catch let error as DeviceImportError {
-                throw CLIError("\(name):\(error.line): \(error.reason)")
-            }
-            if global.json { return try printJSON(["imported": added.count]) }
-            print("imported \(added.count) devices from \(file)")
         }
+        checking.update(input.size, input.size)
+        let database = try global.openDatabase()
+        let bar = ProgressBar("devices")
+        let added: [Device]
+        do { added = try database.addDevices(items, now: global.clock(), progress: bar.update) } catch let error as DeviceImportError {
+            throw CLIError("\(name):\(error.line): \(error.reason)")
+        }
+        if global.json { return try printJSON(["imported": added.count]) }
+        print("imported \(added.count) devices from \(file)")
     }
 }

@@ -14,11 +14,9 @@ struct GregorianCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("Hijri date, YYYY-MM-DD (e.g. 1446-09-01 for 1 Ramadan 1446).", valueName: "date")) var date: String
 
     func run() throws {
-        try reportingErrors {
-            let hijri = try HijriDate(parsing: date)
-            let (calendar, adjustment) = try calendarOptions.resolve(global)
-            let result = try ConversionJSON(gregorian: calendar.civilDate(for: hijri, adjustment: adjustment), hijri: hijri, calendar: calendar)
-            global.json ? try printJSON(result) : result.printText()
-        }
+        let hijri = try HijriDate(parsing: date)
+        let (calendar, adjustment) = try calendarOptions.resolve(global)
+        let result = try ConversionJSON(gregorian: calendar.civilDate(for: hijri, adjustment: adjustment), hijri: hijri, calendar: calendar)
+        global.json ? try printJSON(result) : result.printText()
     }
 }

@@ -31,11 +31,9 @@ struct GuestsPurgeCommand: ParsableCommand {
     var retention: TimeSpan?
 
     func run() throws {
-        try reportingErrors {
-            let cutoff = try global.clock().addingTimeInterval(-(try global.duration(.guestRetention, flag: retention)))
-            let purged = try global.openDatabase().purgeGuests(inactiveBefore: cutoff)
-            if global.json { return try printJSON(["purged": purged]) }
-            print("purged \(purged) guests inactive since before \(cutoff.iso8601UTC)")
-        }
+        let cutoff = try global.clock().addingTimeInterval(-(try global.duration(.guestRetention, flag: retention)))
+        let purged = try global.openDatabase().purgeGuests(inactiveBefore: cutoff)
+        if global.json { return try printJSON(["purged": purged]) }
+        print("purged \(purged) guests inactive since before \(cutoff.iso8601UTC)")
     }
 }

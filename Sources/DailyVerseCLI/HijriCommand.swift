@@ -42,11 +42,9 @@ struct HijriCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("Gregorian date, YYYY-MM-DD.", valueName: "date")) var date: String
 
     func run() throws {
-        try reportingErrors {
-            let day = try CivilDate(parsing: date)
-            let (calendar, adjustment) = try calendarOptions.resolve(global)
-            let result = try ConversionJSON(gregorian: day, hijri: calendar.hijriDate(for: day, adjustment: adjustment), calendar: calendar)
-            global.json ? try printJSON(result) : result.printText()
-        }
+        let day = try CivilDate(parsing: date)
+        let (calendar, adjustment) = try calendarOptions.resolve(global)
+        let result = try ConversionJSON(gregorian: day, hijri: calendar.hijriDate(for: day, adjustment: adjustment), calendar: calendar)
+        global.json ? try printJSON(result) : result.printText()
     }
 }

@@ -25,14 +25,12 @@ struct ImportQuranCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Edition name.", valueName: "name")) var name: String = BundledContent.arabicEdition.name
 
     func run() throws {
-        try reportingErrors {
-            let parsed = try TanzilFile(contentsOf: URL(fileURLWithPath: file))
-            let database = try global.openDatabase()
-            let bar = ProgressBar("quran")
-            let edition = Edition(id: id, kind: "quran", language: "ar", name: name, credit: BundledContent.arabicEdition.credit)
-            try database.importQuran(parsed, edition: edition, progress: bar.update)
-            try report(global.json, ImportResult(kind: "quran", id: id, count: parsed.ayat.count, file: file))
-        }
+        let parsed = try TanzilFile(contentsOf: URL(fileURLWithPath: file))
+        let database = try global.openDatabase()
+        let bar = ProgressBar("quran")
+        let edition = Edition(id: id, kind: "quran", language: "ar", name: name, credit: BundledContent.arabicEdition.credit)
+        try database.importQuran(parsed, edition: edition, progress: bar.update)
+        try report(global.json, ImportResult(kind: "quran", id: id, count: parsed.ayat.count, file: file))
     }
 }
 
@@ -47,17 +45,15 @@ struct ImportTranslationCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Credit line shown with the text.", valueName: "text")) var credit: String?
 
     func run() throws {
-        try reportingErrors {
-            guard id.range(of: "^[a-z]{2,3}\\.[a-z0-9_-]{1,40}$", options: .regularExpression) != nil else {
-                throw CLIError("invalid translation id '\(id)': expected LANGUAGE.NAME such as en.pickthall")
-            }
-            let database = try global.openDatabase()
-            let parsed = try TanzilFile(contentsOf: URL(fileURLWithPath: file), expectedCounts: database.ayahCounts())
-            let bar = ProgressBar("translation")
-            let edition = Edition(id: id, kind: "translation", language: language, name: name ?? id, credit: credit ?? "Translation: \(name ?? id)")
-            try database.importTranslation(parsed, edition: edition, progress: bar.update)
-            try report(global.json, ImportResult(kind: "translation", id: id, count: parsed.ayat.count, file: file))
+        guard id.range(of: "^[a-z]{2,3}\\.[a-z0-9_-]{1,40}$", options: .regularExpression) != nil else {
+            throw CLIError("invalid translation id '\(id)': expected LANGUAGE.NAME such as en.pickthall")
         }
+        let database = try global.openDatabase()
+        let parsed = try TanzilFile(contentsOf: URL(fileURLWithPath: file), expectedCounts: database.ayahCounts())
+        let bar = ProgressBar("translation")
+        let edition = Edition(id: id, kind: "translation", language: language, name: name ?? id, credit: credit ?? "Translation: \(name ?? id)")
+        try database.importTranslation(parsed, edition: edition, progress: bar.update)
+        try report(global.json, ImportResult(kind: "translation", id: id, count: parsed.ayat.count, file: file))
     }
 }
 
@@ -69,14 +65,12 @@ struct ImportCommentaryCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("JSON Lines file.", valueName: "file")) var file: String
 
     func run() throws {
-        try reportingErrors {
-            let url = URL(fileURLWithPath: file)
-            let parsed = try CommentaryFile(contentsOf: url)
-            let database = try global.openDatabase()
-            let bar = ProgressBar("commentary")
-            try database.importCommentary(parsed, name: url.lastPathComponent, progress: bar.update)
-            try report(global.json, ImportResult(kind: "commentary", id: nil, count: parsed.entries.count, file: file))
-        }
+        let url = URL(fileURLWithPath: file)
+        let parsed = try CommentaryFile(contentsOf: url)
+        let database = try global.openDatabase()
+        let bar = ProgressBar("commentary")
+        try database.importCommentary(parsed, name: url.lastPathComponent, progress: bar.update)
+        try report(global.json, ImportResult(kind: "commentary", id: nil, count: parsed.entries.count, file: file))
     }
 }
 
@@ -135,35 +129,33 @@ struct ImportTafsirCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
-            let folder = try TafsirFolder(directory: URL(fileURLWithPath: try checkedPath(directory, what: "the folder's name")), format: format)
-            let catalog = try TafsirEditionCatalog(dataDirectory: global.dataDirectory())
-            let chosen = editions.isEmpty ? folder.editions.map(\.id) : editions
-            let database = try global.openDatabase()
-            let counts = try database.ayahCounts()
-            var imported: [Imported] = []
-            var sources: [(source: String, licence: String)] = []
-            for id in chosen {
-                let reading = ProgressBar("\(id) suras")
-                let edition = try folder.read(id, ayahCounts: counts, progress: reading.update)
-                let terms = catalog.terms(for: edition.info)
-                let writing = ProgressBar("\(id) rows")
-                try database.importTafsir(edition, terms: terms, at: global.clock(), progress: writing.update)
-                let result = Imported(
-                    edition: id, name: edition.info.nameEnglish ?? edition.info.name, author: edition.info.authorEnglish ?? edition.info.author,
-                    blocks: edition.blocks.count, verses: edition.verses.count, licence: terms.licence, machineTranslation: terms.machineTranslation)
-                imported.append(result)
-                if !sources.contains(where: { $0.source == edition.info.source }) { sources.append((edition.info.source, terms.licence)) }
-                if !global.json {
-                    let machine =
-                        terms.machineTranslation.map { $0 ? "a machine translation" : "not a machine translation" } ?? "machine translation not known"
-                    print("imported \(id): \(result.name), \(result.author) — \(result.blocks) blocks, \(result.verses) verses; \(machine)")
-                }
+        let folder = try TafsirFolder(directory: URL(fileURLWithPath: try checkedPath(directory, what: "the folder's name")), format: format)
+        let catalog = try TafsirEditionCatalog(dataDirectory: global.dataDirectory())
+        let chosen = editions.isEmpty ? folder.editions.map(\.id) : editions
+        let database = try global.openDatabase()
+        let counts = try database.ayahCounts()
+        var imported: [Imported] = []
+        var sources: [(source: String, licence: String)] = []
+        for id in chosen {
+            let reading = ProgressBar("\(id) suras")
+            let edition = try folder.read(id, ayahCounts: counts, progress: reading.update)
+            let terms = catalog.terms(for: edition.info)
+            let writing = ProgressBar("\(id) rows")
+            try database.importTafsir(edition, terms: terms, at: global.clock(), progress: writing.update)
+            let result = Imported(
+                edition: id, name: edition.info.nameEnglish ?? edition.info.name, author: edition.info.authorEnglish ?? edition.info.author,
+                blocks: edition.blocks.count, verses: edition.verses.count, licence: terms.licence, machineTranslation: terms.machineTranslation)
+            imported.append(result)
+            if !sources.contains(where: { $0.source == edition.info.source }) { sources.append((edition.info.source, terms.licence)) }
+            if !global.json {
+                let machine =
+                    terms.machineTranslation.map { $0 ? "a machine translation" : "not a machine translation" } ?? "machine translation not known"
+                print("imported \(id): \(result.name), \(result.author) — \(result.blocks) blocks, \(result.verses) verses; \(machine)")
             }
-            if global.json { return try printJSON(imported) }
-            // Each source's terms once, after the editions that come from it.
-            for (source, licence) in sources { print("terms of \(source): \(licence)") }
         }
+        if global.json { return try printJSON(imported) }
+        // Each source's terms once, after the editions that come from it.
+        for (source, licence) in sources { print("terms of \(source): \(licence)") }
     }
 }
 
@@ -197,40 +189,40 @@ struct ImportHadithCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
-            let folder = try HadithFolder(directory: URL(fileURLWithPath: try checkedPath(directory, what: "the folder's name")))
-            for book in books where !folder.books.contains(book) {
-                throw CLIError("no collection '\(book.prefix(80))' in \(directory): found \(folder.books.joined(separator: ", "))")
-            }
-            let database = try global.openDatabase()
-            let counts = try database.ayahCounts()
-            // Every collection read and checked before any is written: a broken one imports nothing.
-            var read: [HadithBook] = []
-            for id in books.isEmpty ? folder.books : books {
-                let reading = ProgressBar("\(id) files")
-                do {
-                    read.append(try folder.read(id, ayahCounts: counts, progress: reading.update))
-                } catch  where books.isEmpty {
-                    throw CLIError(
-                        "\(error); nothing imported: name the collections to import with --book (found: \(folder.books.joined(separator: ", ")))")
-                }
-            }
-            var imported: [Imported] = []
-            for book in read {
-                let id = book.id
-                let writing = ProgressBar("\(id) hadith")
-                try database.importHadith(book, at: global.clock(), progress: writing.update)
-                let citing = book.hadiths.filter { !$0.verses.isEmpty }
-                let result = Imported(
-                    book: id, title: book.title, hadiths: book.hadiths.count, citing: citing.count, verses: Set(citing.flatMap(\.verses)).count,
-                    licence: HadithBook.terms)
-                imported.append(result)
-                if !global.json {
-                    print("imported \(id): \(book.title), \(book.author) — \(result.hadiths) hadith, \(result.citing) citing \(result.verses) verses")
-                }
-            }
-            if global.json { return try printJSON(imported) }
-            print("terms: \(HadithBook.terms)")
+        let folder = try HadithFolder(directory: URL(fileURLWithPath: try checkedPath(directory, what: "the folder's name")))
+        for book in books where !folder.books.contains(book) {
+            throw CLIError("no collection '\(book.prefix(80))' in \(directory): found \(folder.books.joined(separator: ", "))")
         }
+        let database = try global.openDatabase()
+        let counts = try database.ayahCounts()
+        // Every collection read and checked before any is written: a broken one imports nothing.
+        var read: [HadithBook] = []
+        for id in books.isEmpty ? folder.books : books {
+            let reading = ProgressBar("\(id) files")
+            do {
+                read.append(try folder.read(id, ayahCounts: counts, progress: reading.update))
+            } catch {
+                // Every collection was asked for: say which can be named, so the readable ones can be imported.
+                guard books.isEmpty else { throw error }
+                throw CLIError(
+                    "\(error); nothing imported: name the collections to import with --book (found: \(folder.books.joined(separator: ", ")))")
+            }
+        }
+        var imported: [Imported] = []
+        for book in read {
+            let id = book.id
+            let writing = ProgressBar("\(id) hadith")
+            try database.importHadith(book, at: global.clock(), progress: writing.update)
+            let citing = book.hadiths.filter { !$0.verses.isEmpty }
+            let result = Imported(
+                book: id, title: book.title, hadiths: book.hadiths.count, citing: citing.count, verses: Set(citing.flatMap(\.verses)).count,
+                licence: HadithBook.terms)
+            imported.append(result)
+            if !global.json {
+                print("imported \(id): \(book.title), \(book.author) — \(result.hadiths) hadith, \(result.citing) citing \(result.verses) verses")
+            }
+        }
+        if global.json { return try printJSON(imported) }
+        print("terms: \(HadithBook.terms)")
     }
 }

@@ -45,58 +45,60 @@ struct MigrateStoreCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingErrors {
-            let address = try PostgresAddress(to)
-            var isFolder: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: from, isDirectory: &isFolder), !isFolder.boolValue else {
-                throw CLIError("no SQLite database at '\(from)'")
-            }
-            let lock: SchedulerLock
-            do {
-                lock = try SchedulerLock.acquire(database: from)
-            } catch SchedulerLockError.held(_, let holder) {
-                throw CLIError(
-                    "'\(from)' has a scheduler running (\(holder.map { "process \($0)" } ?? "another process")): stop serve before copying its database"
-                )
-            }
-            let source = try AppDatabase.open(path: from)
-            let password = try PostgresPassword.resolve(for: address)
-            let logger = Logger(label: "dailyverse.migrate-store", factory: { _ in SwiftLogNoOpLogHandler() })
-            let started = Date()
-            let store = try await PostgresStore.open(address, password: password, schema: .dailyVerse, logger: logger, maximumConnections: 1)
-            await store.close()
-            let connection = try await PostgresStore.connect(address, password: password, logger: logger)
-            let bar = ProgressBar("rows")
-            let copies: [TableCopy]
-            do {
-                copies = try await StoreCopy.copy(from: source, into: connection, address: address, schema: .dailyVerse, logger: logger) {
-                    done, total in
-                    bar.update(done, total)
-                }
-                try? await connection.close()
-            } catch {
-                try? await connection.close()
-                throw error
-            }
-            withExtendedLifetime(lock) {}
-            let result = Result(
-                from: from, to: address.description, tables: copies, rows: copies.map(\.rows).reduce(0, +),
-                seconds: (Date().timeIntervalSince(started) * 10).rounded() / 10)
-            if json {
-                try printJSON(result)
-                return
-            }
-            let width = max(5, copies.map(\.table.count).max() ?? 0)
-            print("table".padding(toLength: width, withPad: " ", startingAt: 0) + "        rows  checksum")
-            for copy in copies {
-                let rows = String(copy.rows)
-                print(
-                    copy.table.padding(toLength: width, withPad: " ", startingAt: 0) + String(repeating: " ", count: max(1, 12 - rows.count)) + rows
-                        + "  " + copy.checksum)
-            }
-            print(
-                "copied \(result.rows) rows of \(copies.count) tables from '\(from)' into \(address) in \(result.seconds) s; "
-                    + "every table's row count and checksum read back the same")
+        let address = try PostgresAddress(to)
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: from, isDirectory: &isFolder), !isFolder.boolValue else {
+            throw CLIError("no SQLite database at '\(from)'")
         }
+        let lock: SchedulerLock
+        do {
+            lock = try SchedulerLock.acquire(database: from)
+        } catch SchedulerLockError.held(_, let holder) {
+            throw CLIError(
+                "'\(from)' has a scheduler running (\(holder.map { "process \($0)" } ?? "another process")): stop serve before copying its database"
+            )
+        } catch {
+            // Said, though it adds nothing: without a catch-all here the Swift 6.2 compiler fails on this function
+            // ("Found ownership error"), since the body no longer runs in a closure.
+            throw error
+        }
+        let source = try AppDatabase.open(path: from)
+        let password = try PostgresPassword.resolve(for: address)
+        let logger = Logger(label: "dailyverse.migrate-store", factory: { _ in SwiftLogNoOpLogHandler() })
+        let started = Date()
+        let store = try await PostgresStore.open(address, password: password, schema: .dailyVerse, logger: logger, maximumConnections: 1)
+        await store.close()
+        let connection = try await PostgresStore.connect(address, password: password, logger: logger)
+        let bar = ProgressBar("rows")
+        let copies: [TableCopy]
+        do {
+            copies = try await StoreCopy.copy(from: source, into: connection, address: address, schema: .dailyVerse, logger: logger) {
+                done, total in
+                bar.update(done, total)
+            }
+            try? await connection.close()
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        withExtendedLifetime(lock) {}
+        let result = Result(
+            from: from, to: address.description, tables: copies, rows: copies.map(\.rows).reduce(0, +),
+            seconds: (Date().timeIntervalSince(started) * 10).rounded() / 10)
+        if json {
+            try printJSON(result)
+            return
+        }
+        let width = max(5, copies.map(\.table.count).max() ?? 0)
+        print("table".padding(toLength: width, withPad: " ", startingAt: 0) + "        rows  checksum")
+        for copy in copies {
+            let rows = String(copy.rows)
+            print(
+                copy.table.padding(toLength: width, withPad: " ", startingAt: 0) + String(repeating: " ", count: max(1, 12 - rows.count)) + rows
+                    + "  " + copy.checksum)
+        }
+        print(
+            "copied \(result.rows) rows of \(copies.count) tables from '\(from)' into \(address) in \(result.seconds) s; "
+                + "every table's row count and checksum read back the same")
     }
 }

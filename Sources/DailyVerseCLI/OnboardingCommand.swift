@@ -21,22 +21,20 @@ struct OnboardingFunnelCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Last day, YYYY-MM-DD (UTC).", valueName: "date")) var to: String?
 
     func run() throws {
-        try reportingErrors {
-            let now = try global.clock()
-            let today = CivilDate(instant: now, timeZone: TimeZone(identifier: "UTC")!)
-            let last = try to.map { try CivilDate(parsing: $0) } ?? today
-            let first = try from.map { try CivilDate(parsing: $0) } ?? last.adding(days: -29)
-            guard first <= last else { throw CLIError("--from \(first) is after --to \(last)") }
-            let start = Date(timeIntervalSince1970: Double(first.dayNumber) * 86_400)
-            let end = Date(timeIntervalSince1970: Double(last.dayNumber + 1) * 86_400)
-            let funnel = try global.openDatabase().onboardingFunnel(flow: try global.onboardingFlow(), from: start, to: end)
-            if global.json { return try printJSON(funnel) }
-            print("onboarding \(first) to \(last): \(funnel.started) started, \(funnel.completed) completed")
-            print("screen        reached  skipped  completed")
-            for step in funnel.screens {
-                let name = step.screen.padding(toLength: 12, withPad: " ", startingAt: 0)
-                print("\(name) \(String(format: "%8d %8d %10d", step.reached, step.skipped, step.completed))")
-            }
+        let now = try global.clock()
+        let today = CivilDate(instant: now, timeZone: TimeZone(identifier: "UTC")!)
+        let last = try to.map { try CivilDate(parsing: $0) } ?? today
+        let first = try from.map { try CivilDate(parsing: $0) } ?? last.adding(days: -29)
+        guard first <= last else { throw CLIError("--from \(first) is after --to \(last)") }
+        let start = Date(timeIntervalSince1970: Double(first.dayNumber) * 86_400)
+        let end = Date(timeIntervalSince1970: Double(last.dayNumber + 1) * 86_400)
+        let funnel = try global.openDatabase().onboardingFunnel(flow: try global.onboardingFlow(), from: start, to: end)
+        if global.json { return try printJSON(funnel) }
+        print("onboarding \(first) to \(last): \(funnel.started) started, \(funnel.completed) completed")
+        print("screen        reached  skipped  completed")
+        for step in funnel.screens {
+            let name = step.screen.padding(toLength: 12, withPad: " ", startingAt: 0)
+            print("\(name) \(String(format: "%8d %8d %10d", step.reached, step.skipped, step.completed))")
         }
     }
 }

@@ -38,11 +38,9 @@ struct OutboxRequeueCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
-            let count = try global.openDatabase().requeueFailed(ids: all ? nil : ids, now: try global.clock())
-            if global.json { return try printJSON(["requeued": count]) }
-            print("requeued \(count) failed outbox rows")
-        }
+        let count = try global.openDatabase().requeueFailed(ids: all ? nil : ids, now: try global.clock())
+        if global.json { return try printJSON(["requeued": count]) }
+        print("requeued \(count) failed outbox rows")
     }
 }
 
@@ -58,12 +56,10 @@ struct OutboxPruneCommand: ParsableCommand {
     var retention: TimeSpan?
 
     func run() throws {
-        try reportingErrors {
-            let cutoff = try global.clock().addingTimeInterval(-(try global.duration(.outboxRetention, flag: retention)))
-            let pruned = try global.openDatabase().pruneOutbox(settledBefore: cutoff)
-            if global.json { return try printJSON(["pruned": pruned]) }
-            print("removed \(pruned) settled outbox rows created before \(cutoff.iso8601UTC)")
-        }
+        let cutoff = try global.clock().addingTimeInterval(-(try global.duration(.outboxRetention, flag: retention)))
+        let pruned = try global.openDatabase().pruneOutbox(settledBefore: cutoff)
+        if global.json { return try printJSON(["pruned": pruned]) }
+        print("removed \(pruned) settled outbox rows created before \(cutoff.iso8601UTC)")
     }
 }
 
@@ -83,26 +79,24 @@ struct OutboxListCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
-            let day = try date.map { try CivilDate(parsing: $0) }
-            let limit = page.limit
-            let database = try global.openDatabase()
-            let out = BufferedOutput()
-            var count = 0
-            if global.json { out.write("[") }
-            try database.forEachOutboxRow(date: day, status: status, after: after, limit: limit) { record in
-                if global.json {
-                    out.write((count == 0 ? "" : ",\n") + record.jsonLine(includeStatus: true))
-                } else {
-                    let error = record.lastError.map { "  last error: \($0)" } ?? ""
-                    out.write(
-                        "\(record.id)  \(record.localDate)  \(record.status.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(record.platform.padding(toLength: 7, withPad: " ", startingAt: 0)) \(record.deviceID)  fire \(record.fireAt.iso8601UTC)  attempts \(record.attempts)\(error)\n"
-                    )
-                }
-                count += 1
+        let day = try date.map { try CivilDate(parsing: $0) }
+        let limit = page.limit
+        let database = try global.openDatabase()
+        let out = BufferedOutput()
+        var count = 0
+        if global.json { out.write("[") }
+        try database.forEachOutboxRow(date: day, status: status, after: after, limit: limit) { record in
+            if global.json {
+                out.write((count == 0 ? "" : ",\n") + record.jsonLine(includeStatus: true))
+            } else {
+                let error = record.lastError.map { "  last error: \($0)" } ?? ""
+                out.write(
+                    "\(record.id)  \(record.localDate)  \(record.status.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(record.platform.padding(toLength: 7, withPad: " ", startingAt: 0)) \(record.deviceID)  fire \(record.fireAt.iso8601UTC)  attempts \(record.attempts)\(error)\n"
+                )
             }
-            if global.json { out.write("]\n") } else if count == 0 { out.write("no outbox rows\n") }
-            out.flush()
+            count += 1
         }
+        if global.json { out.write("]\n") } else if count == 0 { out.write("no outbox rows\n") }
+        out.flush()
     }
 }

@@ -11,32 +11,16 @@ import Storage
 import VerseCalendar
 import VerseOfTheDay
 
-/// Runs a command body; any error becomes one line on stderr and exit status 1, never a trace.
-@discardableResult
-func reportingErrors<T>(_ body: () throws -> T) throws -> T {
-    do { return try body() } catch { throw reported(error) }
-}
-
-/// The same, for a body that awaits (a pass that sends to the push services).
-@discardableResult
-func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
-    do { return try await body() } catch { throw reported(error) }
-}
-
-/// Writes `error` as one line on stderr and gives the exit code to throw (an `ExitCode` passes through).
-func reported(_ error: any Error) -> any Error {
-    if error is ExitCode { return error }
+/// A command's error as the one line `runAsMain` prints: what a person can act on as it is worded, a database error
+/// with SQLite's message, anything else as it describes itself.
+func oneLine(_ error: any Error) -> String {
     let message: String
     switch error {
-    case let error as UserFacingError:
-        message = error.description
-    case let error as DatabaseError:
-        message = "database error: \(error.message ?? "\(error.resultCode)")"
-    default:
-        message = "\(error)"
+    case let error as UserFacingError: message = error.description
+    case let error as DatabaseError: message = "database error: \(error.message ?? "\(error.resultCode)")"
+    default: message = "\(error)"
     }
-    FileHandle.standardError.write(Data("dailyverse: \(message.replacingOccurrences(of: "\n", with: " "))\n".utf8))
-    return ExitCode(1)
+    return message.replacingOccurrences(of: "\n", with: " ")
 }
 
 func printJSON<T: Encodable>(_ value: T) throws {

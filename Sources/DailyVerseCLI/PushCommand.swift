@@ -3,6 +3,7 @@ import ContentStore
 import Crypto
 import Delivery
 import Foundation
+import Notifications
 import PushServices
 import Storage
 
@@ -24,18 +25,17 @@ struct PushTestCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The device's id (from devices list).", valueName: "device-id")) var deviceID: String
 
     func run() async throws {
-        let (sink, record) = try reportingErrors { () -> (PushSink, OutboxRecord) in
-            let database = try global.openDatabase()
-            let now = try global.clock()
-            let record = try Emitter(database: database, configuration: try emit.configuration(global)).preview(deviceID: deviceID, now: now)
-            let senders = try push.makeSenders(global, database: database)
-            let sink = PushSink(
-                database: database, client: senders.client, apns: senders.apns, fcm: senders.fcm, webPush: senders.webPush, clock: { now })
-            guard sink.platforms?.contains(record.platform) == true else {
-                try? senders.client.http.syncShutdown()
-                throw CLIError("device '\(deviceID)' is \(record.platform), and \(Self.serviceName(record.platform)) is not configured")
-            }
-            return (sink, record)
+        let database = try global.openDatabase()
+        let now = try global.clock()
+        let record = try Emitter(database: database, configuration: try emit.configuration(global)).preview(deviceID: deviceID, now: now)
+        let senders = try push.makeSenders(global, database: database)
+        let sink = PushSink(
+            database: database, client: senders.client, apns: senders.apns, fcm: senders.fcm, webPush: senders.webPush, clock: { now })
+        guard sink.platforms?.contains(record.platform) == true else {
+            try? await senders.client.shutdown()
+            throw CLIError(
+                "device '\(deviceID)' is \(record.platform), and \(Platform(rawValue: record.platform)?.serviceName ?? record.platform) is not configured"
+            )
         }
         let outcome = await sink.sendNow(record)
         await sink.shutdown()
@@ -47,8 +47,6 @@ struct PushTestCommand: AsyncParsableCommand {
         }
         if !accepted { throw ExitCode(1) }
     }
-
-    static func serviceName(_ platform: String) -> String { ["apns": "APNs", "fcm": "FCM", "webpush": "Web Push"][platform] ?? platform }
 
     static func describe(_ outcome: DeliveryOutcome) -> (Bool, String) {
         switch outcome {

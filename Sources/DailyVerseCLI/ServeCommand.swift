@@ -94,10 +94,10 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         // Read once and checked whatever the mode, so that a typo in the configuration is found by a test run (--once)
         // too.
-        let settings = try reportingErrors { try Settings(self) }
-        if let address = try reportingErrors({ try global.postgresAddress() }) { return try await runShared(address, settings) }
+        let settings = try Settings(self)
+        if let address = try global.postgresAddress() { return try await runShared(address, settings) }
         if once { return try await runOnce() }
-        let (group, lock, sink) = try reportingErrors { try makeServiceGroup(settings) }
+        let (group, lock, sink) = try makeServiceGroup(settings)
         defer { withExtendedLifetime(lock) {} }
         do { try await group.run() } catch {
             await sink.shutdown()
@@ -190,8 +190,9 @@ struct ServeCommand: AsyncParsableCommand {
         // (the shipped unit sets the database, data and sink in its environment).
         for line in GlobalOptions.overrides.all { logger.warning("configuration: \(line)") }
         if let push = deliverer.sink as? PushSink {
-            for (platform, name) in [("apns", "APNs"), ("fcm", "FCM"), ("webpush", "Web Push")] where push.platforms?.contains(platform) != true {
-                logger.notice("push: \(name) is not configured: its rows stay pending", metadata: ["platform": "\(platform)"])
+            for platform in Platform.allCases where push.senders[platform] == nil {
+                logger.notice(
+                    "push: \(platform.serviceName) is not configured: its rows stay pending", metadata: ["platform": "\(platform.rawValue)"])
             }
         }
         let group = DaemonBuilder.serviceGroup(
@@ -255,25 +256,23 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func runOnce() async throws {
-        try await reportingErrors {
-            let (database, lock) = try global.openDatabaseAsScheduler()
-            defer { withExtendedLifetime(lock) {} }
-            let now = try schedulerClock()
-            let configuration = try emit.configuration(global)
-            let deliverer = try emit.makeDeliverer(global, database, configuration, push: push, clock: { now })
-            let sink = deliverer.sink
-            let emitted: EmitSummary
-            let delivered: DeliverySummary
-            do {
-                emitted = try Emitter(database: database, configuration: configuration).run(now: now)
-                delivered = try await deliverer.run(now: now)
-            } catch {
-                await sink.shutdown()
-                throw error
-            }
+        let (database, lock) = try global.openDatabaseAsScheduler()
+        defer { withExtendedLifetime(lock) {} }
+        let now = try schedulerClock()
+        let configuration = try emit.configuration(global)
+        let deliverer = try emit.makeDeliverer(global, database, configuration, push: push, clock: { now })
+        let sink = deliverer.sink
+        let emitted: EmitSummary
+        let delivered: DeliverySummary
+        do {
+            emitted = try Emitter(database: database, configuration: configuration).run(now: now)
+            delivered = try await deliverer.run(now: now)
+        } catch {
             await sink.shutdown()
-            try report(emitted: emitted, delivered: delivered, now: now, sink: sink)
+            throw error
         }
+        await sink.shutdown()
+        try report(emitted: emitted, delivered: delivered, now: now, sink: sink)
     }
 
     /// What `--once` prints of its pass.
@@ -322,23 +321,20 @@ extension ServeCommand {
     /// users, sessions, devices, onboarding and hints are in PostgreSQL (`PostgresUserStore`).
     func runShared(_ database: PostgresAddress, _ settings: Settings) async throws {
         let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: settings.level) }
-        let address = try reportingErrors { try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080" }
-        let lease = try reportingErrors { try global.duration(.deliveryLease, flag: nil) }
-        let (content, configuration, password) = try reportingErrors { () -> (AppDatabase, EmitConfiguration, String?) in
-            let contentPath = try global.setting(flag: contentDB, environment: "DAILYVERSE_CONTENT_DB", key: "content_database")
-            let defaultPath = URL(fileURLWithPath: AppDatabase.defaultPath(environment: global.environment)).deletingLastPathComponent()
-                .appendingPathComponent("content.sqlite").path
-            return (
-                try global.openDatabase(named: contentPath, defaultPath: defaultPath, pool: !once), try emit.configuration(global, ahead: !once),
-                try PostgresPassword.resolve(for: database)
-            )
-        }
-        let store = try await reportingErrors { try await PostgresStore.open(database, password: password, schema: .dailyVerse, logger: logger) }
+        let address = try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
+        let lease = try global.duration(.deliveryLease, flag: nil)
+        let contentPath = try global.setting(flag: contentDB, environment: "DAILYVERSE_CONTENT_DB", key: "content_database")
+        let defaultPath = URL(fileURLWithPath: AppDatabase.defaultPath(environment: global.environment)).deletingLastPathComponent()
+            .appendingPathComponent("content.sqlite").path
+        let content = try global.openDatabase(named: contentPath, defaultPath: defaultPath, pool: !once)
+        let configuration = try emit.configuration(global, ahead: !once)
+        let password = try PostgresPassword.resolve(for: database)
+        let store = try await PostgresStore.open(database, password: password, schema: .dailyVerse, logger: logger)
         // The calendars follow the month starts published on the database (`sighting`), copied into the content copy
         // now and every minute.
         do { try await Self.followPublishedStarts(store, content, now: try global.clock()) } catch {
             await store.close()
-            throw reported(CLIError(store.describe(error)))
+            throw CLIError(store.describe(error))
         }
         let emitter = SharedEmitter(store: store, content: content, configuration: configuration, logger: logger)
         let owner = SharedOutbox.processOwner()
@@ -350,29 +346,25 @@ extension ServeCommand {
         let notifier = SystemdNotifier()
         let readiness = Readiness(notifier: notifier, waitsForAPI: !once && address != "none")
         do {
-            now = once ? try reportingErrors { try schedulerClock() } : nil
+            now = once ? try schedulerClock() : nil
             if let fixed = now {
                 clock = { fixed }
             } else {
-                clock = try reportingErrors { try replayClock() }
+                clock = try replayClock()
             }
             if !once, address != "none" {
+                let themes = Set(try content.displayThemes().map(\.id))
                 services.append(
-                    try reportingErrors {
-                        let themes = Set(try content.displayThemes().map(\.id))
-                        return try apiService(
-                            address, content: content, users: PostgresUserStore(store: store, themes: themes),
-                            // The attempt counts are the database's too: processes behind one load balancer enforce one limit.
-                            throttles: settings.throttles.shared(in: PostgresThrottleCounter(store: store)), clock: clock, settings,
-                            readiness: readiness, logger: logger)
-                    })
+                    try apiService(
+                        address, content: content, users: PostgresUserStore(store: store, themes: themes),
+                        // The attempt counts are the database's too: processes behind one load balancer enforce one limit.
+                        throttles: settings.throttles.shared(in: PostgresThrottleCounter(store: store)), clock: clock, settings,
+                        readiness: readiness, logger: logger))
             }
             // Last of what can fail: a push sink holds connections that must be shut down.
-            deliverer = try reportingErrors {
-                try emit.makeDeliverer(
-                    global, queue: SharedOutbox(store: store, owner: owner, lease: lease, logger: logger), state: .postgres(store), configuration,
-                    push: push, clock: clock)
-            }
+            deliverer = try emit.makeDeliverer(
+                global, queue: SharedOutbox(store: store, owner: owner, lease: lease, logger: logger), state: .postgres(store), configuration,
+                push: push, clock: clock)
             // Batches of one round of the push sink's requests: what a process killed mid-batch leaves sent but not
             // recorded (and sent again by another after the lease) is one round's worth, not 500 rows.
             deliverer.batchSize = SharedOutbox.batchSize
@@ -389,7 +381,7 @@ extension ServeCommand {
             } catch {
                 await deliverer.sink.shutdown()
                 await store.close()
-                throw reported(CLIError(store.describe(error)))
+                throw CLIError(store.describe(error))
             }
             await deliverer.sink.shutdown()
             await store.close()

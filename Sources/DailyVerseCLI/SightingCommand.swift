@@ -25,17 +25,15 @@ struct SightingSetCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("Gregorian first day, YYYY-MM-DD.", valueName: "date")) var date: String
 
     func run() async throws {
-        try await reportingErrors {
-            guard (1...12).contains(month) else { throw CLIError("invalid month \(month): expected 1 to 12") }
-            let start = PublishedMonthStart(year: year, month: month, firstDay: try CivilDate(parsing: date))
-            try SightedMonthStarts.validate(start)
-            let now = try global.clock()
-            if try await global.withPostgres({ try await $0.publishMonthStarts([start], at: now) }) == nil {
-                try global.openDatabase().publishMonthStart(start, at: now)
-            }
-            if global.json { return try printJSON(start) }
-            print("published: \(HijriMonth(rawValue: month)!.englishName) \(year) begins on \(start.firstDay)")
+        guard (1...12).contains(month) else { throw CLIError("invalid month \(month): expected 1 to 12") }
+        let start = PublishedMonthStart(year: year, month: month, firstDay: try CivilDate(parsing: date))
+        try SightedMonthStarts.validate(start)
+        let now = try global.clock()
+        if try await global.withPostgres({ try await $0.publishMonthStarts([start], at: now) }) == nil {
+            try global.openDatabase().publishMonthStart(start, at: now)
         }
+        if global.json { return try printJSON(start) }
+        print("published: \(HijriMonth(rawValue: month)!.englishName) \(year) begins on \(start.firstDay)")
     }
 }
 
@@ -55,59 +53,57 @@ struct SightingImportCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only the Hijri years FIRST-LAST (such as 1423-1447).", valueName: "first-last")) var years: String?
 
     func run() async throws {
-        try await reportingErrors {
-            let range = try years.map(Self.years)
-            let input = try InputFile(path: checkedPath(file, what: "the file's name"))
-            let name = URL(fileURLWithPath: file).lastPathComponent
-            var starts: [PublishedMonthStart] = []
-            var seen: [Int: Int] = [:]  // month key -> line
-            var leftOut = 0
-            var headerSeen = false
-            try input.forEachLine(maximumLineBytes: Self.maximumLineBytes) { number, bytes, _ in
-                guard let line = String(validating: bytes, as: UTF8.self) else { throw CLIError("\(name):\(number): not valid UTF-8") }
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
-                if trimmed.isEmpty || trimmed.hasPrefix("#") { return }
-                guard headerSeen else {
-                    guard trimmed == Self.header else {
-                        throw CLIError("\(name):\(number): expected the header \(Self.header), found '\(trimmed.prefix(60))'")
-                    }
-                    headerSeen = true
-                    return
+        let range = try years.map(Self.years)
+        let input = try InputFile(path: checkedPath(file, what: "the file's name"))
+        let name = URL(fileURLWithPath: file).lastPathComponent
+        var starts: [PublishedMonthStart] = []
+        var seen: [Int: Int] = [:]  // month key -> line
+        var leftOut = 0
+        var headerSeen = false
+        try input.forEachLine(maximumLineBytes: Self.maximumLineBytes) { number, bytes, _ in
+            guard let line = String(validating: bytes, as: UTF8.self) else { throw CLIError("\(name):\(number): not valid UTF-8") }
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { return }
+            guard headerSeen else {
+                guard trimmed == Self.header else {
+                    throw CLIError("\(name):\(number): expected the header \(Self.header), found '\(trimmed.prefix(60))'")
                 }
-                let fields = trimmed.split(separator: ",", omittingEmptySubsequences: false)
-                guard fields.count == 3, let year = GlobalOptions.wholeNumber(fields[0], in: 1...9999),
-                    let month = GlobalOptions.wholeNumber(fields[1], in: 1...12)
-                else {
-                    throw CLIError("\(name):\(number): expected hijri_year (1-9999),hijri_month (1-12),first_day, found '\(trimmed.prefix(60))'")
-                }
-                if let range, !range.contains(year) {
-                    leftOut += 1
-                    return
-                }
-                let start: PublishedMonthStart
-                do {
-                    start = PublishedMonthStart(year: year, month: month, firstDay: try CivilDate(parsing: String(fields[2])))
-                    try SightedMonthStarts.validate(start)
-                } catch CalendarError.outOfRange(let date, let calendar, let supported) {
-                    let error = CalendarError.outOfRange(date: date, calendar: calendar, supported: supported)
-                    throw CLIError("\(name):\(number): \(error); --years leaves such lines out")
-                } catch { throw CLIError("\(name):\(number): \(error)") }
-                if let other = seen[year * 12 + month] { throw CLIError("\(name):\(number): \(year)-\(month) was given already on line \(other)") }
-                seen[year * 12 + month] = number
-                starts.append(start)
+                headerSeen = true
+                return
             }
-            guard headerSeen else { throw CLIError("\(name): empty: expected the header \(Self.header)") }
-            let now = try global.clock()
-            let (published, replaced) =
-                try await global.withPostgres { [starts] in try await $0.publishMonthStarts(starts, at: now) }
-                ?? global.openDatabase().publishMonthStarts(starts, at: now)
-            let years = starts.isEmpty ? "" : " (\(starts.map(\.year).min()!)-\(starts.map(\.year).max()!) AH)"
-            if global.json { return try printJSON(["published": published, "replaced": replaced, "left_out": leftOut]) }
-            print(
-                "published \(published) month starts from \(name)\(years)"
-                    + (replaced > 0 ? "; \(replaced) replaced a start published before" : "")
-                    + (leftOut > 0 ? "; left out \(leftOut) lines outside --years" : ""))
+            let fields = trimmed.split(separator: ",", omittingEmptySubsequences: false)
+            guard fields.count == 3, let year = GlobalOptions.wholeNumber(fields[0], in: 1...9999),
+                let month = GlobalOptions.wholeNumber(fields[1], in: 1...12)
+            else {
+                throw CLIError("\(name):\(number): expected hijri_year (1-9999),hijri_month (1-12),first_day, found '\(trimmed.prefix(60))'")
+            }
+            if let range, !range.contains(year) {
+                leftOut += 1
+                return
+            }
+            let start: PublishedMonthStart
+            do {
+                start = PublishedMonthStart(year: year, month: month, firstDay: try CivilDate(parsing: String(fields[2])))
+                try SightedMonthStarts.validate(start)
+            } catch CalendarError.outOfRange(let date, let calendar, let supported) {
+                let error = CalendarError.outOfRange(date: date, calendar: calendar, supported: supported)
+                throw CLIError("\(name):\(number): \(error); --years leaves such lines out")
+            } catch { throw CLIError("\(name):\(number): \(error)") }
+            if let other = seen[year * 12 + month] { throw CLIError("\(name):\(number): \(year)-\(month) was given already on line \(other)") }
+            seen[year * 12 + month] = number
+            starts.append(start)
         }
+        guard headerSeen else { throw CLIError("\(name): empty: expected the header \(Self.header)") }
+        let now = try global.clock()
+        let (published, replaced) =
+            try await global.withPostgres { [starts] in try await $0.publishMonthStarts(starts, at: now) }
+            ?? global.openDatabase().publishMonthStarts(starts, at: now)
+        let years = starts.isEmpty ? "" : " (\(starts.map(\.year).min()!)-\(starts.map(\.year).max()!) AH)"
+        if global.json { return try printJSON(["published": published, "replaced": replaced, "left_out": leftOut]) }
+        print(
+            "published \(published) month starts from \(name)\(years)"
+                + (replaced > 0 ? "; \(replaced) replaced a start published before" : "")
+                + (leftOut > 0 ? "; left out \(leftOut) lines outside --years" : ""))
     }
 
     /// `FIRST-LAST`, two Hijri years in order.
@@ -125,17 +121,15 @@ struct SightingListCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await reportingErrors {
-            let starts = try await global.withPostgres { try await $0.publishedMonthStarts() } ?? global.openDatabase().publishedMonthStarts()
-            if global.json { return try printJSON(starts) }
-            if starts.isEmpty { print("no published month starts") }
-            for start in starts {
-                let uq = try IslamicCalendar.ummAlQura.firstDay(year: start.year, month: start.month)
-                let shift = start.firstDay.dayNumber - uq
-                print(
-                    "\(start.year)-\(String(format: "%02d", start.month))  \(HijriMonth(rawValue: start.month)!.englishName.padding(toLength: 18, withPad: " ", startingAt: 0)) \(start.firstDay)  (Umm al-Qura \(shift == 0 ? "same day" : String(format: "%+d", shift)))"
-                )
-            }
+        let starts = try await global.withPostgres { try await $0.publishedMonthStarts() } ?? global.openDatabase().publishedMonthStarts()
+        if global.json { return try printJSON(starts) }
+        if starts.isEmpty { print("no published month starts") }
+        for start in starts {
+            let uq = try IslamicCalendar.ummAlQura.firstDay(year: start.year, month: start.month)
+            let shift = start.firstDay.dayNumber - uq
+            print(
+                "\(start.year)-\(String(format: "%02d", start.month))  \(HijriMonth(rawValue: start.month)!.englishName.padding(toLength: 18, withPad: " ", startingAt: 0)) \(start.firstDay)  (Umm al-Qura \(shift == 0 ? "same day" : String(format: "%+d", shift)))"
+            )
         }
     }
 }
@@ -147,13 +141,11 @@ struct SightingRemoveCommand: AsyncParsableCommand {
     @Argument(help: "Hijri month, 1-12.") var month: Int
 
     func run() async throws {
-        try await reportingErrors {
-            let removed = try await global.withPostgres { [year, month] in try await $0.removeMonthStart(year: year, month: month) }
-            guard try removed ?? global.openDatabase().removeMonthStart(year: year, month: month) else {
-                throw CLIError("no published start for \(year)-\(month)")
-            }
-            if global.json { return try printJSON(["removed": "\(year)-\(month)"]) }
-            print("removed the published start of \(year)-\(month)")
+        let removed = try await global.withPostgres { [year, month] in try await $0.removeMonthStart(year: year, month: month) }
+        guard try removed ?? global.openDatabase().removeMonthStart(year: year, month: month) else {
+            throw CLIError("no published start for \(year)-\(month)")
         }
+        if global.json { return try printJSON(["removed": "\(year)-\(month)"]) }
+        print("removed the published start of \(year)-\(month)")
     }
 }

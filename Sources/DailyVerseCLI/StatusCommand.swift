@@ -80,11 +80,9 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let now = try reportingErrors { try global.clock() }
-        let status = try await reportingErrors {
-            try await global.withPostgres { try await $0.deliveryStatus(now: now) } ?? global.openDatabase().deliveryStatus(now: now)
-        }
-        try reportingErrors { try show(status, now: now) }
+        let now = try global.clock()
+        let status = try await global.withPostgres { try await $0.deliveryStatus(now: now) } ?? global.openDatabase().deliveryStatus(now: now)
+        try show(status, now: now)
     }
 
     func show(_ status: DeliveryStatus, now: Date) throws {

@@ -31,38 +31,36 @@ struct TodayCommand: ParsableCommand {
     @OptionGroup var reader: ReaderLanguageOption
 
     func run() throws {
-        try reportingErrors {
-            let zone = try parseTimeZone(tz)
-            let kind = calendarOptions.calendar
-            let adjustment = calendarOptions.adjust
-            if date != nil && at != nil { throw CLIError("give --date or --at, not both") }
-            let day: CivilDate
-            if let date {
-                day = try CivilDate(parsing: date)
-            } else {
-                let instant = try at.map { try parseInstant($0, option: "--at") } ?? global.clock()
-                day = CivilDate(instant: instant, timeZone: zone)
-            }
-            let database = try global.openDatabase()
-            let report = try DailyVerseReports(database: database).today(
-                TodayRequest(
-                    date: day, timeZone: zone.identifier, calendar: kind, adjustment: adjustment, translation: translation, language: reader.language)
-            )
-            if global.json { return try printJSON(report) }
-            var out = "\(report.date) · \(report.hijriDate.formatted) AH (\(report.hijri.calendar)"
-            out += report.hijri.adjustment == 0 ? ")" : String(format: ", %+d)", report.hijri.adjustment)
-            out += " · \(report.timezone)\n"
-            if let lead = report.selection.occasions.first { out += lead.occasion.heading(tonight: lead.tonight) + "\n" }
-            if let description = report.selection.occasion?.description { out += wrap(description, indent: "") + "\n" }
-            for other in report.selection.others {
-                out +=
-                    "Also: " + other.occasion.heading(tonight: other.tonight)
-                    + " — its own reading: dailyverse verse --occasion \(other.occasion.id)\n"
-            }
-            out += "\nTheme: \(report.theme.name)\n" + wrap(report.theme.relevance) + "\n\n"
-            out += verseText(report.content, verse: report.verse)
-            out += "\n" + wrap(report.attribution, indent: "") + "\n"
-            print(out, terminator: "")
+        let zone = try parseTimeZone(tz)
+        let kind = calendarOptions.calendar
+        let adjustment = calendarOptions.adjust
+        if date != nil && at != nil { throw CLIError("give --date or --at, not both") }
+        let day: CivilDate
+        if let date {
+            day = try CivilDate(parsing: date)
+        } else {
+            let instant = try at.map { try parseInstant($0, option: "--at") } ?? global.clock()
+            day = CivilDate(instant: instant, timeZone: zone)
         }
+        let database = try global.openDatabase()
+        let report = try DailyVerseReports(database: database).today(
+            TodayRequest(
+                date: day, timeZone: zone.identifier, calendar: kind, adjustment: adjustment, translation: translation, language: reader.language)
+        )
+        if global.json { return try printJSON(report) }
+        var out = "\(report.date) · \(report.hijriDate.formatted) AH (\(report.hijri.calendar)"
+        out += report.hijri.adjustment == 0 ? ")" : String(format: ", %+d)", report.hijri.adjustment)
+        out += " · \(report.timezone)\n"
+        if let lead = report.selection.occasions.first { out += lead.occasion.heading(tonight: lead.tonight) + "\n" }
+        if let description = report.selection.occasion?.description { out += wrap(description, indent: "") + "\n" }
+        for other in report.selection.others {
+            out +=
+                "Also: " + other.occasion.heading(tonight: other.tonight)
+                + " — its own reading: dailyverse verse --occasion \(other.occasion.id)\n"
+        }
+        out += "\nTheme: \(report.theme.name)\n" + wrap(report.theme.relevance) + "\n\n"
+        out += verseText(report.content, verse: report.verse)
+        out += "\n" + wrap(report.attribution, indent: "") + "\n"
+        print(out, terminator: "")
     }
 }

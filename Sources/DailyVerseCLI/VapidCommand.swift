@@ -27,28 +27,26 @@ struct VapidGenerateCommand: ParsableCommand {
     var keyFile: String?
 
     func run() throws {
-        try reportingErrors {
-            let pair = VAPIDKey.generate()
-            if let keyFile {
-                let descriptor = open(keyFile, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-                guard descriptor >= 0 else { throw CLIError("cannot create '\(keyFile)': \(String(cString: strerror(errno)))") }
-                let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-                do {
-                    try handle.write(contentsOf: Data((pair.privateKeyPEM + "\n").utf8))
-                    try handle.synchronize()
-                } catch {
-                    unlink(keyFile)
-                    throw CLIError("cannot write '\(keyFile)': \(error.localizedDescription)")
-                }
+        let pair = VAPIDKey.generate()
+        if let keyFile {
+            let descriptor = open(keyFile, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw CLIError("cannot create '\(keyFile)': \(String(cString: strerror(errno)))") }
+            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+            do {
+                try handle.write(contentsOf: Data((pair.privateKeyPEM + "\n").utf8))
+                try handle.synchronize()
+            } catch {
+                unlink(keyFile)
+                throw CLIError("cannot write '\(keyFile)': \(error.localizedDescription)")
             }
-            if global.json {
-                var object = ["public_key": pair.publicKey]
-                if keyFile == nil { object["private_key_pem"] = pair.privateKeyPEM } else { object["key_file"] = keyFile }
-                return try printJSON(object)
-            }
-            if keyFile == nil { print(pair.privateKeyPEM) }
-            print("public key (applicationServerKey): \(pair.publicKey)")
         }
+        if global.json {
+            var object = ["public_key": pair.publicKey]
+            if keyFile == nil { object["private_key_pem"] = pair.privateKeyPEM } else { object["key_file"] = keyFile }
+            return try printJSON(object)
+        }
+        if keyFile == nil { print(pair.privateKeyPEM) }
+        print("public key (applicationServerKey): \(pair.publicKey)")
     }
 }
 
@@ -58,10 +56,8 @@ struct VapidPublicKeyCommand: ParsableCommand {
     @OptionGroup var push: PushOptions
 
     func run() throws {
-        try reportingErrors {
-            guard let key = try push.vapidPublicKey(global) else { throw CLIError("vapid_key_file is not set") }
-            if global.json { return try printJSON(["public_key": key]) }
-            print(key)
-        }
+        guard let key = try push.vapidPublicKey(global) else { throw CLIError("vapid_key_file is not set") }
+        if global.json { return try printJSON(["public_key": key]) }
+        print(key)
     }
 }

@@ -42,44 +42,42 @@ struct VerseCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
-            if let occasion {
-                let report = try DailyVerseReports(database: global.openDatabase()).occasion(
-                    occasion, translation: translation, language: reader.language)
-                if global.json { return try printJSON(report) }
-                var out = report.occasion.name + (report.occasion.nameArabic.map { " (\($0))" } ?? "") + "\n"
-                if let description = report.occasion.description { out += wrap(description, indent: "") + "\n" }
-                print(out + "\n" + verseText(report.content, verse: report.verse) + wrap(report.attribution, indent: ""))
-                return
-            }
-            let range = try VerseRange(parsing: key ?? "")
-            if let layer {
-                let reports = try DailyVerseReports(database: global.openDatabase())
-                if full {
-                    let commentary = try reports.commentary(range, layer: layer, language: reader.language)
-                    if global.json { return try printJSON(commentary) }
-                    print("\(commentary.title) — \(commentary.key)\n")
-                    print(wrap(commentary.text ?? "(no entry yet)", indent: "  "))
-                    if let source = commentary.source {
-                        print("\n" + wrap(sourceLine(source), indent: "  "))
-                        if !commentary.whole {
-                            print(wrap("(the part of the edition the repository bundles: import the edition for its whole text)", indent: "  "))
-                        }
-                    }
-                    return
-                }
-                let report = try reports.verse(range, translation: translation, language: reader.language)
-                guard let shown = report.layers.first(where: { $0.id == layer }) else { return }
-                if global.json { return try printJSON(shown) }
-                print("\(shown.title) — \(range.key)\n")
-                print(wrap(shown.body ?? "(no entry yet)", indent: "  "))
-                if let source = shown.source { print("\n" + wrap(sourceLine(source) + (shown.more ? " · more: --full" : ""), indent: "  ")) }
-                return
-            }
-            let report = try DailyVerseReports(database: global.openDatabase()).verse(range, translation: translation, language: reader.language)
+        if let occasion {
+            let report = try DailyVerseReports(database: global.openDatabase()).occasion(
+                occasion, translation: translation, language: reader.language)
             if global.json { return try printJSON(report) }
-            print(verseText(report.content, verse: report.verse))
-            print(wrap(report.attribution, indent: ""))
+            var out = report.occasion.name + (report.occasion.nameArabic.map { " (\($0))" } ?? "") + "\n"
+            if let description = report.occasion.description { out += wrap(description, indent: "") + "\n" }
+            print(out + "\n" + verseText(report.content, verse: report.verse) + wrap(report.attribution, indent: ""))
+            return
         }
+        let range = try VerseRange(parsing: key ?? "")
+        if let layer {
+            let reports = try DailyVerseReports(database: global.openDatabase())
+            if full {
+                let commentary = try reports.commentary(range, layer: layer, language: reader.language)
+                if global.json { return try printJSON(commentary) }
+                print("\(commentary.title) — \(commentary.key)\n")
+                print(wrap(commentary.text ?? "(no entry yet)", indent: "  "))
+                if let source = commentary.source {
+                    print("\n" + wrap(sourceLine(source), indent: "  "))
+                    if !commentary.whole {
+                        print(wrap("(the part of the edition the repository bundles: import the edition for its whole text)", indent: "  "))
+                    }
+                }
+                return
+            }
+            let report = try reports.verse(range, translation: translation, language: reader.language)
+            guard let shown = report.layers.first(where: { $0.id == layer }) else { return }
+            if global.json { return try printJSON(shown) }
+            print("\(shown.title) — \(range.key)\n")
+            print(wrap(shown.body ?? "(no entry yet)", indent: "  "))
+            if let source = shown.source { print("\n" + wrap(sourceLine(source) + (shown.more ? " · more: --full" : ""), indent: "  ")) }
+            return
+        }
+        let report = try DailyVerseReports(database: global.openDatabase()).verse(range, translation: translation, language: reader.language)
+        if global.json { return try printJSON(report) }
+        print(verseText(report.content, verse: report.verse))
+        print(wrap(report.attribution, indent: ""))
     }
 }
