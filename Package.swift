@@ -98,7 +98,7 @@ let package = Package(
             name: "Accounts",
             dependencies: [
                 "Diagnostics",
-                "Storage", "Encodings", "HijriCalendar", .product(name: "GRDB", package: "GRDB.swift"),
+                "Storage", "Encodings", "HijriCalendar", "Notifications", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
@@ -247,7 +247,8 @@ let package = Package(
         .testTarget(
             name: "AccountsTests",
             dependencies: [
-                "DailyVerseTestSupport", "Accounts", "Storage", "AppSchema", "ContentStore", .product(name: "GRDB", package: "GRDB.swift"),
+                "DailyVerseTestSupport", "Accounts", "Storage", "AppSchema", "ContentStore", "HijriCalendar", "Notifications",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .testTarget(
             name: "HTTPAPITests",

@@ -122,26 +122,21 @@ extension PostgresTransaction {
             ).first
         else { return nil }
         let (time, zone, calendar, adjustment, theme, notifications, locale) = try row.decode((String, String, String, Int, String, Int, String).self)
-        var settings = UserSettings()
-        settings.reminderTime = time
-        settings.timezone = zone
-        settings.calendar = calendar
-        settings.adjustment = adjustment
-        settings.displayTheme = theme
-        settings.notifications = notifications != 0
-        settings.locale = locale
-        return settings
+        return UserSettings(
+            storedTime: time, timezone: zone, calendar: calendar, adjustment: adjustment, displayTheme: theme, notifications: notifications != 0,
+            locale: locale)
     }
 
     /// As `AppDatabase.updateSettings`; the caller holds the user's lock.
     public func updateSettings(userID: String, now: Date, _ change: (inout UserSettings) throws -> Void) async throws -> UserSettings {
         var settings = try await settings(userID: userID)
         try change(&settings)
+        let (time, calendar, adjustment, locale) = settings.storedColumns
         try await rows(
             """
             INSERT INTO settings (user_id, reminder_time, timezone, calendar, adjustment, display_theme, notifications, locale, updated_at)
-            VALUES (\(userID), \(settings.reminderTime), \(settings.timezone), \(settings.calendar), \(settings.adjustment),
-                \(settings.displayTheme), \(settings.notifications ? 1 : 0), \(settings.locale), \(now.timeIntervalSince1970))
+            VALUES (\(userID), \(time), \(settings.timezone), \(calendar), \(adjustment),
+                \(settings.displayTheme), \(settings.notifications ? 1 : 0), \(locale), \(now.timeIntervalSince1970))
             ON CONFLICT (user_id) DO UPDATE SET reminder_time = excluded.reminder_time, timezone = excluded.timezone,
                 calendar = excluded.calendar, adjustment = excluded.adjustment, display_theme = excluded.display_theme,
                 notifications = excluded.notifications, locale = excluded.locale, updated_at = excluded.updated_at

@@ -1,20 +1,41 @@
 import Foundation
 import GRDB
 import HijriCalendar
+import Notifications
 import Storage
 
 /// A user's settings: what the onboarding fills and `PATCH /v1/me/settings` changes.
 public struct UserSettings: Hashable, Sendable, Codable {
-    public var reminderTime = "08:00"
+    public var reminderTime = ReminderTime.default
+    /// An IANA name (checked when it is set; a device takes it only while the system still knows it).
     public var timezone = "UTC"
-    public var calendar = CalendarKind.installationDefault.rawValue
-    public var adjustment = 0
+    public var calendar = CalendarKind.installationDefault
+    public var adjustment = Adjustment.zero
     public var displayTheme = "parchment"
     /// Off until the user grants permission.
     public var notifications = false
-    public var locale = "en"
+    public var locale = DeviceLocale.en
 
     public init() {}
+
+    /// The settings as a row keeps them. A value no longer valid (stored before a rule changed) is the default's: the
+    /// columns are text, and a row read must not fail a request.
+    public init(
+        storedTime: String, timezone: String, calendar: String, adjustment: Int, displayTheme: String, notifications: Bool, locale: String
+    ) {
+        if let time = try? ReminderTime(parsing: storedTime) { reminderTime = time }
+        self.timezone = timezone
+        if let kind = CalendarKind(rawValue: calendar) { self.calendar = kind }
+        if let days = try? Adjustment(adjustment) { self.adjustment = days }
+        self.displayTheme = displayTheme
+        self.notifications = notifications
+        if let value = DeviceLocale(rawValue: locale) { self.locale = value }
+    }
+
+    /// The columns as stored: the time, calendar, adjustment and locale as the text and number the API shows.
+    public var storedColumns: (time: String, calendar: String, adjustment: Int, locale: String) {
+        (reminderTime.description, calendar.rawValue, adjustment.days, locale.rawValue)
+    }
 
     enum CodingKeys: String, CodingKey {
         case reminderTime = "reminder_time", timezone, calendar, adjustment, displayTheme = "display_theme", notifications, locale
@@ -47,15 +68,9 @@ extension AppDatabase {
     /// The user's settings if they were ever stored (by the onboarding or `PATCH /v1/me/settings`), else nil.
     public static func storedSettings(_ db: Database, userID: String) throws -> UserSettings? {
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM settings WHERE user_id = ?", arguments: [userID]) else { return nil }
-        var settings = UserSettings()
-        settings.reminderTime = row["reminder_time"]
-        settings.timezone = row["timezone"]
-        settings.calendar = row["calendar"]
-        settings.adjustment = row["adjustment"]
-        settings.displayTheme = row["display_theme"]
-        settings.notifications = row["notifications"]
-        settings.locale = row["locale"]
-        return settings
+        return UserSettings(
+            storedTime: row["reminder_time"], timezone: row["timezone"], calendar: row["calendar"], adjustment: row["adjustment"],
+            displayTheme: row["display_theme"], notifications: row["notifications"], locale: row["locale"])
     }
 
     /// Reads, changes and stores a user's settings in one transaction.
@@ -76,8 +91,8 @@ extension AppDatabase {
                     notifications = excluded.notifications, locale = excluded.locale, updated_at = excluded.updated_at
                 """,
             arguments: [
-                userID, settings.reminderTime, settings.timezone, settings.calendar, settings.adjustment, settings.displayTheme,
-                settings.notifications, settings.locale, now.timeIntervalSince1970,
+                userID, settings.storedColumns.time, settings.timezone, settings.storedColumns.calendar, settings.storedColumns.adjustment,
+                settings.displayTheme, settings.notifications, settings.storedColumns.locale, now.timeIntervalSince1970,
             ])
         return settings
     }

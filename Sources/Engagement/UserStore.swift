@@ -64,27 +64,27 @@ public protocol UserStore: Sendable {
 extension UserSettings {
     /// Takes the fields a checked change sets.
     public mutating func apply(_ change: DeviceSettings) {
-        if let value = change.reminderTime { reminderTime = value.description }
+        if let value = change.reminderTime { reminderTime = value }
         if let value = change.timeZone { timezone = value }
-        if let value = change.calendar { calendar = value.rawValue }
-        if let value = change.adjustment { adjustment = value.days }
+        if let value = change.calendar { calendar = value }
+        if let value = change.adjustment { adjustment = value }
         if let value = change.displayTheme { displayTheme = value }
         if let value = change.enabled { notifications = value }
-        if let value = change.locale { locale = value.rawValue }
+        if let value = change.locale { locale = value }
     }
 }
 
 extension UserSettings {
-    /// What a new device of this user starts with (values stored before a rule changed are left to the device default).
+    /// What a new device of this user starts with (a zone the system no longer knows is left to the device default).
     public var deviceDefaults: DeviceSettings {
         var defaults = DeviceSettings()
         defaults.timeZone = TimeZone.iana(timezone) == nil ? nil : timezone
-        defaults.reminderTime = try? ReminderTime(parsing: reminderTime)
-        defaults.calendar = CalendarKind(rawValue: calendar)
-        defaults.adjustment = try? Adjustment(adjustment)
+        defaults.reminderTime = reminderTime
+        defaults.calendar = calendar
+        defaults.adjustment = adjustment
         defaults.displayTheme = displayTheme
         defaults.enabled = notifications
-        defaults.locale = DeviceLocale(rawValue: locale)
+        defaults.locale = locale
         return defaults
     }
 }

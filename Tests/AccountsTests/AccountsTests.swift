@@ -3,6 +3,8 @@ import ContentStore
 import DailyVerseTestSupport
 import Foundation
 import GRDB
+import HijriCalendar
+import Notifications
 import Storage
 import Testing
 
@@ -107,6 +109,32 @@ import Testing
         #expect(try database.authenticate(token: token, now: start) == nil)
     }
 
+    @Test func settingsAreTypedAndAStoredValueNoLongerValidReadsAsTheDefault() throws {
+        let database = try AppDatabase.inMemory()
+        let (user, _) = try database.createGuest(now: Date(timeIntervalSince1970: 1_740_000_000))
+        let stored = try database.updateSettings(userID: user.id, now: Date(timeIntervalSince1970: 1_740_000_000)) {
+            $0.reminderTime = try ReminderTime(parsing: "05:45")
+            $0.calendar = .sighted
+            $0.adjustment = try Adjustment(-1)
+            $0.locale = .ar
+        }
+        #expect(try database.settings(userID: user.id) == stored)
+        // As the row keeps them: text and a number, as the API shows them.
+        let row = try #require(
+            try database.read { db in try Row.fetchOne(db, sql: "SELECT * FROM settings WHERE user_id = ?", arguments: [user.id]) })
+        #expect(row["reminder_time"] as String == "05:45" && row["calendar"] as String == "sighted")
+        #expect(row["adjustment"] as Int == -1 && row["locale"] as String == "ar")
+        // Values a rule no longer allows (written by hand here) read as the defaults, field by field; the rest stay.
+        try database.write { db in
+            try db.execute(
+                sql: "UPDATE settings SET reminder_time = '25:00', calendar = 'lunar', adjustment = 9, locale = 'fr' WHERE user_id = ?",
+                arguments: [user.id])
+        }
+        let read = try database.settings(userID: user.id)
+        #expect(read.reminderTime == .default && read.calendar == .installationDefault && read.adjustment == .zero && read.locale == .en)
+        #expect(read.timezone == stored.timezone && read.displayTheme == stored.displayTheme)
+    }
+
     @Test func inactiveGuestsArePurgedWithTheirDataAndAccountsNever() throws {
         let database = try AppDatabase.inMemory()
         let start = Date(timeIntervalSince1970: 1_740_000_000)
@@ -115,7 +143,7 @@ import Testing
         let (account, _) = try database.createAccount(
             email: "old@example.org", passwordHash: "x", displayName: nil, upgrading: nil, now: start)
         _ = try database.addBookmark(userID: idle.id, verseKey: "2:255", now: start)
-        _ = try database.updateSettings(userID: idle.id, now: start) { $0.locale = "ar" }
+        _ = try database.updateSettings(userID: idle.id, now: start) { $0.locale = .ar }
         // 29 days later the active guest comes back; 31 days after the start the idle one is past a 30-day retention.
         _ = try database.authenticate(token: activeToken, now: start.addingTimeInterval(29 * 86_400))
         let cutoff = start.addingTimeInterval(31 * 86_400 - 30 * 86_400)
