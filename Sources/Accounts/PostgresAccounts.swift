@@ -89,9 +89,8 @@ extension PostgresTransaction {
     public func authenticate(token: String, now: Date, policy: SessionPolicy) async throws -> User? {
         guard SessionToken.isWellFormed(token) else { return nil }
         let hash = SessionToken.hash(token)
-        var found: SessionLookup.Row?
-        for try await row in try await connection.execute(SessionLookup(hash: hash), logger: logger) { found = row }
-        guard let (id, mode, email, name, stored, lastUsed, created) = found, SessionToken.matches(token, storedHash: stored) else { return nil }
+        guard let (id, mode, email, name, stored, lastUsed, created) = try await session(hash: hash), SessionToken.matches(token, storedHash: stored)
+        else { return nil }
         let user = User(id: id, mode: User.Mode(rawValue: mode) ?? .guest, email: email, displayName: name)
         let expired = policy.isExpired(
             mode: user.mode, createdAt: Date(timeIntervalSince1970: created), lastUsedAt: Date(timeIntervalSince1970: lastUsed), now: now)
@@ -102,6 +101,23 @@ extension PostgresTransaction {
             try await rows("UPDATE \"user\" SET last_active_at = \(at) WHERE id = \(user.id)")
         }
         return user
+    }
+
+    /// The session with this hash and its user: by the prepared statement, or, when preparing it failed on this
+    /// connection, by the same query unprepared. postgres-nio remembers a failed preparation for the life of the
+    /// connection and answers every later use with that error, so one failure (a lock timeout during a migration, a
+    /// cancelled statement, a name already taken behind a pooler) would otherwise refuse every bearer token that
+    /// connection serves until it closes. A connection lost is not retried here: the request answers 503.
+    func session(hash: String) async throws -> SessionLookup.Row? {
+        do {
+            var found: SessionLookup.Row?
+            for try await row in try await connection.execute(SessionLookup(hash: hash), logger: logger) { found = row }
+            return found
+        } catch {
+            guard !PostgresStore.isUnavailable(error) else { throw error }
+            return try await rows(PostgresQuery(unsafeSQL: SessionLookup.sql, binds: SessionLookup(hash: hash).makeBindings())).first?.decode(
+                SessionLookup.Row.self)
+        }
     }
 
     public func closeSession(token: String) async throws {

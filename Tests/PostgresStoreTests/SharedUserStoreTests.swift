@@ -107,6 +107,31 @@ struct SharedUserStoreTests {
         }
     }
 
+    /// postgres-nio keeps a failed preparation for the life of its connection: the token lookup answers by the same
+    /// query unprepared then, rather than refusing every token that connection serves.
+    @Test func aTokenIsLookedUpOnAConnectionWhereItsPreparedStatementCannotBe() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let store = try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: PostgresTesting.logger)
+            let (user, token) = try await PostgresUserStore(store: store, themes: themes).createGuest(now: now)
+            await store.close()
+            let connection = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: PostgresTesting.logger)
+            // The statement's name taken on this connection (as a pooler that does not reset sessions could leave it):
+            // preparing it fails, and keeps failing.
+            _ = try await connection.query(PostgresQuery(unsafeSQL: "PREPARE dailyverse_session_lookup AS SELECT 1"), logger: PostgresTesting.logger)
+            let session = PostgresTransaction(connection: connection, logger: PostgresTesting.logger)
+            do {
+                for _ in 0..<3 {
+                    #expect(try await session.authenticate(token: token, now: now, policy: SessionPolicy())?.id == user.id)
+                }
+                #expect(try await session.authenticate(token: SessionToken.generate().token, now: now, policy: SessionPolicy()) == nil)
+                try await connection.close()
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+        }
+    }
+
     @Test func aClosedPoolIsUnavailableNotAnInternalError() async throws {
         try await PostgresTesting.withDatabase { address in
             let store = try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: PostgresTesting.logger)
