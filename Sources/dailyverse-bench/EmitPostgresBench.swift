@@ -9,8 +9,10 @@ import Storage
 
 extension EmitBench {
     /// A day of emission into PostgreSQL by `SharedEmitter` (one process), against the same number of rows of the same
-    /// size written twice more in the same run: by `COPY` into a table with no index (what PostgreSQL takes fastest:
-    /// goal ratio ≥ 0.5), and by batched `INSERT`s of `batch` rows each into such a table (goal ≥ 0.8).
+    /// size written three times more in the same run: by `COPY` into a table with no index (what PostgreSQL takes
+    /// fastest: goal ratio ≥ 0.5), by `COPY` into a table made like the outbox, with its indexes (the least writing
+    /// these rows can cost: `ratio_to_outbox_copy`), and by batched `INSERT`s of `batch` rows each into a table with no
+    /// index (goal ≥ 0.8).
     func runPostgres(_ server: String) async throws {
         let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dailyverse-emit-\(getpid())")
