@@ -58,7 +58,7 @@ struct MigrateStoreCommand: AsyncParsableCommand {
                 "'\(from)' has a scheduler running (\(holder.map { "process \($0)" } ?? "another process")): stop serve before copying its database"
             )
         } catch {
-            // Said, though it adds nothing: without a catch-all here the Swift 6.2 compiler fails on this function
+            // Said, though it adds nothing: without a catch-all here the Swift 6.3 compiler fails on this function
             // ("Found ownership error"), since the body no longer runs in a closure.
             throw error
         }
