@@ -117,12 +117,11 @@ struct EmitOptions: ParsableArguments {
         if spec.hasPrefix("webhook:"), let url = URL(string: String(spec.dropFirst(8))) { return try WebhookSink(url: url) }
         if spec == "push" {
             let senders = try push.makeSenders(global, credentials: state.credentials)
-            guard senders.missing.count < 3 else {
+            guard !senders.list.isEmpty else {
                 try? senders.client.http.syncShutdown()
                 throw CLIError("sink push: no push service is configured (set apns_key_file, fcm_service_account_file or vapid_key_file)")
             }
-            return PushSink(
-                pauses: state.pauses, client: senders.client, apns: senders.apns, fcm: senders.fcm, webPush: senders.webPush, clock: clock)
+            return PushSink(pauses: state.pauses, client: senders.client, senders: senders.list, clock: clock)
         }
         if spec.hasPrefix("gorush:") {
             let client: PushClient

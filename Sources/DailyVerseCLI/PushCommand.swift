@@ -29,8 +29,7 @@ struct PushTestCommand: AsyncParsableCommand {
         let now = try global.clock()
         let record = try Emitter(database: database, configuration: try emit.configuration(global)).preview(deviceID: deviceID, now: now)
         let senders = try push.makeSenders(global, database: database)
-        let sink = PushSink(
-            database: database, client: senders.client, apns: senders.apns, fcm: senders.fcm, webPush: senders.webPush, clock: { now })
+        let sink = PushSink(pauses: database, client: senders.client, senders: senders.list, clock: { now })
         guard sink.platforms?.contains(record.platform) == true else {
             try? await senders.client.shutdown()
             throw CLIError(

@@ -53,15 +53,10 @@ struct PushOptions: ParsableArguments {
         "vapid_key_file", "vapid_subject", "web_push_hosts", "push_ca_file", "push_timeout", "apns_sound",
     ]
 
-    /// The senders for the services that are configured, and the names of those that are not.
+    /// The senders for the services that are configured, over one client.
     struct Senders {
         let client: PushClient
-        let apns: APNsSender?
-        let fcm: FCMSender?
-        let webPush: WebPushSender?
-        var missing: [String] {
-            [(apns == nil, Platform.apns), (fcm == nil, .fcm), (webPush == nil, .webpush)].filter(\.0).map(\.1.serviceName)
-        }
+        let list: [any PushSender]
     }
 
     func value(_ global: GlobalOptions, _ flag: String?, _ key: String) throws -> String? {
@@ -96,9 +91,11 @@ struct PushOptions: ParsableArguments {
             throw CLIError(error.description)
         }
         do {
-            return Senders(
-                client: client, apns: try makeAPNs(global, client: client, credentials: credentials), fcm: try makeFCM(global, client: client),
-                webPush: try makeWebPush(global, client: client))
+            let senders: [(any PushSender)?] = [
+                try makeAPNs(global, client: client, credentials: credentials), try makeFCM(global, client: client),
+                try makeWebPush(global, client: client),
+            ]
+            return Senders(client: client, list: senders.compactMap { $0 })
         } catch {
             try? client.http.syncShutdown()
             throw error

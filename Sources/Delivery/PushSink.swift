@@ -47,27 +47,6 @@ public final class PushSink: Sink, Sendable {
         self.pauses = PauseBoard(store: store)
     }
 
-    /// A sink for the three services this code knows, those given.
-    public convenience init(
-        pauses store: any PauseStore, client: PushClient, apns: APNsSender?, fcm: FCMSender?, webPush: WebPushSender?, concurrency: Int = 64,
-        pauseInterval: TimeInterval = 300, clock: @escaping @Sendable () -> Date = { Date() }, metrics: (any MetricsFactory)? = nil
-    ) {
-        let senders: [(any PushSender)?] = [apns, fcm, webPush]
-        self.init(
-            pauses: store, client: client, senders: senders.compactMap { $0 }, concurrency: concurrency, pauseInterval: pauseInterval, clock: clock,
-            metrics: metrics)
-    }
-
-    /// A sink whose pauses are kept in the SQLite `database`.
-    public convenience init(
-        database: AppDatabase, client: PushClient, apns: APNsSender?, fcm: FCMSender?, webPush: WebPushSender?, concurrency: Int = 64,
-        pauseInterval: TimeInterval = 300, clock: @escaping @Sendable () -> Date = { Date() }, metrics: (any MetricsFactory)? = nil
-    ) {
-        self.init(
-            pauses: database, client: client, apns: apns, fcm: fcm, webPush: webPush, concurrency: concurrency, pauseInterval: pauseInterval,
-            clock: clock, metrics: metrics)
-    }
-
     /// The push client's connections end here.
     public func shutdown() async { try? await client.shutdown() }
 

@@ -66,17 +66,16 @@ struct ChaosBench: ParsableCommand {
 
     func measure() async throws {
         let logger = Logger(label: "chaos") { _ in SwiftLogNoOpLogHandler() }
-        let scratch = try await BenchDatabase.Scratch(store, prefix: "dv_chaos")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dailyverse-chaos-\(getpid())")
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try await run(scratch.address, password: scratch.password, folder: folder, logger: logger)
-        } catch {
-            await scratch.drop()
-            print("chaos: the processes' logs are kept in \(folder.path)")
-            throw error
+        try await BenchDatabase.withScratch(store, prefix: "dv_chaos") { address, password in
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                try await run(address, password: password, folder: folder, logger: logger)
+            } catch {
+                print("chaos: the processes' logs are kept in \(folder.path)")
+                throw error
+            }
         }
-        await scratch.drop()
         try? FileManager.default.removeItem(at: folder)
     }
 

@@ -173,9 +173,9 @@ struct DeliverBench: ParsableCommand {
         let fcm = FCMSender(client: client, account: try ServiceAccount.parse(Data(standIn.serviceAccountJSON(port: port).utf8)), baseURL: base)
         let web = WebPushSender(
             client: client, vapid: try VAPIDKey(privateKey: standIn.vapidKey, subject: "mailto:bench@example.org"), allowedHosts: ["127.0.0.1"])
+        let senders: [any PushSender] = [apns, fcm, web]
         return PushSink(
-            database: database, client: client, apns: platform == "apns" ? apns : nil, fcm: platform == "fcm" ? fcm : nil,
-            webPush: platform == "webpush" ? web : nil, concurrency: concurrency, clock: { now })
+            pauses: database, client: client, senders: senders.filter { $0.platform.rawValue == platform }, concurrency: concurrency, clock: { now })
     }
 
     struct Prepared: Sendable {

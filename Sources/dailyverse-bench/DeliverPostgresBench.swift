@@ -53,8 +53,7 @@ extension DeliverBench {
                         let apns = APNsSender(
                             client: client, keyID: standIn.apnsKeyID, teamID: standIn.teamID, key: standIn.apnsKey, environment: .sandbox,
                             baseURL: "https://127.0.0.1:\(port)", store: PostgresCredentialStore(store: store))
-                        let sink = PushSink(
-                            pauses: store, client: client, apns: apns, fcm: nil, webPush: nil, concurrency: concurrency, clock: { now })
+                        let sink = PushSink(pauses: store, client: client, senders: [apns], concurrency: concurrency, clock: { now })
                         var deliverer = Deliverer(queue: SharedOutbox(store: store, owner: "bench-\(index)", logger: logger), sink: sink)
                         deliverer.batchSize = SharedOutbox.batchSize
                         deliverers.append(deliverer)

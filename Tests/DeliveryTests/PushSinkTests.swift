@@ -37,9 +37,8 @@ import Testing
             let webPushSender = WebPushSender(
                 client: client, vapid: try VAPIDKey(privateKey: standIn.vapidKey, subject: "mailto:ops@example.org"), allowedHosts: ["127.0.0.1"])
             let clock = clock
-            return PushSink(
-                database: database, client: client, apns: apns, fcm: fcm ? fcmSender : nil, webPush: webPush ? webPushSender : nil, concurrency: 8,
-                clock: { clock.now }, metrics: metrics)
+            let senders: [any PushSender] = [apns] + (fcm ? [fcmSender] : []) + (webPush ? [webPushSender] : [])
+            return PushSink(pauses: database, client: client, senders: senders, concurrency: 8, clock: { clock.now }, metrics: metrics)
         }
 
         func deliverer(_ sink: any Sink) -> Deliverer {
