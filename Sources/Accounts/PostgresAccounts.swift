@@ -9,7 +9,7 @@ import Storage
 extension PostgresTransaction {
     static func user(_ row: PostgresRow) throws -> User {
         let (id, mode, email, name) = try row.decode((String, String, String?, String?).self)
-        return User(id: id, mode: User.Mode(rawValue: mode) ?? .guest, email: email, displayName: name)
+        return User(id: id, storedMode: mode, email: email, displayName: name)
     }
 
     /// Locks a user's row until the transaction ends, so that one user's changes (their devices, settings, hints)
@@ -91,7 +91,7 @@ extension PostgresTransaction {
         let hash = SessionToken.hash(token)
         guard let (id, mode, email, name, stored, lastUsed, created) = try await session(hash: hash), SessionToken.matches(token, storedHash: stored)
         else { return nil }
-        let user = User(id: id, mode: User.Mode(rawValue: mode) ?? .guest, email: email, displayName: name)
+        let user = User(id: id, storedMode: mode, email: email, displayName: name)
         let expired = policy.isExpired(
             mode: user.mode, createdAt: Date(timeIntervalSince1970: created), lastUsedAt: Date(timeIntervalSince1970: lastUsed), now: now)
         guard !expired else { return nil }

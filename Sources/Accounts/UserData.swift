@@ -49,8 +49,7 @@ public struct Bookmark: Hashable, Sendable, Codable {
 
     init(verseKey: String, createdAt seconds: Double) {
         self.verseKey = verseKey
-        // ISO 8601 in UTC, whole seconds: `2026-11-27T09:00:00Z`.
-        createdAt = Date(timeIntervalSince1970: seconds.rounded(.down)).formatted(.iso8601)
+        createdAt = Date(timeIntervalSince1970: seconds).iso8601UTC
     }
 }
 
@@ -82,6 +81,7 @@ extension AppDatabase {
     {
         var settings = try settings(db, userID: userID)
         try change(&settings)
+        let stored = settings.storedColumns
         try db.execute(
             sql: """
                 INSERT INTO settings (user_id, reminder_time, timezone, calendar, adjustment, display_theme, notifications, locale, updated_at)
@@ -91,8 +91,8 @@ extension AppDatabase {
                     notifications = excluded.notifications, locale = excluded.locale, updated_at = excluded.updated_at
                 """,
             arguments: [
-                userID, settings.storedColumns.time, settings.timezone, settings.storedColumns.calendar, settings.storedColumns.adjustment,
-                settings.displayTheme, settings.notifications, settings.storedColumns.locale, now.timeIntervalSince1970,
+                userID, stored.time, settings.timezone, stored.calendar, stored.adjustment, settings.displayTheme, settings.notifications,
+                stored.locale, now.timeIntervalSince1970,
             ])
         return settings
     }

@@ -21,6 +21,13 @@ public struct User: Hashable, Sendable, Codable {
     }
 }
 
+extension User {
+    /// A user as either store's row holds it: the mode as text, a value it no longer names read as a guest.
+    init(id: String, storedMode: String, email: String?, displayName: String?) {
+        self.init(id: id, mode: Mode(rawValue: storedMode) ?? .guest, email: email, displayName: displayName)
+    }
+}
+
 public enum SignInError: Error, Equatable, Sendable {
     /// The same answer for an unknown email and a wrong password.
     case invalidCredentials
@@ -30,7 +37,7 @@ public enum SignInError: Error, Equatable, Sendable {
 
 extension AppDatabase {
     static func user(_ row: Row) -> User {
-        User(id: row["id"], mode: User.Mode(rawValue: row["mode"]) ?? .guest, email: row["email"], displayName: row["display_name"])
+        User(id: row["id"], storedMode: row["mode"], email: row["email"], displayName: row["display_name"])
     }
 
     /// Removes the guests not seen since `cutoff`, with everything that is theirs (sessions, onboarding, hints,
