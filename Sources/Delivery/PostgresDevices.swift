@@ -94,12 +94,20 @@ extension PostgresTransaction {
 
     /// As `AppDatabase.updateDevice(_:id:_:now:)`: rows written ahead withdrawn, the change applied, the device queued
     /// again under its next schedule version.
+    ///
+    /// The device's row is locked before anything is withdrawn. An emission batch reads its devices `FOR SHARE`, so
+    /// the lock waits for a batch that has this device to commit its rows, and the withdrawal then sees them; a batch
+    /// that starts after passes the device over. Withdrawn first and locked after, a row written with the old
+    /// settings could be committed between the two and fire that day.
     func updateDevice(id: String, _ settings: DeviceSettings, now: Date, themes: Set<String>) async throws -> Device {
         let at = now.timeIntervalSince1970
+        guard let locked = try await value("SELECT seq FROM device WHERE id = \(id) FOR UPDATE", as: Int64.self) else {
+            throw DeviceError.notFound(id)
+        }
         try await rows(
             """
             DELETE FROM outbox WHERE local_date = ANY(\(Self.outboxDates(around: now, back: 1, ahead: 2))::date[])
-            AND device_seq = (SELECT seq FROM device WHERE id = \(id)) AND status = 'pending' AND fire_at > \(at)
+            AND device_seq = \(locked) AND status = 'pending' AND fire_at > \(at)
             """)
         guard let state = try await deviceState(id: id, now: now) else { throw DeviceError.notFound(id) }
         let device = try AppDatabase.changed(state, settings, now: now)

@@ -107,6 +107,59 @@ struct SharedUserStoreTests {
         }
     }
 
+    /// An emission batch holds its devices `FOR SHARE` until it commits their rows. A device changed meanwhile waits
+    /// for that batch, then withdraws what it wrote: the day fires under the new settings, not the old ones.
+    @Test func aDeviceChangedWhileABatchHoldsItWithdrawsWhatTheBatchWrote() async throws {
+        try await twoProcesses { processes in
+            let (user, _) = try await processes[0].createGuest(now: now)
+            let (state, _) = try await processes[0].registerDevice(device(1), userID: user.id, now: now, maximum: 20)
+            let id = state.device.id
+            let address = processes[0].store.address
+            // The batch: the device read FOR SHARE, as `SharedEmitter` reads it.
+            let batch = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: PostgresTesting.logger)
+            let watcher = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: PostgresTesting.logger)
+            do {
+                _ = try await batch.query("BEGIN", logger: PostgresTesting.logger)
+                let seq = try await batch.query("SELECT seq FROM device WHERE id = \(id) FOR SHARE", logger: PostgresTesting.logger)
+                    .collect().first?.decode(Int64.self)
+                let change = Task {
+                    try await processes[1].updateDevice(id: id, userID: user.id, now: now) { _ in
+                        DeviceSettings(reminderTime: try ReminderTime(hour: 9, minute: 30))
+                    }
+                }
+                // Until the change waits on the batch's lock: polled, not slept for.
+                var waiting = 0
+                while waiting == 0 {
+                    waiting =
+                        try await watcher.query(
+                            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                            logger: PostgresTesting.logger
+                        ).collect().first?.decode(Int.self) ?? 0
+                    await Task.yield()
+                }
+                // The batch writes tomorrow's row under the old settings (08:00 in Baghdad) and commits.
+                _ = try await batch.query(
+                    """
+                    INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at, next_attempt_at)
+                    VALUES (\(seq), \(id), 'apns', '2025-03-02', \(instant("2025-03-02T05:00:00Z").timeIntervalSince1970), '{}', '{}', 'pending',
+                        \(now.timeIntervalSince1970), \(instant("2025-03-02T05:00:00Z").timeIntervalSince1970))
+                    """, logger: PostgresTesting.logger)
+                _ = try await batch.query("COMMIT", logger: PostgresTesting.logger)
+                let changed = try await change.value
+                #expect(changed.device.reminderTime.description == "09:30")
+                let left = try await watcher.query("SELECT count(*) FROM outbox WHERE device_id = \(id)", logger: PostgresTesting.logger)
+                    .collect().first?.decode(Int.self)
+                #expect(left == 0, "the row written with the old reminder time is still to be sent")
+                try await batch.close()
+                try await watcher.close()
+            } catch {
+                try? await batch.close()
+                try? await watcher.close()
+                throw error
+            }
+        }
+    }
+
     /// postgres-nio keeps a failed preparation for the life of its connection: the token lookup answers by the same
     /// query unprepared then, rather than refusing every token that connection serves.
     @Test func aTokenIsLookedUpOnAConnectionWhereItsPreparedStatementCannotBe() async throws {
