@@ -9,7 +9,7 @@ struct OnboardingCommand: ParsableCommand {
         commandName: "onboarding", abstract: "Reports on the story onboarding.", subcommands: [OnboardingFunnelCommand.self])
 }
 
-struct OnboardingFunnelCommand: ParsableCommand {
+struct OnboardingFunnelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "funnel", abstract: "Per screen: how many users reached it, skipped from it and went on to complete.",
         discussion: """
@@ -20,7 +20,7 @@ struct OnboardingFunnelCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("First day, YYYY-MM-DD (UTC).", valueName: "date")) var from: String?
     @Option(parsing: .unconditional, help: ArgumentHelp("Last day, YYYY-MM-DD (UTC).", valueName: "date")) var to: String?
 
-    func run() throws {
+    func run() async throws {
         let now = try global.clock()
         let today = CivilDate(instant: now, timeZone: TimeZone(identifier: "UTC")!)
         let last = try to.map { try CivilDate(parsing: $0) } ?? today
@@ -28,7 +28,10 @@ struct OnboardingFunnelCommand: ParsableCommand {
         guard first <= last else { throw CLIError("--from \(first) is after --to \(last)") }
         let start = Date(timeIntervalSince1970: Double(first.dayNumber) * 86_400)
         let end = Date(timeIntervalSince1970: Double(last.dayNumber + 1) * 86_400)
-        let funnel = try global.openDatabase().onboardingFunnel(flow: try global.onboardingFlow(), from: start, to: end)
+        let flow = try global.onboardingFlow()
+        let funnel =
+            try await global.withPostgres { try await $0.onboardingFunnel(flow: flow, from: start, to: end) }
+            ?? global.openDatabase().onboardingFunnel(flow: flow, from: start, to: end)
         if global.json { return try printJSON(funnel) }
         print("onboarding \(first) to \(last): \(funnel.started) started, \(funnel.completed) completed")
         print("screen        reached  skipped  completed")

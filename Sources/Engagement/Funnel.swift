@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Onboarding
+import PostgresNIO
 import Storage
 
 /// How users went through the onboarding between two instants, screen by screen, from the analytics events.
@@ -22,70 +23,135 @@ public struct OnboardingFunnel: Encodable, Sendable {
     public let screens: [Step]
 }
 
+/// The funnel's statements, the same on both stores: `?1` and `?2` are the range's bounds (instants), `?3` an event's
+/// name. Each counts distinct users, per screen or in all.
+enum FunnelStatement: CaseIterable {
+    /// Per screen: users who were on it.
+    case reached
+    /// Per screen: users who skipped from it.
+    case skipped
+    /// Per screen: users who were on it and completed after.
+    case completed
+    /// Users with any onboarding event on any screen.
+    case anyScreen
+    /// Users who started; users who completed.
+    case started, completedUsers
+
+    /// A user was on a screen when any onboarding event names it: a view, a move to it (advance, back, skip,
+    /// auto-advance), or an action taken there.
+    static let onScreen = """
+        v.screen IS NOT NULL AND v.name IN ('onboarding_started', 'onboarding_screen_viewed', 'onboarding_screen_reached',
+            'onboarding_skipped', 'notification_permission_primed', 'notification_permission_granted',
+            'notification_permission_denied', 'notification_permission_deferred', 'theme_selected', 'account_mode_chosen',
+            'onboarding_completed')
+        """
+
+    var perScreen: Bool { [.reached, .skipped, .completed].contains(self) }
+
+    /// The event name `?3` stands for ("" where the statement has none, and is given only two parameters).
+    var eventName: String {
+        switch self {
+        case .skipped: "onboarding_skipped"
+        case .started: "onboarding_started"
+        case .completedUsers: "onboarding_completed"
+        case .reached, .completed, .anyScreen: ""
+        }
+    }
+
+    var sql: String {
+        switch self {
+        case .reached:
+            "SELECT v.screen, count(DISTINCT v.user_id) FROM analytics_event v WHERE \(Self.onScreen) AND v.at >= ?1 AND v.at < ?2 GROUP BY v.screen"
+        case .skipped: "SELECT screen, count(DISTINCT user_id) FROM analytics_event WHERE name = ?3 AND at >= ?1 AND at < ?2 GROUP BY screen"
+        // Each user's last completion in the range, once, joined to their screens: a correlated search per event made
+        // the funnel quadratic in the events.
+        case .completed:
+            """
+            WITH done AS (
+                SELECT user_id, max(at) AS at FROM analytics_event
+                WHERE name = 'onboarding_completed' AND at >= ?1 AND at < ?2 AND user_id IS NOT NULL GROUP BY user_id)
+            SELECT v.screen, count(DISTINCT v.user_id) FROM analytics_event v JOIN done ON done.user_id = v.user_id AND done.at >= v.at
+            WHERE \(Self.onScreen) AND v.at >= ?1 AND v.at < ?2
+            GROUP BY v.screen
+            """
+        case .anyScreen: "SELECT count(DISTINCT v.user_id) FROM analytics_event v WHERE \(Self.onScreen) AND v.at >= ?1 AND v.at < ?2"
+        case .started, .completedUsers: "SELECT count(DISTINCT user_id) FROM analytics_event WHERE name = ?3 AND at >= ?1 AND at < ?2"
+        }
+    }
+
+    /// What the statements counted: per screen for those that count per screen, a total for the others.
+    struct Counts {
+        var perScreen: [FunnelStatement: [String: Int]] = [:]
+        var total: [FunnelStatement: Int] = [:]
+    }
+
+    static func funnel(_ counts: Counts, flow: OnboardingFlow, from: Date, to: Date) -> OnboardingFunnel {
+        var reached = counts.perScreen[.reached] ?? [:], completed = counts.perScreen[.completed] ?? [:]
+        let skipped = counts.perScreen[.skipped] ?? [:]
+        // Every user starts on the first screen: whoever has any onboarding event reached it, even one who advanced
+        // from it without the app sending a view; and whoever completed, completed from it.
+        if let first = flow.screens.first?.id {
+            reached[first] = counts.total[.anyScreen] ?? 0
+            completed[first] = counts.total[.completedUsers] ?? 0
+        }
+        return OnboardingFunnel(
+            from: from.iso8601UTC, to: to.iso8601UTC, started: counts.total[.started] ?? 0, completed: counts.total[.completedUsers] ?? 0,
+            screens: flow.screens.map {
+                .init(screen: $0.id, reached: reached[$0.id] ?? 0, skipped: skipped[$0.id] ?? 0, completed: completed[$0.id] ?? 0)
+            })
+    }
+}
+
 extension AppDatabase {
     /// Counts distinct users among events at or after `from` and before `to`, in the flow's screen order.
     public func onboardingFunnel(flow: OnboardingFlow, from: Date, to: Date) throws -> OnboardingFunnel {
-        try read { db in
-            let range: StatementArguments = [from.timeIntervalSince1970, to.timeIntervalSince1970]
-            func perScreen(_ sql: String, _ arguments: StatementArguments) throws -> [String: Int] {
-                var counts: [String: Int] = [:]
-                for row in try Row.fetchAll(db, sql: sql, arguments: arguments) { counts[row[0]] = row[1] }
-                return counts
+        let counts = try read { db in
+            var counts = FunnelStatement.Counts()
+            for statement in FunnelStatement.allCases {
+                var arguments: StatementArguments = [from.timeIntervalSince1970, to.timeIntervalSince1970]
+                if !statement.eventName.isEmpty { arguments += [statement.eventName] }
+                if statement.perScreen {
+                    var perScreen: [String: Int] = [:]
+                    for row in try Row.fetchAll(db, sql: statement.sql, arguments: arguments) {
+                        if let screen = row[0] as String? { perScreen[screen] = row[1] }
+                    }
+                    counts.perScreen[statement] = perScreen
+                } else {
+                    counts.total[statement] = try Int.fetchOne(db, sql: statement.sql, arguments: arguments) ?? 0
+                }
             }
-            /// Distinct users with `event` on each screen.
-            func usersPerScreen(_ event: String) throws -> [String: Int] {
-                try perScreen(
-                    "SELECT screen, count(DISTINCT user_id) FROM analytics_event WHERE name = ? AND at >= ? AND at < ? GROUP BY screen",
-                    [event] + range)
-            }
-            func users(_ name: String) throws -> Int {
-                try Int.fetchOne(
-                    db, sql: "SELECT count(DISTINCT user_id) FROM analytics_event WHERE name = ? AND at >= ? AND at < ?",
-                    arguments: [name] + range) ?? 0
-            }
-            // A user was on a screen when any onboarding event names it: a view, a move to it (advance, back, skip,
-            // auto-advance), or an action taken there.
-            let onScreen = """
-                v.screen IS NOT NULL AND v.name IN ('onboarding_started', 'onboarding_screen_viewed', 'onboarding_screen_reached',
-                    'onboarding_skipped', 'notification_permission_primed', 'notification_permission_granted',
-                    'notification_permission_denied', 'notification_permission_deferred', 'theme_selected', 'account_mode_chosen',
-                    'onboarding_completed')
-                """
-            let reached = try perScreen(
-                "SELECT v.screen, count(DISTINCT v.user_id) FROM analytics_event v WHERE \(onScreen) AND v.at >= ?1 AND v.at < ?2 GROUP BY v.screen",
-                range)
-            let skipped = try usersPerScreen("onboarding_skipped")
-            // Each user's last completion in the range, once, joined to their screens: a correlated search per event
-            // made the funnel quadratic in the events.
-            let completed = try perScreen(
-                """
-                WITH done AS (
-                    SELECT user_id, max(at) AS at FROM analytics_event
-                    WHERE name = 'onboarding_completed' AND at >= ?1 AND at < ?2 AND user_id IS NOT NULL GROUP BY user_id)
-                SELECT v.screen, count(DISTINCT v.user_id) FROM analytics_event v JOIN done ON done.user_id = v.user_id AND done.at >= v.at
-                WHERE \(onScreen) AND v.at >= ?1 AND v.at < ?2
-                GROUP BY v.screen
-                """, range)
-            // Every user starts on the first screen: whoever has any onboarding event reached it, even one who
-            // advanced from it without the app sending a view.
-            var reachedFirst = reached, completedFirst = completed
-            if let first = flow.screens.first?.id {
-                reachedFirst[first] = try Int.fetchOne(
-                    db, sql: "SELECT count(DISTINCT v.user_id) FROM analytics_event v WHERE \(onScreen) AND v.at >= ?1 AND v.at < ?2",
-                    arguments: range)
-                completedFirst[first] = try Int.fetchOne(
-                    db,
-                    sql: """
-                        SELECT count(DISTINCT v.user_id) FROM analytics_event v
-                        WHERE v.name = 'onboarding_completed' AND v.at >= ?1 AND v.at < ?2
-                        """, arguments: range)
-            }
-            return OnboardingFunnel(
-                from: from.iso8601UTC, to: to.iso8601UTC, started: try users("onboarding_started"), completed: try users("onboarding_completed"),
-                screens: flow.screens.map {
-                    .init(screen: $0.id, reached: reachedFirst[$0.id] ?? 0, skipped: skipped[$0.id] ?? 0, completed: completedFirst[$0.id] ?? 0)
-                })
+            return counts
         }
+        return FunnelStatement.funnel(counts, flow: flow, from: from, to: to)
+    }
+}
+
+extension PostgresStore {
+    /// As `AppDatabase.onboardingFunnel`: the same statements, numbered as PostgreSQL numbers its parameters, in one
+    /// transaction (one snapshot, as SQLite's read).
+    public func onboardingFunnel(flow: OnboardingFlow, from: Date, to: Date) async throws -> OnboardingFunnel {
+        let range = (from.timeIntervalSince1970, to.timeIntervalSince1970)
+        let counts = try await transaction { transaction in
+            _ = try await transaction.rows("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            var counts = FunnelStatement.Counts()
+            for statement in FunnelStatement.allCases {
+                var bindings = PostgresBindings()
+                bindings.append(range.0)
+                bindings.append(range.1)
+                if !statement.eventName.isEmpty { bindings.append(statement.eventName) }
+                let rows = try await transaction.rows(
+                    PostgresQuery(unsafeSQL: statement.sql.replacingOccurrences(of: "?", with: "$"), binds: bindings))
+                if statement.perScreen {
+                    counts.perScreen[statement] = Dictionary(
+                        try rows.compactMap { row in try row.decode((String?, Int).self) }.compactMap { screen, count in screen.map { ($0, count) } },
+                        uniquingKeysWith: +)
+                } else {
+                    counts.total[statement] = try rows.first?.decode(Int.self) ?? 0
+                }
+            }
+            return counts
+        }
+        return FunnelStatement.funnel(counts, flow: flow, from: from, to: to)
     }
 }
 

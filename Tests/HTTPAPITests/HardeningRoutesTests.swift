@@ -1,5 +1,6 @@
 import Accounts
 import DailyVerseTestSupport
+import Engagement
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -271,8 +272,15 @@ import Testing
 
     // MARK: - The funnel
 
-    @Test func aScreenReachedWithoutAViewIsCountedInTheFunnel() async throws {
-        let environment = try makeEnvironment(clock: { fixedNow })
+    /// The funnel's statements are one list on both stores: the events the API records on each count the same.
+    @Test(arguments: StoreKind.available) func aScreenReachedWithoutAViewIsCountedInTheFunnel(_ store: StoreKind) async throws {
+        try await store.run {
+            let environment = try makeEnvironment(clock: { fixedNow })
+            try await funnelCounts(environment)
+        }
+    }
+
+    func funnelCounts(_ environment: APIEnvironment) async throws {
         try await Application(router: buildRouter(environment)).test(.router) { client in
             let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
             // Through every screen with advance alone (no view event), then complete.
@@ -287,8 +295,10 @@ import Testing
             #expect(try await helper.post(client, "/v1/onboarding/events", ["type": "view"], token: b).0 == 200)
         }
         let flow = environment.onboarding.flow
-        let funnel = try environment.database.onboardingFunnel(
-            flow: flow, from: fixedNow.addingTimeInterval(-60), to: fixedNow.addingTimeInterval(60))
+        let (from, to) = (fixedNow.addingTimeInterval(-60), fixedNow.addingTimeInterval(60))
+        let funnel =
+            try await StoreKind.postgres?.onboardingFunnel(flow: flow, from: from, to: to)
+            ?? environment.database.onboardingFunnel(flow: flow, from: from, to: to)
         #expect(funnel.screens.map(\.screen) == flow.screens.map(\.id))
         #expect(funnel.screens.first?.reached == 2, "both started there, though a sent no view")
         #expect(funnel.screens.first?.completed == 1)
