@@ -5,7 +5,7 @@ import HijriCalendar
 import VerseCalendar
 import VerseOfTheDay
 
-struct CalendarCommand: ParsableCommand {
+struct CalendarCommand: AsyncParsableCommand {
     /// How a month's start was reached, for the sighted and predicted calendars (nil for the table calendars).
     static func basisLine(_ month: YearReport.Month) -> String? {
         switch month.basis {
@@ -33,10 +33,10 @@ struct CalendarCommand: ParsableCommand {
         help: ArgumentHelp("The Hijri year. Default: the current one (UTC).", valueName: "year"))
     var hijriYear: Int?
 
-    func run() throws {
+    func run() async throws {
         let kind = calendarOptions.calendar
         let adjustment = calendarOptions.adjust
-        let database = try global.openDatabase()
+        let database = try await global.openContent()
         let year =
             try hijriYear
             ?? database.islamicCalendar(kind).hijriDate(

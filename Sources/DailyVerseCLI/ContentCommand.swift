@@ -63,7 +63,7 @@ struct ContentBundleTafsirCommand: ParsableCommand {
     }
 }
 
-struct ContentCoverageCommand: ParsableCommand {
+struct ContentCoverageCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coverage", abstract: "Per layer, on how many days of a Hijri year it is shown, and which selections lack which layers.",
         discussion: """
@@ -90,9 +90,9 @@ struct ContentCoverageCommand: ParsableCommand {
         guard (0...10_000).contains(show) else { throw ValidationError("invalid --show \(show): expected 0 to 10000") }
     }
 
-    func run() throws {
+    func run() async throws {
         let kind = calendarOptions.calendar
-        let database = try global.openDatabase()
+        let database = try await global.openContent()
         if everyVerse {
             let bar = ProgressBar("suras")
             let report = try DailyVerseReports(database: database).everyVerseCoverage(progress: bar.update)

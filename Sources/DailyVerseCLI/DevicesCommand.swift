@@ -5,6 +5,7 @@ import Diagnostics
 import Foundation
 import HijriCalendar
 import Notifications
+import Storage
 
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -48,26 +49,39 @@ struct DeviceOptions: ParsableArguments {
     }
 }
 
-struct DevicesAddCommand: ParsableCommand {
+struct DevicesAddCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add", abstract: "Add a device and print its id.",
         discussion: "Example: dailyverse devices add --platform apns --token HEX --tz Asia/Baghdad --time 07:30 --locale ar")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var options: DeviceOptions
 
-    func run() throws {
+    func run() async throws {
         let settings = try options.settings()
-        guard settings.token != nil else { throw CLIError("--platform and its token are required") }
+        guard let token = settings.token else { throw CLIError("--platform and its token are required") }
         guard settings.timeZone != nil else { throw CLIError("--tz is required") }
-        let database = try global.openDatabase()
         let now = try global.clock()
-        let device = try database.addDevice(settings, now: now)
-        if global.json { return try printJSON(DeviceRecord(try database.deviceState(id: device.id, now: now)!)) }
-        print(device.id)
+        let state: DeviceState?
+        if let themes = try global.sharedDisplayThemes() {
+            state =
+                try await global.withPostgres { store in
+                    try await store.transaction { transaction in
+                        try await transaction.lockToken(token)
+                        let device = try await transaction.insertDevice(settings, userID: nil, now: now, themes: themes)
+                        return try await transaction.deviceState(id: device.id, now: now)
+                    }
+                } ?? nil
+        } else {
+            let database = try global.openDatabase()
+            state = try database.deviceState(id: database.addDevice(settings, now: now).id, now: now)
+        }
+        guard let state else { throw CLIError("the device added is gone: removed meanwhile") }
+        if global.json { return try printJSON(DeviceRecord(state)) }
+        print(state.device.id)
     }
 }
 
-struct DevicesListCommand: ParsableCommand {
+struct DevicesListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list", abstract: "List the devices, oldest first, as they are read.",
         discussion: "For many devices, a page at a time: --limit N, then --after the last id printed.")
@@ -76,16 +90,15 @@ struct DevicesListCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Only the devices after this one (the last id of the previous page).", valueName: "id"))
     var after: String?
 
-    func run() throws {
+    func run() async throws {
         let limit = page.limit
-        let database = try global.openDatabase()
         let now = try global.clock()
         let out = BufferedOutput()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var count = 0
         if global.json { out.write("[") }
-        try database.forEachDeviceState(after: after, limit: limit, now: now) { state in
+        func write(_ state: DeviceState) throws {
             if global.json {
                 out.write((count == 0 ? "\n" : ",\n") + String(decoding: try encoder.encode(DeviceRecord(state)), as: UTF8.self))
             } else {
@@ -97,54 +110,74 @@ struct DevicesListCommand: ParsableCommand {
             }
             count += 1
         }
+        let after = after
+        let listed: Void? = try await global.withPostgres { try await $0.forEachDeviceState(after: after, limit: limit, now: now, write) }
+        if listed == nil { try global.openDatabase().forEachDeviceState(after: after, limit: limit, now: now, write) }
         if global.json { out.write(count == 0 ? "]\n" : "\n]\n") } else if count == 0 { out.write("no devices\n") }
         out.flush()
     }
 }
 
-struct DevicesShowCommand: ParsableCommand {
+struct DevicesShowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one device.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Device id.") var id: String
 
-    func run() throws {
-        guard let state = try global.openDatabase().deviceState(id: id, now: try global.clock()) else { throw DeviceError.notFound(id) }
+    func run() async throws {
+        let (id, now) = (id, try global.clock())
+        let found: DeviceState??
+        found = try await global.withPostgres { store in try await store.withoutTransaction { try await $0.deviceState(id: id, now: now) } }
+        guard let state = try found ?? global.openDatabase().deviceState(id: id, now: now) else { throw DeviceError.notFound(id) }
         let record = DeviceRecord(state)
         if global.json { return try printJSON(record) }
         print(record.text())
     }
 }
 
-struct DevicesUpdateCommand: ParsableCommand {
+struct DevicesUpdateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "update", abstract: "Change a device's settings. A new zone or time never fires a local date twice.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Device id.") var id: String
     @OptionGroup var options: DeviceOptions
 
-    func run() throws {
-        let database = try global.openDatabase()
-        let now = try global.clock()
-        let device = try database.updateDevice(id: id, try options.settings(), now: now)
-        let record = DeviceRecord(try database.deviceState(id: device.id, now: now)!)
+    func run() async throws {
+        let (id, now, settings) = (id, try global.clock(), try options.settings())
+        let state: DeviceState?
+        if let themes = try global.sharedDisplayThemes() {
+            state =
+                try await global.withPostgres { store in
+                    try await store.transaction { transaction in
+                        _ = try await transaction.updateAnyDevice(id: id, settings, now: now, themes: themes)
+                        return try await transaction.deviceState(id: id, now: now)
+                    }
+                } ?? nil
+        } else {
+            let database = try global.openDatabase()
+            state = try database.deviceState(id: database.updateDevice(id: id, settings, now: now).id, now: now)
+        }
+        guard let state else { throw DeviceError.notFound(id) }
+        let record = DeviceRecord(state)
         if global.json { return try printJSON(record) }
         print(record.text())
     }
 }
 
-struct DevicesRemoveCommand: ParsableCommand {
+struct DevicesRemoveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a device.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Device id.") var id: String
 
-    func run() throws {
-        guard try global.openDatabase().removeDevice(id: id) else { throw DeviceError.notFound(id) }
+    func run() async throws {
+        let id = id
+        let shared = try await global.withPostgres { store in try await store.transaction { try await $0.removeDevice(id: id, userID: nil) } }
+        guard try shared ?? global.openDatabase().removeDevice(id: id) else { throw DeviceError.notFound(id) }
         if global.json { return try printJSON(["removed": id]) }
         print("removed \(id)")
     }
 }
 
-struct DevicesImportCommand: ParsableCommand {
+struct DevicesImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import", abstract: "Add many devices from JSON Lines in one transaction: all or none.",
         discussion: """
@@ -155,7 +188,7 @@ struct DevicesImportCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("JSON Lines file.", valueName: "file")) var file: String
 
-    func run() throws {
+    func run() async throws {
         let input = try InputFile(path: checkedPath(file, what: "the file's name"))
         let name = URL(fileURLWithPath: file).lastPathComponent
         var items: [(line: Int, settings: DeviceSettings)] = []
@@ -172,13 +205,23 @@ struct DevicesImportCommand: ParsableCommand {
             }
         }
         checking.update(input.size, input.size)
-        let database = try global.openDatabase()
         let bar = ProgressBar("devices")
-        let added: [Device]
-        do { added = try database.addDevices(items, now: global.clock(), progress: bar.update) } catch let error as DeviceImportError {
+        let now = try global.clock()
+        let added: Int
+        do {
+            if let themes = try global.sharedDisplayThemes() {
+                let all = items
+                added =
+                    try await global.withPostgres { store in
+                        try await store.transaction { try await $0.addDevices(all, now: now, themes: themes, progress: bar.update).count }
+                    } ?? 0
+            } else {
+                added = try global.openDatabase().addDevices(items, now: now, progress: bar.update).count
+            }
+        } catch let error as DeviceImportError {
             throw CLIError("\(name):\(error.line): \(error.reason)")
         }
-        if global.json { return try printJSON(["imported": added.count]) }
-        print("imported \(added.count) devices from \(file)")
+        if global.json { return try printJSON(["imported": added]) }
+        print("imported \(added) devices from \(file)")
     }
 }

@@ -19,7 +19,7 @@ struct GuestsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "guests", abstract: "Guest users.", subcommands: [GuestsPurgeCommand.self])
 }
 
-struct GuestsPurgeCommand: ParsableCommand {
+struct GuestsPurgeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "purge", abstract: "Remove guests inactive longer than the retention, with all their data.",
         discussion: "`serve` does this every hour; this is for timer-driven setups and for trying a retention out.")
@@ -30,9 +30,16 @@ struct GuestsPurgeCommand: ParsableCommand {
             "Inactivity after which a guest goes (guest_retention if set, else \(DurationSetting.guestRetention.bounds)).", valueName: "duration"))
     var retention: TimeSpan?
 
-    func run() throws {
+    func run() async throws {
         let cutoff = try global.clock().addingTimeInterval(-(try global.duration(.guestRetention, flag: retention)))
-        let purged = try global.openDatabase().purgeGuests(inactiveBefore: cutoff)
+        let purged: Int
+        if let shared = try await global.withPostgres({ try await $0.purgeGuests(inactiveBefore: cutoff) }) {
+            // Nil: a `serve` process is purging them now, under the job's advisory lock.
+            guard let count = shared else { throw CLIError("guests are being purged by another process right now: try again when it is done") }
+            purged = count
+        } else {
+            purged = try global.openDatabase().purgeGuests(inactiveBefore: cutoff)
+        }
         if global.json { return try printJSON(["purged": purged]) }
         print("purged \(purged) guests inactive since before \(cutoff.iso8601UTC)")
     }

@@ -34,16 +34,16 @@ struct ConversionJSON: Encodable {
     }
 }
 
-struct HijriCommand: ParsableCommand {
+struct HijriCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "hijri", abstract: "Convert a Gregorian date to the Hijri calendar.")
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var calendarOptions: CalendarOptions
     @Argument(help: ArgumentHelp("Gregorian date, YYYY-MM-DD.", valueName: "date")) var date: String
 
-    func run() throws {
+    func run() async throws {
         let day = try CivilDate(parsing: date)
-        let (calendar, adjustment) = try calendarOptions.resolve(global)
+        let (calendar, adjustment) = try await calendarOptions.resolve(global)
         let result = try ConversionJSON(gregorian: day, hijri: calendar.hijriDate(for: day, adjustment: adjustment), calendar: calendar)
         global.json ? try printJSON(result) : result.printText()
     }

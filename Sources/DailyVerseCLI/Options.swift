@@ -193,15 +193,43 @@ public struct GlobalOptions: ParsableArguments {
         try checkedPath(databaseSetting() ?? AppDatabase.defaultPath(environment: environment), what: "the database path")
     }
 
-    /// The database named by --db, DAILYVERSE_DB or `database`, if any. A `postgresql://` address is refused in one
-    /// line until the commands run on PostgreSQL: read as a path, it would name a folder `postgresql:`.
+    /// The SQLite database named by --db, DAILYVERSE_DB or `database`, if any. A `postgresql://` address is refused
+    /// in one line by the commands that write the SQLite database only (read as a path, it would name a folder
+    /// `postgresql:`); the others ask `postgresAddress()` first.
     func databaseSetting() throws -> String? {
         if let address = try postgresAddress() {
             throw CLIError(
-                "database '\(address)': this command does not run on PostgreSQL yet (serve --listen none does; migrate-store copies a SQLite database into it)"
+                "database '\(address)' is PostgreSQL, and this command writes the content, which each machine reads from its own SQLite copy: give --db that copy (content_database)"
             )
         }
         return try setting(flag: db, environment: "DAILYVERSE_DB", key: "database")
+    }
+
+    /// With a PostgreSQL database, this machine's SQLite copy of the content: `flag`, DAILYVERSE_CONTENT_DB or
+    /// `content_database`, else content.sqlite in the XDG data folder. Opened (and seeded) as `openDatabase` opens.
+    func openContentCopy(flag: String?, pool: Bool = false) throws -> AppDatabase {
+        let named = try setting(flag: flag, environment: "DAILYVERSE_CONTENT_DB", key: "content_database")
+        let defaultPath = URL(fileURLWithPath: AppDatabase.defaultPath(environment: environment)).deletingLastPathComponent()
+            .appendingPathComponent("content.sqlite").path
+        return try openDatabase(named: named, defaultPath: defaultPath, pool: pool)
+    }
+
+    /// With a PostgreSQL database, the display themes a device may have: those of this machine's content copy, as
+    /// `serve` checks them. Nil on SQLite, whose device writes check its own table.
+    func sharedDisplayThemes() throws -> Set<String>? {
+        guard try postgresAddress() != nil else { return nil }
+        return Set(try openContentCopy(flag: nil).displayThemes().map(\.id))
+    }
+
+    /// The content the reading commands (today, verse, the calendars, coverage) read: the SQLite database, or with a
+    /// PostgreSQL database this machine's content copy, with the month starts published there copied into it first,
+    /// as `serve` copies them each minute: what a command prints is what the API answers.
+    func openContent() async throws -> AppDatabase {
+        guard try postgresAddress() != nil else { return try openDatabase() }
+        let content = try openContentCopy(flag: nil)
+        let now = try clock()
+        _ = try await withPostgres { try await ServeCommand.followPublishedStarts($0, content, now: now) }
+        return content
     }
 
     /// The PostgreSQL database named by --db, DAILYVERSE_DB or `database`, if that is what it names.
@@ -295,9 +323,9 @@ struct CalendarOptions: ParsableArguments {
 
     /// The chosen calendar and adjustment; the sighted and predicted calendars need the database (the published
     /// starts, the regions' tables), the others not.
-    func resolve(_ global: GlobalOptions) throws -> (IslamicCalendar, Adjustment) {
+    func resolve(_ global: GlobalOptions) async throws -> (IslamicCalendar, Adjustment) {
         switch calendar {
-        case .sighted, .predicted: (try global.openDatabase().islamicCalendar(calendar), adjust)
+        case .sighted, .predicted: (try await global.openContent().islamicCalendar(calendar), adjust)
         case .ummAlQura, .tabular: (try IslamicCalendar.make(calendar), adjust)
         }
     }

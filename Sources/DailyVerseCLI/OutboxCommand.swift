@@ -21,7 +21,7 @@ struct OutboxCommand: ParsableCommand {
         subcommands: [OutboxListCommand.self, OutboxRequeueCommand.self, OutboxPruneCommand.self])
 }
 
-struct OutboxRequeueCommand: ParsableCommand {
+struct OutboxRequeueCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "requeue", abstract: "Put failed rows back to pending, with a fresh set of attempts.",
         discussion: """
@@ -37,14 +37,17 @@ struct OutboxRequeueCommand: ParsableCommand {
         if let bad = ids.first(where: { $0 < 1 }) { throw ValidationError("invalid row id \(bad): ids start at 1") }
     }
 
-    func run() throws {
-        let count = try global.openDatabase().requeueFailed(ids: all ? nil : ids, now: try global.clock())
+    func run() async throws {
+        let (chosen, now) = (all ? nil : ids, try global.clock())
+        let count =
+            try await global.withPostgres { try await $0.requeueFailed(ids: chosen, now: now) }
+            ?? global.openDatabase().requeueFailed(ids: chosen, now: now)
         if global.json { return try printJSON(["requeued": count]) }
         print("requeued \(count) failed outbox rows")
     }
 }
 
-struct OutboxPruneCommand: ParsableCommand {
+struct OutboxPruneCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "prune", abstract: "Remove delivered, failed and missed rows older than the retention; pending rows stay.",
         discussion: "`serve` does this every hour; this is for timer-driven setups and for trying a retention out.")
@@ -55,15 +58,22 @@ struct OutboxPruneCommand: ParsableCommand {
             "Age after which a settled row goes (outbox_retention if set, else \(DurationSetting.outboxRetention.bounds)).", valueName: "duration"))
     var retention: TimeSpan?
 
-    func run() throws {
+    func run() async throws {
         let cutoff = try global.clock().addingTimeInterval(-(try global.duration(.outboxRetention, flag: retention)))
-        let pruned = try global.openDatabase().pruneOutbox(settledBefore: cutoff)
+        let pruned: Int
+        if let shared = try await global.withPostgres({ try await $0.pruneOutbox(settledBefore: cutoff) }) {
+            // Nil: a `serve` process is pruning now, under the job's advisory lock.
+            guard let count = shared else { throw CLIError("the outbox is being pruned by another process right now: try again when it is done") }
+            pruned = count
+        } else {
+            pruned = try global.openDatabase().pruneOutbox(settledBefore: cutoff)
+        }
         if global.json { return try printJSON(["pruned": pruned]) }
         print("removed \(pruned) settled outbox rows created before \(cutoff.iso8601UTC)")
     }
 }
 
-struct OutboxListCommand: ParsableCommand {
+struct OutboxListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list", abstract: "List outbox rows, oldest first, as they are read.",
         discussion: "For many rows, a page at a time: --limit N, then --after the last id printed.")
@@ -78,14 +88,13 @@ struct OutboxListCommand: ParsableCommand {
         if let after, after < 0 { throw ValidationError("invalid --after \(after): ids start at 1") }
     }
 
-    func run() throws {
+    func run() async throws {
         let day = try date.map { try CivilDate(parsing: $0) }
         let limit = page.limit
-        let database = try global.openDatabase()
         let out = BufferedOutput()
         var count = 0
         if global.json { out.write("[") }
-        try database.forEachOutboxRow(date: day, status: status, after: after, limit: limit) { record in
+        func write(_ record: OutboxRecord) {
             if global.json {
                 out.write((count == 0 ? "" : ",\n") + record.jsonLine(includeStatus: true))
             } else {
@@ -95,6 +104,10 @@ struct OutboxListCommand: ParsableCommand {
                 )
             }
             count += 1
+        }
+        let (status, after) = (status, after)
+        if try await global.withPostgres({ try await $0.forEachOutboxRow(date: day, status: status, after: after, limit: limit, write) }) == nil {
+            try global.openDatabase().forEachOutboxRow(date: day, status: status, after: after, limit: limit, write)
         }
         if global.json { out.write("]\n") } else if count == 0 { out.write("no outbox rows\n") }
         out.flush()

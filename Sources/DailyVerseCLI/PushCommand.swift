@@ -25,11 +25,38 @@ struct PushTestCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The device's id (from devices list).", valueName: "device-id")) var deviceID: String
 
     func run() async throws {
-        let database = try global.openDatabase()
-        let now = try global.clock()
-        let record = try Emitter(database: database, configuration: try emit.configuration(global)).preview(deviceID: deviceID, now: now)
-        let senders = try push.makeSenders(global, database: database)
-        let sink = PushSink(pauses: database, client: senders.client, senders: senders.list, clock: { now })
+        let (deviceID, now) = (deviceID, try global.clock())
+        let configuration = try emit.configuration(global)
+        // On PostgreSQL: the device from there, today's content from this machine's copy, the provider tokens and
+        // pauses every process shares.
+        let shared = try await global.withPostgres { store in
+            guard let state = try await store.withoutTransaction({ try await $0.deviceState(id: deviceID, now: now) }) else {
+                throw DeviceError.notFound(deviceID)
+            }
+            let record = try Emitter(database: global.openContentCopy(flag: nil), configuration: configuration).preview(state.device, now: now)
+            return try await send(record, state: .postgres(store), now: now)
+        }
+        let (record, outcome): (OutboxRecord, DeliveryOutcome)
+        if let shared {
+            (record, outcome) = shared
+        } else {
+            let database = try global.openDatabase()
+            let preview = try Emitter(database: database, configuration: configuration).preview(deviceID: deviceID, now: now)
+            (record, outcome) = try await send(preview, state: .sqlite(database, global), now: now)
+        }
+        let (accepted, line) = Self.describe(outcome)
+        if global.json {
+            try printJSON(["device_id": deviceID, "platform": record.platform, "accepted": accepted ? "true" : "false", "answer": line])
+        } else {
+            print("\(deviceID) (\(record.platform)): \(line)")
+        }
+        if !accepted { throw ExitCode(1) }
+    }
+
+    /// Sends `record` through its platform's service, configured as `serve`'s push sink is; the record and the answer.
+    func send(_ record: OutboxRecord, state: EmitOptions.SinkState, now: Date) async throws -> (OutboxRecord, DeliveryOutcome) {
+        let senders = try push.makeSenders(global, credentials: state.credentials)
+        let sink = PushSink(pauses: state.pauses, client: senders.client, senders: senders.list, clock: { now })
         guard sink.platforms?.contains(record.platform) == true else {
             try? await senders.client.shutdown()
             throw CLIError(
@@ -38,13 +65,7 @@ struct PushTestCommand: AsyncParsableCommand {
         }
         let outcome = await sink.sendNow(record)
         await sink.shutdown()
-        let (accepted, line) = Self.describe(outcome)
-        if global.json {
-            try printJSON(["device_id": deviceID, "platform": record.platform, "accepted": accepted ? "true" : "false", "answer": line])
-        } else {
-            print("\(deviceID) (\(record.platform)): \(line)")
-        }
-        if !accepted { throw ExitCode(1) }
+        return (record, outcome)
     }
 
     static func describe(_ outcome: DeliveryOutcome) -> (Bool, String) {

@@ -77,10 +77,6 @@ struct PushOptions: ParsableArguments {
         return text
     }
 
-    func makeSenders(_ global: GlobalOptions, database: AppDatabase) throws -> Senders {
-        try makeSenders(global, credentials: DatabaseCredentialStore(database: database))
-    }
-
     /// The senders, their provider tokens kept in `credentials` (shared by every process of the installation).
     func makeSenders(_ global: GlobalOptions, credentials: any CredentialStore) throws -> Senders {
         let timeout =

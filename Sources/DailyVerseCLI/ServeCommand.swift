@@ -323,10 +323,7 @@ extension ServeCommand {
         let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: settings.level) }
         let address = try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
         let lease = try global.duration(.deliveryLease, flag: nil)
-        let contentPath = try global.setting(flag: contentDB, environment: "DAILYVERSE_CONTENT_DB", key: "content_database")
-        let defaultPath = URL(fileURLWithPath: AppDatabase.defaultPath(environment: global.environment)).deletingLastPathComponent()
-            .appendingPathComponent("content.sqlite").path
-        let content = try global.openDatabase(named: contentPath, defaultPath: defaultPath, pool: !once)
+        let content = try global.openContentCopy(flag: contentDB, pool: !once)
         let configuration = try emit.configuration(global, ahead: !once)
         let password = try PostgresPassword.resolve(for: database)
         let store = try await PostgresStore.open(database, password: password, schema: .dailyVerse, logger: logger)

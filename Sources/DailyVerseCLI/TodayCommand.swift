@@ -5,7 +5,7 @@ import HijriCalendar
 import VerseCalendar
 import VerseOfTheDay
 
-struct TodayCommand: ParsableCommand {
+struct TodayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "today", abstract: "Print the verse of the day for a local date.",
         discussion: """
@@ -30,7 +30,7 @@ struct TodayCommand: ParsableCommand {
     var translation: String = BundledContent.pickthall.id
     @OptionGroup var reader: ReaderLanguageOption
 
-    func run() throws {
+    func run() async throws {
         let zone = try parseTimeZone(tz)
         let kind = calendarOptions.calendar
         let adjustment = calendarOptions.adjust
@@ -42,7 +42,7 @@ struct TodayCommand: ParsableCommand {
             let instant = try at.map { try parseInstant($0, option: "--at") } ?? global.clock()
             day = CivilDate(instant: instant, timeZone: zone)
         }
-        let database = try global.openDatabase()
+        let database = try await global.openContent()
         let report = try DailyVerseReports(database: database).today(
             TodayRequest(
                 date: day, timeZone: zone.identifier, calendar: kind, adjustment: adjustment, translation: translation, language: reader.language)

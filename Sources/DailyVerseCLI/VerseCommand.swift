@@ -5,7 +5,7 @@ import HijriCalendar
 import VerseCalendar
 import VerseOfTheDay
 
-struct VerseCommand: ParsableCommand {
+struct VerseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verse", abstract: "Print a verse (2:255) or passage (96:1-5) with its five layers.",
         discussion: """
@@ -41,9 +41,10 @@ struct VerseCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
+        let database = try await global.openContent()
         if let occasion {
-            let report = try DailyVerseReports(database: global.openDatabase()).occasion(
+            let report = try DailyVerseReports(database: database).occasion(
                 occasion, translation: translation, language: reader.language)
             if global.json { return try printJSON(report) }
             var out = report.occasion.name + (report.occasion.nameArabic.map { " (\($0))" } ?? "") + "\n"
@@ -53,7 +54,7 @@ struct VerseCommand: ParsableCommand {
         }
         let range = try VerseRange(parsing: key ?? "")
         if let layer {
-            let reports = try DailyVerseReports(database: global.openDatabase())
+            let reports = DailyVerseReports(database: database)
             if full {
                 let commentary = try reports.commentary(range, layer: layer, language: reader.language)
                 if global.json { return try printJSON(commentary) }
@@ -75,7 +76,7 @@ struct VerseCommand: ParsableCommand {
             if let source = shown.source { print("\n" + wrap(sourceLine(source) + (shown.more ? " · more: --full" : ""), indent: "  ")) }
             return
         }
-        let report = try DailyVerseReports(database: global.openDatabase()).verse(range, translation: translation, language: reader.language)
+        let report = try DailyVerseReports(database: database).verse(range, translation: translation, language: reader.language)
         if global.json { return try printJSON(report) }
         print(verseText(report.content, verse: report.verse))
         print(wrap(report.attribution, indent: ""))

@@ -346,7 +346,11 @@ extension Emitter {
     /// message `push test` sends.
     public func preview(deviceID: String, now: Date) throws -> OutboxRecord {
         guard let state = try database.deviceState(id: deviceID, now: now) else { throw DeviceError.notFound(deviceID) }
-        let device = state.device
+        return try preview(state.device, now: now)
+    }
+
+    /// `preview(deviceID:now:)` for a device read elsewhere (PostgreSQL), its content from this emitter's database.
+    public func preview(_ device: Device, now: Date) throws -> OutboxRecord {
         let zone = try Device.validateTimeZone(device.timeZone)
         let date = CivilDate(instant: now, timeZone: zone)
         var contents = ContentCache(reports: DailyVerseReports(database: database))

@@ -16,16 +16,31 @@ extension PostgresTransaction {
     /// The device `id`, or the devices of `userID` oldest first. (Each statement is planned with its values, so
     /// the condition not given costs nothing.)
     func deviceStates(id: String? = nil, userID: String? = nil, now: Date) async throws -> [DeviceState] {
-        let days = Self.outboxDates(around: now, back: AppDatabase.lastFiredDays, ahead: 2)
-        return try await rows(
-            """
+        var states: [DeviceState] = []
+        try await forEachDeviceState(id: id, userID: userID, now: now) { states.append($0) }
+        return states
+    }
+
+    /// Visits the device `id`'s state, or those of `userID`'s devices, oldest first, as they are read.
+    func forEachDeviceState(id: String?, userID: String?, now: Date, _ body: (DeviceState) throws -> Void) async throws {
+        let query = Self.deviceStates(id: id, userID: userID, after: nil, limit: nil, now: now)
+        for try await row in try await connection.query(query, logger: logger) {
+            try body(try AppDatabase.deviceState(PostgresColumns(row), now: now))
+        }
+    }
+
+    /// Device states in the order `devices list` prints them (creation, then id): the device `id`, the devices of
+    /// `userID`, or all of them; `after`: only those after the device with this id; at most `limit`.
+    static func deviceStates(id: String?, userID: String?, after: String?, limit: Int?, now: Date) -> PostgresQuery {
+        let days = outboxDates(around: now, back: AppDatabase.lastFiredDays, ahead: 2)
+        return """
             SELECT \(unescaped: AppDatabase.deviceColumns), (SELECT o.local_date::text FROM outbox o
                 WHERE o.local_date = ANY(\(days)::date[]) AND o.device_seq = d.seq AND o.fire_at <= \(now.timeIntervalSince1970)
                 ORDER BY o.local_date DESC LIMIT 1), d.disabled_reason, d.disabled_at FROM device d
             WHERE (\(id)::text IS NULL OR d.id = \(id)) AND (\(userID)::text IS NULL OR d.user_id = \(userID))
-            ORDER BY d.created_at, d.id
+                AND (\(after)::text IS NULL OR (d.created_at, d.id) > (SELECT created_at, id FROM device WHERE id = \(after)))
+            ORDER BY d.created_at, d.id LIMIT \(limit.map(Int64.init))
             """
-        ).map { try AppDatabase.deviceState(PostgresColumns($0), now: now) }
     }
 
     /// The local dates from `back` days before the UTC date of `now` to `ahead` after it, as ISO text.
@@ -48,7 +63,7 @@ extension PostgresTransaction {
     ) async throws -> (device: Device, created: Bool) {
         guard let token = settings.token else { throw DeviceError.missing("token") }
         let (endpoint, _, _) = AppDatabase.columns(token)
-        try await lock("device token \(token.platform.rawValue) \(endpoint)")
+        try await lockToken(token)
         if let row = try await rows("SELECT id, user_id FROM device WHERE platform = \(token.platform.rawValue) AND token = \(endpoint)").first {
             let (id, owner) = try row.decode((String, String?).self)
             if owner == userID { return (try await updateDevice(id: id, settings, now: now, themes: themes), false) }
@@ -57,9 +72,18 @@ extension PostgresTransaction {
         if try await value("SELECT count(*) FROM device WHERE user_id = \(userID)", as: Int.self) ?? 0 >= maximum {
             throw DeviceError.tooMany(maximum)
         }
-        let device = try AppDatabase.newDevice(settings.filling(from: defaults), id: UUID().uuidString.lowercased(), now: now)
+        return (try await insertDevice(settings.filling(from: defaults), userID: userID, now: now, themes: themes), true)
+    }
+
+    /// As `AppDatabase.insertDevice`: a new device (of `userID`, or of none: the command line's), queued; its token
+    /// must be new for its platform. The caller holds the token's lock.
+    public func insertDevice(_ settings: DeviceSettings, userID: String?, now: Date, themes: Set<String>) async throws -> Device {
+        let device = try AppDatabase.newDevice(settings, id: UUID().uuidString.lowercased(), now: now)
         try AppDatabase.validate(device, zone: true, themeKnown: themes.contains(device.displayTheme))
-        let (_, p256dh, auth) = AppDatabase.columns(device.token)
+        let (endpoint, p256dh, auth) = AppDatabase.columns(device.token)
+        if try await value("SELECT 1 FROM device WHERE platform = \(device.platform.rawValue) AND token = \(endpoint)", as: Int32.self) != nil {
+            throw DeviceError.duplicateToken(endpoint)
+        }
         let at = now.timeIntervalSince1970
         guard
             let seq = try await value(
@@ -73,7 +97,28 @@ extension PostgresTransaction {
                 """, as: Int64.self)
         else { throw DeviceError.notFound(device.id) }
         try await enqueue(device, seq: seq, version: 1, lastFired: nil, now: now)
-        return (device, true)
+        return device
+    }
+
+    /// As `AppDatabase.addDevices`: many devices of no user, in the caller's transaction; a refusal names its line.
+    public func addDevices(
+        _ all: [(line: Int, settings: DeviceSettings)], now: Date, themes: Set<String>, progress: (@Sendable (Int, Int) -> Void)? = nil
+    ) async throws -> [Device] {
+        var added: [Device] = []
+        for (index, item) in all.enumerated() {
+            do {
+                if let token = item.settings.token { try await lockToken(token) }
+                added.append(try await insertDevice(item.settings, userID: nil, now: now, themes: themes))
+            } catch let error as DeviceError { throw DeviceImportError(line: item.line, reason: error.description) }
+            progress?(index + 1, all.count)
+        }
+        return added
+    }
+
+    /// A device's token locked by name until the transaction ends: two changes of one token, by any processes, one
+    /// after the other.
+    public func lockToken(_ token: PushToken) async throws {
+        try await lock("device token \(token.platform.rawValue) \(AppDatabase.columns(token).0)")
     }
 
     /// As `AppDatabase.updateDevice(_:id:userID:now:settings:)`.
@@ -86,10 +131,17 @@ extension PostgresTransaction {
         let changes = try settings(platform)
         if let token = changes.token {
             let (endpoint, _, _) = AppDatabase.columns(token)
-            try await lock("device token \(token.platform.rawValue) \(endpoint)")
+            try await lockToken(token)
             try await rows("DELETE FROM device WHERE platform = \(token.platform.rawValue) AND token = \(endpoint) AND id != \(id)")
         }
         return try await updateDevice(id: id, changes, now: now, themes: themes)
+    }
+
+    /// As `AppDatabase.updateDevice(id:_:now:)`, the command line's: any device, a new token refused if another device
+    /// has it.
+    public func updateAnyDevice(id: String, _ settings: DeviceSettings, now: Date, themes: Set<String>) async throws -> Device {
+        if let token = settings.token { try await lockToken(token) }
+        return try await updateDevice(id: id, settings, now: now, themes: themes)
     }
 
     /// As `AppDatabase.updateDevice(_:id:_:now:)`: rows written ahead withdrawn, the change applied, the device queued
@@ -153,8 +205,9 @@ extension PostgresTransaction {
             """)
     }
 
-    public func removeDevice(id: String, userID: String) async throws -> Bool {
-        try await changes("DELETE FROM device WHERE id = \(id) AND user_id = \(userID) RETURNING 1") > 0
+    /// As `AppDatabase.removeDevice`: the device `id`, if it is `userID`'s (nil: whoever's).
+    public func removeDevice(id: String, userID: String?) async throws -> Bool {
+        try await changes("DELETE FROM device WHERE id = \(id) AND (\(userID)::text IS NULL OR user_id = \(userID)) RETURNING 1") > 0
     }
 
     /// As `AppDatabase.applyToUserDevices`.
@@ -169,5 +222,19 @@ extension PostgresTransaction {
     /// As `AppDatabase.moveDevices`.
     public func moveDevices(from guestID: String, to accountID: String, now: Date) async throws {
         try await rows("UPDATE device SET user_id = \(accountID), updated_at = \(now.timeIntervalSince1970) WHERE user_id = \(guestID)")
+    }
+}
+
+extension PostgresStore {
+    /// `PostgresTransaction.forEachDeviceState` on a pooled connection, streamed: a listing of a million devices
+    /// starts at once and holds one at a time.
+    public func forEachDeviceState(after: String? = nil, limit: Int? = nil, now: Date, _ body: (DeviceState) throws -> Void) async throws {
+        if let after, try await client.query("SELECT 1 FROM device WHERE id = \(after)", logger: backgroundLogger).collect().isEmpty {
+            throw DeviceError.notFound(after)
+        }
+        let query = PostgresTransaction.deviceStates(id: nil, userID: nil, after: after, limit: limit, now: now)
+        for try await row in try await client.query(query, logger: backgroundLogger) {
+            try body(try AppDatabase.deviceState(PostgresColumns(row), now: now))
+        }
     }
 }

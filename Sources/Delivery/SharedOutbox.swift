@@ -1,4 +1,5 @@
 import Foundation
+import HijriCalendar
 import Logging
 import PostgresNIO
 import Storage
@@ -43,19 +44,10 @@ public struct SharedOutbox: OutboxQueue {
                     AND (lease_until IS NULL OR lease_until <= \(at)) AND id > \(after ?? 0)
                     AND (cardinality(\(only)::text[]) = 0 OR platform = ANY(\(only)::text[]))
                 ORDER BY id LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED)
-            RETURNING id, device_id, platform, local_date::text, fire_at, headers, payload, status, attempts, last_error, delivered_at,
-                service_id
+            RETURNING \(unescaped: OutboxRecord.postgresColumns)
             """, logger: logger)
         var records: [OutboxRecord] = []
-        for try await row in rows {
-            let (id, device, platform, date, fireAt, headers, payload, status, attempts, error, delivered, service) = try row.decode(
-                (Int64, String, String, String, Double, String, String, String, Int, String?, Double?, String?).self)
-            records.append(
-                OutboxRecord(
-                    id: id, deviceID: device, platform: platform, localDate: date, fireAt: Date(timeIntervalSince1970: fireAt), headers: headers,
-                    payload: payload, status: OutboxStatus(rawValue: status) ?? .pending, attempts: attempts, lastError: error,
-                    deliveredAt: delivered.map(Date.init(timeIntervalSince1970:)), serviceID: service))
-        }
+        for try await row in rows { records.append(try OutboxRecord(row)) }
         return records.sorted { $0.id < $1.id }
     }
 
@@ -133,7 +125,50 @@ public struct SharedOutbox: OutboxQueue {
     }
 }
 
+extension OutboxRecord {
+    /// The columns `init(_:)` reads, in its order.
+    static let postgresColumns =
+        "id, device_id, platform, local_date::text, fire_at, headers, payload, status, attempts, last_error, delivered_at, service_id"
+
+    /// A row of `postgresColumns`.
+    init(_ row: PostgresRow) throws {
+        let (id, device, platform, date, fireAt, headers, payload, status, attempts, error, delivered, service) = try row.decode(
+            (Int64, String, String, String, Double, String, String, String, Int, String?, Double?, String?).self)
+        self.init(
+            id: id, deviceID: device, platform: platform, localDate: date, fireAt: Date(timeIntervalSince1970: fireAt), headers: headers,
+            payload: payload, status: OutboxStatus(rawValue: status) ?? .pending, attempts: attempts, lastError: error,
+            deliveredAt: delivered.map(Date.init(timeIntervalSince1970:)), serviceID: service)
+    }
+}
+
 extension PostgresStore {
+    /// As `AppDatabase.forEachOutboxRow`: rows in id order, streamed as they are read.
+    public func forEachOutboxRow(
+        date: CivilDate? = nil, status: OutboxStatus? = nil, after: Int64? = nil, limit: Int? = nil, _ body: (OutboxRecord) throws -> Void
+    ) async throws {
+        // Each condition not given is NULL, and the planner drops it.
+        let rows = try await client.query(
+            """
+            SELECT \(unescaped: OutboxRecord.postgresColumns) FROM outbox
+            WHERE (\(date?.description)::date IS NULL OR local_date = \(date?.description)::date)
+                AND (\(status?.rawValue)::text IS NULL OR status = \(status?.rawValue)) AND id > \(after ?? 0)
+            ORDER BY id LIMIT \(limit.map(Int64.init))
+            """, logger: backgroundLogger)
+        for try await row in rows { try body(try OutboxRecord(row)) }
+    }
+
+    /// As `AppDatabase.requeueFailed`: failed rows (all, or those of `ids`) pending again with fresh attempts, due now
+    /// and leased to none. How many.
+    public func requeueFailed(ids: [Int64]? = nil, now: Date) async throws -> Int {
+        try await client.query(
+            """
+            UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = \(now.timeIntervalSince1970), lease_owner = NULL, lease_until = NULL
+            WHERE status = 'failed' AND (\(ids.map { Array(Set($0)) })::int8[] IS NULL OR id = ANY(\(ids.map { Array(Set($0)) })::int8[]))
+            RETURNING 1
+            """, logger: backgroundLogger
+        ).collect().count
+    }
+
     /// As `AppDatabase.pruneOutbox`: settled rows created before `cutoff`, in chunks; pending rows always stay. Nil when
     /// another process is pruning.
     public func pruneOutbox(settledBefore cutoff: Date, chunk: Int = 10_000) async throws -> Int? {

@@ -15,7 +15,7 @@ public final class PostgresStore: Sendable {
     /// The pool the domains run their queries on.
     public let client: PostgresClient
     /// The logger of the store's own statements (housekeeping) and of postgres-nio's pool.
-    let backgroundLogger: Logger
+    public let backgroundLogger: Logger
     private let runner: Task<Void, Never>
 
     /// The advisory lock migrations run under ("DailyVer" in ASCII): one per database, held by one session at a time.

@@ -7,7 +7,7 @@ import FoundationNetworking
 #endif
 
 /// The commands on PostgreSQL: refusals in one line (no file to copy, a running scheduler, a password in the address, a
-/// command that does not run there yet), and, with a test server, `migrate-store`'s copy and its refusal to copy twice,
+/// command that writes the content, a server that cannot be reached), the operator's commands there, and, with a test server, `migrate-store`'s copy and its refusal to copy twice,
 /// `serve --once`'s pass, and two `serve` processes answering one API.
 struct PostgresCLITests {
     @Test func refusalsAreOneLineAndNameWhatIsWrong() throws {
@@ -24,10 +24,21 @@ struct PostgresCLITests {
         _ = "4242\n".withCString { write(lock, $0, 5) }
         let held = CLI.run(["migrate-store", "--from", db, "--to", "postgresql://dv@127.0.0.1:1/dv"])
         #expect(held.status == 1 && held.stderr.contains("has a scheduler running (process 4242): stop serve"), "\(held.stderr)")
-        for command in [["today"], ["devices", "list"], ["outbox", "list"]] {
-            let refused = CLI.run(command, database: "postgresql://dv@db.example.org/dailyverse")
-            #expect(refused.status == 1 && refused.stderr.contains("this command does not run on PostgreSQL yet"), "\(command): \(refused.stderr)")
-            #expect(refused.stderr.split(separator: "\n").count == 1)
+        // What writes the content refuses PostgreSQL, naming where the content is read from there.
+        let content = CLI.run(
+            ["content", "bundle-tafsir", "--edition", "x", "--out", db + ".out", "--taken-from", "here"],
+            database: "postgresql://dv@db.example.org/dv")
+        #expect(content.status == 1 && content.stderr.contains("its own SQLite copy: give --db that copy"), "\(content.stderr)")
+        #expect(content.stderr.split(separator: "\n").count == 1)
+        // The others go to the server: one that cannot be reached is one line naming the database.
+        for command in [["today"], ["devices", "list"], ["outbox", "list"], ["guests", "purge"], ["onboarding", "funnel"]] {
+            let unreachable = CLI.run(
+                command, database: "postgresql://dv@127.0.0.1:1/dailyverse",
+                environment: ["DAILYVERSE_CONTENT_DB": CLI.freshDatabase(named: "c.sqlite")])
+            #expect(
+                unreachable.status == 1 && unreachable.stderr.hasPrefix("dailyverse: database 'postgresql://dv@127.0.0.1:1/dailyverse"),
+                "\(command): \(unreachable.stderr)")
+            #expect(unreachable.stderr.split(separator: "\n").count == 1, "\(command): \(unreachable.stderr)")
         }
     }
 
@@ -119,6 +130,89 @@ struct PostgresCLITests {
             #expect(again.status == 1 && again.stderr.contains("no published start for 1446-9"), "\(again.stderr)")
             _ = CLI.run(["serve", "--once", "--sink", "stdout", "--content-db", content, "--now", "2025-03-01T08:06:00Z"], database: "\(address)")
             #expect(CLI.run(["sighting", "list"], database: content).stdout.contains("no published month starts"))
+        }
+    }
+
+    /// The operator's commands on PostgreSQL: the content's (`today`, `hijri`) read this machine's content copy with the
+    /// month starts published on the database; the installation's (`devices`, `outbox`, `guests`, `onboarding`, `push
+    /// test`) read and write the database itself, and refuse what they refuse on SQLite, in one line.
+    @Test(.enabled(if: PostgresTesting.isAvailable, Comment(rawValue: PostgresTesting.skipped)))
+    func theOperatorsCommandsRunOnPostgreSQL() async throws {
+        let db = CLI.freshDatabase()
+        try #require(CLI.run(["today"], database: db).status == 0)
+        let copy = ["DAILYVERSE_CONTENT_DB": CLI.freshDatabase(named: "content.sqlite")]
+        try await PostgresTesting.withDatabase { address in
+            try #require(CLI.run(["migrate-store", "--from", db, "--to", "\(address)"]).status == 0)
+            func run(_ arguments: [String]) -> CLI.Result { CLI.run(arguments, database: "\(address)", environment: copy) }
+            // Ramadan 1446 announced for 2 March: the sighted calendar follows it on the database, not in the SQLite file.
+            try #require(run(["sighting", "set", "1446", "9", "2025-03-02"]).status == 0)
+            let shared = run(["hijri", "2025-03-02", "--calendar", "sighted"])
+            #expect(shared.status == 0 && shared.stdout.contains("1 Ramadan 1446"), "\(shared.stdout)\(shared.stderr)")
+            #expect(CLI.run(["hijri", "2025-03-02", "--calendar", "sighted"], database: db).stdout.contains("2 Ramadan 1446"))
+            let today = run(["today", "--date", "2025-03-02", "--tz", "UTC", "--calendar", "sighted", "--json"])
+            #expect(today.status == 0 && (today.json["hijri"] as? [String: Any])?["day"] as? Int == 1, "\(today.stdout.prefix(300))\(today.stderr)")
+
+            // Devices: added, listed a page at a time, shown, changed, imported, removed.
+            let now = ["--now", "2025-03-01T06:00:00Z"]
+            let added = run(
+                ["devices", "add", "--platform", "fcm", "--token", String(repeating: "a", count: 40), "--tz", "Asia/Baghdad", "--time", "07:30"] + now
+            )
+            #expect(added.status == 0, "\(added.stderr)")
+            let id = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let again = run(["devices", "add", "--platform", "fcm", "--token", String(repeating: "a", count: 40), "--tz", "UTC"] + now)
+            #expect(
+                again.status == 1 && again.stderr.hasSuffix("is already registered\n") && again.stderr.split(separator: "\n").count == 1,
+                "\(again.stderr)")
+            let theme = run([
+                "devices", "add", "--platform", "fcm", "--token", String(repeating: "b", count: 40), "--tz", "UTC", "--display-theme", "neon",
+            ])
+            #expect(theme.status == 1 && theme.stderr.contains("neon") && theme.stderr.split(separator: "\n").count == 1, "\(theme.stderr)")
+            let lines = (1...2).map { #"{"platform": "fcm", "token": "\#(String(repeating: "c", count: 39))\#($0)", "timezone": "Asia/Tehran"}"# }
+            let file = CLI.freshDatabase(named: "devices.jsonl")
+            try (lines.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+            let imported = run(["devices", "import", file] + now)
+            #expect(imported.status == 0 && imported.stdout.contains("imported 2 devices"), "\(imported.stdout)\(imported.stderr)")
+            let bad = CLI.freshDatabase(named: "bad.jsonl")
+            // A token already there on the second line: refused, naming it, and the first line not written either.
+            try (lines[0].replacingOccurrences(of: "ccc", with: "ddd") + "\n" + lines[1] + "\n").write(toFile: bad, atomically: true, encoding: .utf8)
+            let refused = run(["devices", "import", bad] + now)
+            // (Progress, without a terminal, is a line now and then; the error is the last line.)
+            #expect(
+                refused.status == 1 && refused.stderr.split(separator: "\n").last?.hasPrefix("dailyverse: bad.jsonl:2: ") == true, "\(refused.stderr)"
+            )
+            let listed = try #require(
+                try JSONSerialization.jsonObject(with: Data(run(["devices", "list", "--json"] + now).stdout.utf8)) as? [[String: Any]])
+            #expect(listed.count == 3 && listed.contains { $0["id"] as? String == id }, "\(listed)")
+            let first = try #require(listed.first?["id"] as? String)
+            let page = try #require(
+                try JSONSerialization.jsonObject(with: Data(run(["devices", "list", "--json", "--limit", "1", "--after", first] + now).stdout.utf8))
+                    as? [[String: Any]])
+            #expect(page.count == 1 && page.first?["id"] as? String == listed[1]["id"] as? String, "\(page)")
+            let updated = run(["devices", "update", id, "--time", "09:15", "--json"] + now)
+            #expect(updated.status == 0 && updated.json["reminder_time"] as? String == "09:15", "\(updated.stdout)\(updated.stderr)")
+            #expect(run(["devices", "show", id, "--json"] + now).json["reminder_time"] as? String == "09:15")
+            // push test reads the device there, and says in one line that its service is not configured here.
+            let push = run(["push", "test", id] + now)
+            #expect(push.status == 1 && push.stderr.contains("is not configured") && push.stderr.split(separator: "\n").count == 1, "\(push.stderr)")
+            #expect(run(["devices", "remove", id]).stdout.contains("removed \(id)"))
+            let gone = run(["devices", "remove", id])
+            #expect(gone.status == 1 && gone.stderr == "dailyverse: no device '\(id)'\n", "\(gone.stderr)")
+            #expect(run(["devices", "show", id]).stderr == "dailyverse: no device '\(id)'\n")
+
+            // The outbox: a pass delivers to stdout, a failed row is requeued, settled rows are pruned.
+            let pass = run(["serve", "--once", "--sink", "stdout", "--now", "2025-03-02T05:00:00Z"])
+            #expect(pass.status == 0 && pass.stderr.contains("2 delivered"), "\(pass.stderr)")
+            try await PostgresTesting.administer(address, "UPDATE outbox SET status = 'failed' WHERE id = (SELECT min(id) FROM outbox)")
+            let failed = run(["outbox", "list", "--status", "failed", "--json"])
+            let rows = try #require(try JSONSerialization.jsonObject(with: Data(failed.stdout.utf8)) as? [[String: Any]], "\(failed.stdout)")
+            #expect(rows.count == 1, "\(failed.stdout)")
+            #expect(run(["outbox", "requeue", "--all"]).stdout.contains("requeued 1 failed outbox rows"))
+            #expect(run(["outbox", "list", "--status", "failed"]).stdout == "no outbox rows\n")
+            let pruned = run(["outbox", "prune", "--retention", "1d", "--now", "2025-03-04T00:00:00Z", "--json"])
+            #expect(pruned.status == 0 && pruned.json["pruned"] as? Int == 1, "\(pruned.stdout)\(pruned.stderr)")
+            #expect(run(["guests", "purge", "--json"]).json["purged"] as? Int == 0)
+            let funnel = run(["onboarding", "funnel", "--json"])
+            #expect(funnel.status == 0 && funnel.json["started"] as? Int == 0, "\(funnel.stdout)\(funnel.stderr)")
         }
     }
 
