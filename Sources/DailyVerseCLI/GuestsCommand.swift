@@ -32,14 +32,9 @@ struct GuestsPurgeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let cutoff = try global.clock().addingTimeInterval(-(try global.duration(.guestRetention, flag: retention)))
-        let purged: Int
-        if let shared = try await global.withPostgres({ try await $0.purgeGuests(inactiveBefore: cutoff) }) {
-            // Nil: a `serve` process is purging them now, under the job's advisory lock.
-            guard let count = shared else { throw CLIError("guests are being purged by another process right now: try again when it is done") }
-            purged = count
-        } else {
-            purged = try global.openDatabase().purgeGuests(inactiveBefore: cutoff)
-        }
+        let purged =
+            try await global.sharedJob("guests are being purged") { try await $0.purgeGuests(inactiveBefore: cutoff) }
+            ?? global.openDatabase().purgeGuests(inactiveBefore: cutoff)
         if global.json { return try printJSON(["purged": purged]) }
         print("purged \(purged) guests inactive since before \(cutoff.iso8601UTC)")
     }

@@ -259,6 +259,14 @@ public struct GlobalOptions: ParsableArguments {
         }
     }
 
+    /// On PostgreSQL, one of the hourly jobs `serve` runs under an advisory lock (`body` answers nil when a process
+    /// holds it now): its count, or one line saying `doing` is under way elsewhere. Nil on SQLite.
+    func sharedJob(_ doing: String, _ body: (PostgresStore) async throws -> Int?) async throws -> Int? {
+        guard let shared = try await withPostgres(body) else { return nil }
+        guard let count = shared else { throw CLIError("\(doing) by another process right now: try again when it is done") }
+        return count
+    }
+
     /// The data/ folder in use.
     func dataDirectory() throws -> URL {
         try DataDirectory.locate(explicit: setting(flag: data, environment: "DAILYVERSE_DATA", key: "data"), environment: [:])

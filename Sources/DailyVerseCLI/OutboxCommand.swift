@@ -60,14 +60,9 @@ struct OutboxPruneCommand: AsyncParsableCommand {
 
     func run() async throws {
         let cutoff = try global.clock().addingTimeInterval(-(try global.duration(.outboxRetention, flag: retention)))
-        let pruned: Int
-        if let shared = try await global.withPostgres({ try await $0.pruneOutbox(settledBefore: cutoff) }) {
-            // Nil: a `serve` process is pruning now, under the job's advisory lock.
-            guard let count = shared else { throw CLIError("the outbox is being pruned by another process right now: try again when it is done") }
-            pruned = count
-        } else {
-            pruned = try global.openDatabase().pruneOutbox(settledBefore: cutoff)
-        }
+        let pruned =
+            try await global.sharedJob("the outbox is being pruned") { try await $0.pruneOutbox(settledBefore: cutoff) }
+            ?? global.openDatabase().pruneOutbox(settledBefore: cutoff)
         if global.json { return try printJSON(["pruned": pruned]) }
         print("removed \(pruned) settled outbox rows created before \(cutoff.iso8601UTC)")
     }

@@ -211,6 +211,14 @@ struct PostgresCLITests {
             let pruned = run(["outbox", "prune", "--retention", "1d", "--now", "2025-03-04T00:00:00Z", "--json"])
             #expect(pruned.status == 0 && pruned.json["pruned"] as? Int == 1, "\(pruned.stdout)\(pruned.stderr)")
             #expect(run(["guests", "purge", "--json"]).json["purged"] as? Int == 0)
+            // While a `serve` process runs the hourly purge (its job's advisory lock held), the command says so and waits
+            // for no one.
+            let held = try await PostgresTesting.holding(address, "SELECT pg_advisory_xact_lock(hashtext('dailyverse job: guest purge'))") {
+                run(["guests", "purge"])
+            }
+            #expect(
+                held.status == 1 && held.stderr == "dailyverse: guests are being purged by another process right now: try again when it is done\n",
+                "\(held.stderr)")
             let funnel = run(["onboarding", "funnel", "--json"])
             #expect(funnel.status == 0 && funnel.json["started"] as? Int == 0, "\(funnel.stdout)\(funnel.stderr)")
         }

@@ -56,6 +56,21 @@ public enum PostgresTesting {
         }
     }
 
+    /// Runs `statements` in a transaction on a connection of its own to `address`'s database, then `body` while that
+    /// transaction is open (and holds what the statements locked), then closes the connection.
+    public static func holding<T: Sendable>(_ address: PostgresAddress, _ statements: String..., body: () async throws -> T) async throws -> T {
+        let connection = try await PostgresStore.connect(address, password: password, logger: logger)
+        do {
+            for statement in ["BEGIN"] + statements { _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+            let result = try await body()
+            try await connection.close()
+            return result
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
     public struct NoServer: Error, CustomStringConvertible {
         public var description: String { "no PostgreSQL server: \(PostgresTesting.variable) is not set" }
     }
