@@ -76,7 +76,9 @@ extension PostgresTransaction {
     }
 
     /// As `AppDatabase.insertDevice`: a new device (of `userID`, or of none: the command line's), queued; its token
-    /// must be new for its platform. The caller holds the token's lock.
+    /// must be new for its platform. A token another transaction adds at the same time is refused by the device's
+    /// unique key, as a duplicate too; a caller that would rather wait for that transaction and decide after (a
+    /// registration, which takes a token over) holds the token's lock.
     public func insertDevice(_ settings: DeviceSettings, userID: String?, now: Date, themes: Set<String>) async throws -> Device {
         let device = try AppDatabase.newDevice(settings, id: UUID().uuidString.lowercased(), now: now)
         try AppDatabase.validate(device, zone: true, themeKnown: themes.contains(device.displayTheme))
@@ -85,8 +87,9 @@ extension PostgresTransaction {
             throw DeviceError.duplicateToken(endpoint)
         }
         let at = now.timeIntervalSince1970
-        guard
-            let seq = try await value(
+        let inserted: Int64?
+        do {
+            inserted = try await value(
                 """
                 INSERT INTO device (id, platform, token, p256dh, auth, timezone, reminder_time, locale, calendar, adjustment,
                     display_theme, enabled, created_at, updated_at, schedule_version, user_id)
@@ -95,19 +98,23 @@ extension PostgresTransaction {
                     \(device.displayTheme), \(device.enabled ? 1 : 0), \(at), \(at), 1, \(userID))
                 RETURNING seq
                 """, as: Int64.self)
-        else { throw DeviceError.notFound(device.id) }
+        } catch  where PostgresStore.isUniqueViolation(error) {
+            throw DeviceError.duplicateToken(endpoint)
+        }
+        guard let seq = inserted else { throw DeviceError.notFound(device.id) }
         try await enqueue(device, seq: seq, version: 1, lastFired: nil, now: now)
         return device
     }
 
     /// As `AppDatabase.addDevices`: many devices of no user, in the caller's transaction; a refusal names its line.
+    /// No token is locked by name: a million would pass the server's lock table (`max_locks_per_transaction`), and the
+    /// device's unique key refuses a token added meanwhile.
     public func addDevices(
         _ all: [(line: Int, settings: DeviceSettings)], now: Date, themes: Set<String>, progress: (@Sendable (Int, Int) -> Void)? = nil
     ) async throws -> [Device] {
         var added: [Device] = []
         for (index, item) in all.enumerated() {
             do {
-                if let token = item.settings.token { try await lockToken(token) }
                 added.append(try await insertDevice(item.settings, userID: nil, now: now, themes: themes))
             } catch let error as DeviceError { throw DeviceImportError(line: item.line, reason: error.description) }
             progress?(index + 1, all.count)
@@ -173,8 +180,9 @@ extension PostgresTransaction {
         }
         try AppDatabase.validate(device, zone: settings.timeZone != nil, themeKnown: themes.contains(device.displayTheme))
         let enabled = device.enabled ? 1 : 0
-        guard
-            let row = try await rows(
+        let updated: [PostgresRow]
+        do {
+            updated = try await rows(
                 """
                 UPDATE device SET token = \(endpoint), p256dh = \(p256dh), auth = \(auth), timezone = \(device.timeZone),
                     reminder_time = \(device.reminderTime.description), locale = \(device.locale.rawValue), calendar = \(device.calendar.rawValue),
@@ -183,9 +191,12 @@ extension PostgresTransaction {
                     disabled_reason = CASE WHEN \(enabled) = 1 THEN NULL ELSE disabled_reason END,
                     disabled_at = CASE WHEN \(enabled) = 1 THEN NULL ELSE disabled_at END
                 WHERE id = \(id) RETURNING seq, schedule_version
-                """
-            ).first
-        else { throw DeviceError.notFound(id) }
+                """)
+        } catch  where PostgresStore.isUniqueViolation(error) {
+            // A token an import (which locks none by name) added meanwhile.
+            throw DeviceError.duplicateToken(endpoint)
+        }
+        guard let row = updated.first else { throw DeviceError.notFound(id) }
         let (seq, version) = try row.decode((Int64, Int).self)
         // A zone set anew is said again if it, too, is unknown one day.
         if settings.timeZone != nil { try await rows("DELETE FROM schedule_problem WHERE device_seq = \(seq) AND kind = 'unknown_zone'") }

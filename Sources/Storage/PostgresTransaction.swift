@@ -58,6 +58,9 @@ extension PostgresStore {
     /// request was acting for was removed meanwhile.
     public static func isMissingReference(_ error: any Error) -> Bool { sqlState(error) == "23503" }
 
+    /// Whether `error` is PostgreSQL's refusal of a row whose unique key another row has (SQLSTATE 23505).
+    public static func isUniqueViolation(_ error: any Error) -> Bool { sqlState(error) == "23505" }
+
     /// Whether `error` is the server's, or the connection's, rather than the request's: the database cannot be used now
     /// (no connection, the server shutting down or restarting, the connection lost mid-statement).
     public static func isUnavailable(_ error: any Error) -> Bool {

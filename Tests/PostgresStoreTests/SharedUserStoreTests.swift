@@ -160,6 +160,57 @@ struct SharedUserStoreTests {
         }
     }
 
+    /// An import holds no lock per token: a million would pass the server's lock table. A token another transaction
+    /// adds meanwhile is refused by the device's unique key, and named as a duplicate on its line.
+    @Test func anImportLocksNoTokenByNameAndATokenAddedMeanwhileIsADuplicateOnItsLine() async throws {
+        try await twoProcesses { processes in
+            let store = processes[0].store
+            let items = (1...50).map { (line: $0, settings: device($0)) }
+            let locks = try await store.transaction { transaction in
+                _ = try await transaction.addDevices(items, now: now, themes: themes)
+                return try await transaction.value(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()", as: Int.self)
+            }
+            #expect(locks == 0)
+            let token = String(format: "%064x", 999)
+            let other = try await PostgresStore.connect(store.address, password: PostgresTesting.password, logger: PostgresTesting.logger)
+            let watcher = try await PostgresStore.connect(store.address, password: PostgresTesting.password, logger: PostgresTesting.logger)
+            do {
+                _ = try await other.query("BEGIN", logger: PostgresTesting.logger)
+                _ = try await other.query(
+                    """
+                    INSERT INTO device (id, platform, token, timezone, reminder_time, locale, calendar, adjustment, display_theme, enabled,
+                        created_at, updated_at) VALUES ('meanwhile', 'apns', \(token), 'UTC', '08:00', 'en', 'predicted', 0, 'parchment', 1, 0, 0)
+                    """, logger: PostgresTesting.logger)
+                let importing = Task {
+                    try await processes[1].store.transaction { transaction in
+                        try await transaction.addDevices(
+                            [(line: 1, settings: device(1000)), (line: 2, settings: device(999))], now: now, themes: themes)
+                    }
+                }
+                // Until the import waits on the other transaction's key: polled, not slept for.
+                var waiting = 0
+                while waiting == 0 {
+                    waiting =
+                        try await watcher.query(
+                            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                            logger: PostgresTesting.logger
+                        ).collect().first?.decode(Int.self) ?? 0
+                    await Task.yield()
+                }
+                _ = try await other.query("COMMIT", logger: PostgresTesting.logger)
+                let refusal = await #expect(throws: DeviceImportError.self) { try await importing.value }
+                #expect(refusal?.line == 2 && refusal?.reason == DeviceError.duplicateToken(token).description, "\(String(describing: refusal))")
+                try await other.close()
+                try await watcher.close()
+            } catch {
+                try? await other.close()
+                try? await watcher.close()
+                throw error
+            }
+        }
+    }
+
     /// postgres-nio keeps a failed preparation for the life of its connection: the token lookup answers by the same
     /// query unprepared then, rather than refusing every token that connection serves.
     @Test func aTokenIsLookedUpOnAConnectionWhereItsPreparedStatementCannotBe() async throws {
