@@ -76,16 +76,13 @@ extension PostgresTransaction {
     }
 
     /// As `AppDatabase.insertDevice`: a new device (of `userID`, or of none: the command line's), queued; its token
-    /// must be new for its platform. A token another transaction adds at the same time is refused by the device's
-    /// unique key, as a duplicate too; a caller that would rather wait for that transaction and decide after (a
-    /// registration, which takes a token over) holds the token's lock.
+    /// must be new for its platform, which the device's unique key checks (a token another transaction adds at the
+    /// same time included): a duplicate ends the transaction. A caller that would rather decide what to do with a
+    /// token already there (a registration, which takes it over) holds the token's lock and looks first.
     public func insertDevice(_ settings: DeviceSettings, userID: String?, now: Date, themes: Set<String>) async throws -> Device {
         let device = try AppDatabase.newDevice(settings, id: UUID().uuidString.lowercased(), now: now)
         try AppDatabase.validate(device, zone: true, themeKnown: themes.contains(device.displayTheme))
         let (endpoint, p256dh, auth) = AppDatabase.columns(device.token)
-        if try await value("SELECT 1 FROM device WHERE platform = \(device.platform.rawValue) AND token = \(endpoint)", as: Int32.self) != nil {
-            throw DeviceError.duplicateToken(endpoint)
-        }
         let at = now.timeIntervalSince1970
         let inserted: Int64?
         do {
