@@ -168,8 +168,10 @@ public final class PushStandIn: Sendable {
     }
 
     /// Runs the stand-ins and hands `body` their port and a push client that trusts their certificate authority
-    /// (through a CA file, as an operator would), shut down after.
-    public func runWithClient<T: Sendable>(timeout: TimeInterval = 10, _ body: @Sendable (Int, PushClient) async throws -> T) async throws -> T {
+    /// (through a CA file, as an operator would), shut down after. `timeout` bounds a request against a hang; it is no
+    /// figure: with every suite running at once on two cores, a request's TLS handshake once took more than 10 s, and
+    /// the deadline, not the stand-in's answer, decided the outcome under test.
+    public func runWithClient<T: Sendable>(timeout: TimeInterval = 60, _ body: @Sendable (Int, PushClient) async throws -> T) async throws -> T {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-stand-in-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
