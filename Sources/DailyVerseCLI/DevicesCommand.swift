@@ -58,7 +58,7 @@ struct DevicesAddCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = try options.settings()
-        guard let token = settings.token else { throw CLIError("--platform and its token are required") }
+        guard settings.token != nil else { throw CLIError("--platform and its token are required") }
         guard settings.timeZone != nil else { throw CLIError("--tz is required") }
         let now = try global.clock()
         let state: DeviceState?
@@ -66,7 +66,6 @@ struct DevicesAddCommand: AsyncParsableCommand {
             state =
                 try await global.withPostgres { store in
                     try await store.transaction { transaction in
-                        try await transaction.lockToken(token)
                         let device = try await transaction.insertDevice(settings, userID: nil, now: now, themes: themes)
                         return try await transaction.deviceState(id: device.id, now: now)
                     }
@@ -148,7 +147,7 @@ struct DevicesUpdateCommand: AsyncParsableCommand {
             state =
                 try await global.withPostgres { store in
                     try await store.transaction { transaction in
-                        _ = try await transaction.updateAnyDevice(id: id, settings, now: now, themes: themes)
+                        _ = try await transaction.updateDevice(id: id, settings, now: now, themes: themes)
                         return try await transaction.deviceState(id: id, now: now)
                     }
                 } ?? nil

@@ -27,13 +27,15 @@ struct PushTestCommand: AsyncParsableCommand {
     func run() async throws {
         let (deviceID, now) = (deviceID, try global.clock())
         let configuration = try emit.configuration(global)
-        // On PostgreSQL: the device from there, today's content from this machine's copy, the provider tokens and
-        // pauses every process shares.
+        // On PostgreSQL: the device from there, today's content from this machine's copy (with the month starts
+        // published there, as `serve` has them), the provider tokens and pauses every process shares.
         let shared = try await global.withPostgres { store in
             guard let state = try await store.withoutTransaction({ try await $0.deviceState(id: deviceID, now: now) }) else {
                 throw DeviceError.notFound(deviceID)
             }
-            let record = try Emitter(database: global.openContentCopy(flag: nil), configuration: configuration).preview(state.device, now: now)
+            let content = try global.openContentCopy(flag: nil)
+            try await ServeCommand.followPublishedStarts(store, content, now: now)
+            let record = try Emitter(database: content, configuration: configuration).preview(state.device, now: now)
             return try await send(record, state: .postgres(store), now: now)
         }
         let (record, outcome): (OutboxRecord, DeliveryOutcome)

@@ -121,7 +121,7 @@ extension PostgresTransaction {
 
     /// A device's token locked by name until the transaction ends: two changes of one token, by any processes, one
     /// after the other.
-    public func lockToken(_ token: PushToken) async throws {
+    func lockToken(_ token: PushToken) async throws {
         try await lock("device token \(token.platform.rawValue) \(AppDatabase.columns(token).0)")
     }
 
@@ -141,21 +141,15 @@ extension PostgresTransaction {
         return try await updateDevice(id: id, changes, now: now, themes: themes)
     }
 
-    /// As `AppDatabase.updateDevice(id:_:now:)`, the command line's: any device, a new token refused if another device
-    /// has it.
-    public func updateAnyDevice(id: String, _ settings: DeviceSettings, now: Date, themes: Set<String>) async throws -> Device {
-        if let token = settings.token { try await lockToken(token) }
-        return try await updateDevice(id: id, settings, now: now, themes: themes)
-    }
-
-    /// As `AppDatabase.updateDevice(_:id:_:now:)`: rows written ahead withdrawn, the change applied, the device queued
-    /// again under its next schedule version.
+    /// As `AppDatabase.updateDevice(_:id:_:now:)` (and the command line's `updateDevice(id:_:now:)`: any device, a
+    /// new token refused if another device has it): rows written ahead withdrawn, the change applied, the device
+    /// queued again under its next schedule version.
     ///
     /// The device's row is locked before anything is withdrawn. An emission batch reads its devices `FOR SHARE`, so
     /// the lock waits for a batch that has this device to commit its rows, and the withdrawal then sees them; a batch
     /// that starts after passes the device over. Withdrawn first and locked after, a row written with the old
     /// settings could be committed between the two and fire that day.
-    func updateDevice(id: String, _ settings: DeviceSettings, now: Date, themes: Set<String>) async throws -> Device {
+    public func updateDevice(id: String, _ settings: DeviceSettings, now: Date, themes: Set<String>) async throws -> Device {
         let at = now.timeIntervalSince1970
         guard let locked = try await value("SELECT seq FROM device WHERE id = \(id) FOR UPDATE", as: Int64.self) else {
             throw DeviceError.notFound(id)
