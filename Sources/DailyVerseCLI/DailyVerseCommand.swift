@@ -12,8 +12,9 @@ public struct DailyVerseCommand: AsyncParsableCommand {
         commandName: "dailyverse",
         abstract: "A daily Quran verse chosen by the Hijri calendar, with five layers of commentary.",
         discussion: """
-            The database is created and seeded from data/ on first use (default: the XDG data directory; \
-            override with --db or DAILYVERSE_DB). Every command takes --json and --now.
+            The database is created and seeded from data/ on first use (default: a SQLite file in the XDG data \
+            directory; override with --db, DAILYVERSE_DB or 'database', which may name PostgreSQL). Every command \
+            takes --json and --now.
             """,
         subcommands: [
             TodayCommand.self, HijriCommand.self, GregorianCommand.self, VerseCommand.self, CalendarCommand.self, ImportCommand.self,

@@ -16,7 +16,9 @@ import Synchronization
 public struct GlobalOptions: ParsableArguments {
     @Option(
         name: .long, parsing: .unconditional,
-        help: ArgumentHelp("SQLite database file. Default: $DAILYVERSE_DB, else the XDG data directory.", valueName: "path"))
+        help: ArgumentHelp(
+            "The database: a SQLite file, or a postgresql:// address (README, PostgreSQL). Default: $DAILYVERSE_DB, else 'database' in the configuration file, else a file in the XDG data directory.",
+            valueName: "path"))
     var db: String?
 
     @Option(
