@@ -20,9 +20,32 @@ public enum ThrottleEvents {
     /// The longest window a throttle may have (a day): the hourly housekeeping removes attempts older than that.
     public static let longestWindow: TimeInterval = 86_400
 
-    /// A key as stored: its SHA-256, so that the table shows no email or client address in clear. (Not a secret: a
-    /// hash of an address can be found by trying every address; the rows last a day at most.)
-    static func stored(_ key: String) -> String { Hex.encode(SHA256.hash(data: Array(key.utf8))) }
+    /// A key as stored, so that the table shows no email or client address in clear: its HMAC-SHA256 under the
+    /// installation's throttle key, which a copy of the database does not hold; without one, its SHA-256 (which anyone
+    /// can compute for every IPv4 address, and so is only not in clear).
+    static func stored(_ key: String, under secret: ThrottleKey?) -> String {
+        guard let secret else { return Hex.encode(SHA256.hash(data: Array(key.utf8))) }
+        return Hex.encode(HMAC<SHA256>.authenticationCode(for: Array(key.utf8), using: secret.key))
+    }
+}
+
+/// The secret the attempt counts' keys are stored under on PostgreSQL (`throttle_key_file`): the same file on every
+/// machine, kept out of the database, so that a copy of it cannot be tried against addresses and emails.
+public struct ThrottleKey: Sendable {
+    let key: SymmetricKey
+    /// A short, non-secret name of the key, for processes to check that they share one (`dailyverse_process`).
+    public let fingerprint: String
+
+    /// The bytes allowed: at least 32 (a SHA-256 key's strength), at most 4 KiB.
+    public static let sizes = 32...4096
+
+    /// A key from a file's bytes (`head -c 32 /dev/urandom`, or any text of 32 bytes or more); nil when it has too few
+    /// or too many.
+    public init?(_ bytes: [UInt8]) {
+        guard Self.sizes.contains(bytes.count) else { return nil }
+        key = SymmetricKey(data: bytes)
+        fingerprint = Hex.encode(HMAC<SHA256>.authenticationCode(for: Array("dailyverse throttle key".utf8), using: key).prefix(8))
+    }
 }
 
 extension AccountsSchema {
@@ -38,11 +61,13 @@ extension AccountsSchema {
 /// limit — so that requests sent at once to different processes cannot all slip through.
 public struct PostgresThrottleCounter: ThrottleCounter {
     public let store: PostgresStore
+    /// What the keys are stored under (nil: their SHA-256).
+    let secret: ThrottleKey?
 
-    public init(store: PostgresStore) { self.store = store }
+    public init(store: PostgresStore, key: ThrottleKey? = nil) { (self.store, secret) = (store, key) }
 
     public func admit(_ keys: [String], limit: Int, window: TimeInterval, now: Date) async throws -> Int? {
-        let stored = Array(Set(keys.map(ThrottleEvents.stored))).sorted()
+        let stored = Array(Set(keys.map { ThrottleEvents.stored($0, under: secret) })).sorted()
         let at = now.timeIntervalSince1970
         return try await store.transaction { transaction in
             var wait: Int?
@@ -63,7 +88,7 @@ public struct PostgresThrottleCounter: ThrottleCounter {
     }
 
     public func release(_ key: String, reservedAt now: Date) async throws {
-        let key = ThrottleEvents.stored(key)
+        let key = ThrottleEvents.stored(key, under: secret)
         try await store.withoutTransaction { transaction in
             try await transaction.rows(
                 """
@@ -74,7 +99,7 @@ public struct PostgresThrottleCounter: ThrottleCounter {
     }
 
     public func reset(_ key: String) async throws {
-        let key = ThrottleEvents.stored(key)
+        let key = ThrottleEvents.stored(key, under: secret)
         try await store.withoutTransaction { try await $0.rows("DELETE FROM throttle_event WHERE key = \(key)") }
     }
 }

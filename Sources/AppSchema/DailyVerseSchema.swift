@@ -41,6 +41,7 @@ extension Schema {
             PostgresMigration("pg3-shared-throttles", AccountsSchema.postgresV3Throttles),
             PostgresMigration("pg4-processes", DeliverySchema.postgresV4Processes),
             PostgresMigration("pg5-still-device-epoch", DeliverySchema.postgresV5StillEpoch),
+            PostgresMigration("pg6-throttle-keys", DeliverySchema.postgresV6ThrottleKeys),
         ],
         // Attempt counts (SQLite's one process keeps them in memory) and the processes sharing the database.
         postgresOnlyTables: ["throttle_event", "dailyverse_process"])

@@ -13,13 +13,18 @@ public struct ProcessRegistryService: Service {
 
     let store: PostgresStore
     let owner: String
+    /// The fingerprint of the key the process's API counts attempts under ('' for none; nil: no API).
+    let throttleKey: String?
     let heartbeat: Heartbeat
     let clock: @Sendable () -> Date
     let logger: Logger
 
-    public init(store: PostgresStore, owner: String, heartbeat: Heartbeat, clock: @escaping @Sendable () -> Date, logger: Logger) {
+    public init(
+        store: PostgresStore, owner: String, throttleKey: String?, heartbeat: Heartbeat, clock: @escaping @Sendable () -> Date, logger: Logger
+    ) {
         self.store = store
         self.owner = owner
+        self.throttleKey = throttleKey
         self.heartbeat = heartbeat
         self.clock = clock
         self.logger = logger
@@ -30,7 +35,8 @@ public struct ProcessRegistryService: Service {
         let (host, pid) = (ProcessInfo.processInfo.hostName, Int(getpid()))
         while !Task.isCancelledOrShuttingDown {
             do {
-                try await store.recordProcess(owner: owner, host: host, pid: pid, now: clock(), lastPass: heartbeat.lastPass)
+                try await store.recordProcess(
+                    owner: owner, host: host, pid: pid, throttleKey: throttleKey, now: clock(), lastPass: heartbeat.lastPass)
                 registered = true
             } catch {
                 logger.warning("process list: not updated", metadata: ["error": "\(store.describe(error))"])

@@ -68,7 +68,7 @@ public struct GlobalOptions: ParsableArguments {
             "database", "data", "sink", "grace", "emit_ahead", "apns_topic", "log_level", "listen", "guest_retention", "outbox_retention",
             "idle_timeout", "throttle_sign_in", "throttle_guests", "throttle_accounts", "trusted_proxies",
             "max_connections", "throttle_writes", "max_devices_per_user", "event_retention", "session_idle", "session_lifetime", "region",
-            "layers",
+            "layers", "delivery_lease", "content_database", "throttle_key_file",
         ] + PushOptions.fileKeys)
 
     /// The configuration file, if one is named or the default exists. Flags override the environment, which

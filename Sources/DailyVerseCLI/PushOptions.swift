@@ -63,18 +63,23 @@ struct PushOptions: ParsableArguments {
         try global.setting(flag: flag, environment: "DAILYVERSE_" + key.uppercased(), key: key).flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// Reads a key file (at most 64 KiB), naming the setting when it cannot.
+    /// Reads a key file (at most 64 KiB of text), naming the setting when it cannot.
     static func read(_ path: String, setting: String) throws -> String {
+        guard let data = try readBytes(path, setting: setting, limit: 64 * 1024), let text = String(data: data, encoding: .utf8) else {
+            throw CLIError("invalid \(setting) '\(path)': not a key file of at most 64 KiB of text")
+        }
+        return text
+    }
+
+    /// A file's bytes, nil when it has more than `limit`; naming the setting when it cannot be read.
+    static func readBytes(_ path: String, setting: String, limit: Int) throws -> Data? {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read (check its owner and mode)" : "does not exist"
             throw CLIError("invalid \(setting) '\(path)': the file \(reason)")
         }
         defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: 64 * 1024 + 1)) ?? Data()
-        guard data.count <= 64 * 1024, let text = String(data: data, encoding: .utf8) else {
-            throw CLIError("invalid \(setting) '\(path)': not a key file of at most 64 KiB of text")
-        }
-        return text
+        let data = (try? handle.read(upToCount: limit + 1)) ?? Data()
+        return data.count <= limit ? data : nil
     }
 
     /// The senders, their provider tokens kept in `credentials` (shared by every process of the installation).

@@ -118,6 +118,8 @@ struct ServeCommand: AsyncParsableCommand {
         let throttles: Throttles
         /// What the hourly maintenance removes, and when sessions expire.
         let retention: DaemonBuilder.Retention
+        /// What the attempt counts' keys are stored under on PostgreSQL (`throttle_key_file`).
+        let throttleKey: ThrottleKey?
 
         init(_ command: ServeCommand) throws {
             let global = command.global
@@ -138,6 +140,23 @@ struct ServeCommand: AsyncParsableCommand {
                 outbox: try global.duration(.outboxRetention, flag: command.outboxRetention), events: try global.duration(.eventRetention, flag: nil),
                 sessions: SessionPolicy(
                     idle: try global.duration(.sessionIdle, flag: nil), lifetime: try global.duration(.sessionLifetime, flag: nil)))
+            throttleKey = try Self.throttleKey(global)
+        }
+
+        /// The throttle key named by `throttle_key_file` (or `DAILYVERSE_THROTTLE_KEY_FILE`, as under systemd
+        /// `%d/throttle-key`), if any: 32 to 4096 bytes.
+        static func throttleKey(_ global: GlobalOptions) throws -> ThrottleKey? {
+            let setting = "throttle_key_file"
+            guard let path = try global.setting(flag: nil, environment: "DAILYVERSE_THROTTLE_KEY_FILE", key: setting), !path.isEmpty else {
+                return nil
+            }
+            let bytes = try PushOptions.readBytes(path, setting: setting, limit: ThrottleKey.sizes.upperBound)
+            guard let bytes, let key = ThrottleKey(Array(bytes)) else {
+                throw CLIError(
+                    "invalid \(setting) '\(path)': \(bytes.map { "\($0.count) bytes" } ?? "too long"): expected \(ThrottleKey.sizes.lowerBound) to \(ThrottleKey.sizes.upperBound) (make one with: head -c 32 /dev/urandom > FILE)"
+                )
+            }
+            return key
         }
 
         /// A whole-number setting (flag, environment, file), nil when none gives it.
@@ -355,7 +374,8 @@ extension ServeCommand {
                     try apiService(
                         address, content: content, users: PostgresUserStore(store: store, themes: themes),
                         // The attempt counts are the database's too: processes behind one load balancer enforce one limit.
-                        throttles: settings.throttles.shared(in: PostgresThrottleCounter(store: store)), clock: clock, settings,
+                        throttles: settings.throttles.shared(in: PostgresThrottleCounter(store: store, key: settings.throttleKey)), clock: clock,
+                        settings,
                         readiness: readiness, logger: logger))
             }
             // Last of what can fail: a push sink holds connections that must be shut down.
@@ -391,13 +411,36 @@ extension ServeCommand {
                 "emit_ahead": "\(Int(configuration.ahead))s", "lease_owner": "\(owner)",
             ])
         for line in GlobalOptions.overrides.all { logger.warning("configuration: \(line)") }
+        // The API's attempt counts are one limit only if every process keys them alike.
+        let throttleKey = address == "none" ? nil : settings.throttleKey?.fingerprint ?? ""
+        if let throttleKey {
+            if throttleKey.isEmpty {
+                logger.notice(
+                    "throttles: attempt keys are stored as their SHA-256, which anyone can compute for every address: set throttle_key_file (the same on every machine) to store them under a secret"
+                )
+            }
+            let other: ProcessRecord?
+            do { other = try await store.processWithAnotherThrottleKey(than: throttleKey, owner: owner, now: clock()) } catch {
+                await deliverer.sink.shutdown()
+                await store.close()
+                throw CLIError(store.describe(error))
+            }
+            if let other {
+                await deliverer.sink.shutdown()
+                await store.close()
+                throw CLIError(
+                    "throttle_key_file: process \(other.pid) on \(other.host), running since \(other.startedAt.iso8601UTC), does not key the API's attempts as this one would (throttle_key_file differs, or is set on one only): every serve on one database needs the same key file (to change it, stop them all)"
+                )
+            }
+        }
         let heartbeat = Heartbeat()
         services.append(
             MaintenanceService(name: "published month starts", interval: 60, clock: clock, logger: logger) { now in
                 try await Self.followPublishedStarts(store, content, now: now)
                     ? "the calendars follow the database's published starts" : nil
             })
-        services.append(ProcessRegistryService(store: store, owner: owner, heartbeat: heartbeat, clock: clock, logger: logger))
+        services.append(
+            ProcessRegistryService(store: store, owner: owner, throttleKey: throttleKey, heartbeat: heartbeat, clock: clock, logger: logger))
         let group = DaemonBuilder.serviceGroup(
             emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, readiness: readiness, heartbeat: heartbeat,
             services: services + DaemonBuilder.maintenance(.postgres(store), retention: settings.retention, clock: clock, logger: logger))

@@ -38,6 +38,11 @@ extension DeliverySchema {
             owner text PRIMARY KEY, host text NOT NULL, pid integer NOT NULL,
             started_at double precision NOT NULL, last_seen_at double precision NOT NULL, last_pass_at double precision)
         """)
+
+    /// PostgreSQL only: the throttle key each process counts the API's attempts under, by its fingerprint ('' for
+    /// none; NULL for a process that serves no API), so that a process whose key differs from the live ones' stops at
+    /// start rather than count attempts apart from them.
+    public static let postgresV6ThrottleKeys = PostgresStep("ALTER TABLE dailyverse_process ADD COLUMN throttle_key text")
 }
 
 extension PostgresStore {
@@ -47,17 +52,26 @@ extension PostgresStore {
     /// Records that a process, under its lease owner (`SharedOutbox.processOwner`, which names its host and pid), is
     /// alive at `now` and finished its last pass at `lastPass`: listed anew if it was not (its first time, or after
     /// the hourly housekeeping removed it while the database could not be reached).
-    public func recordProcess(owner: String, host: String, pid: Int, now: Date, lastPass: Date?) async throws {
+    /// `throttleKey`: the fingerprint of the key the process's API counts attempts under ('' for none; nil: no API).
+    public func recordProcess(owner: String, host: String, pid: Int, throttleKey: String?, now: Date, lastPass: Date?) async throws {
         let (at, pass) = (now.timeIntervalSince1970, lastPass?.timeIntervalSince1970)
         try await withoutTransaction { transaction in
             try await transaction.rows(
                 """
-                INSERT INTO dailyverse_process (owner, host, pid, started_at, last_seen_at, last_pass_at)
-                VALUES (\(owner), \(host), \(pid), \(at), \(at), \(pass))
+                INSERT INTO dailyverse_process (owner, host, pid, started_at, last_seen_at, last_pass_at, throttle_key)
+                VALUES (\(owner), \(host), \(pid), \(at), \(at), \(pass), \(throttleKey))
                 ON CONFLICT (owner) DO UPDATE SET last_seen_at = excluded.last_seen_at,
                     last_pass_at = coalesce(excluded.last_pass_at, dailyverse_process.last_pass_at)
                 """)
         }
+    }
+
+    /// A live process (other than `owner`) whose API counts attempts under another throttle key than `throttleKey`
+    /// (fingerprints; '' for none), if there is one: the processes of one database must count under one key, or each
+    /// counts apart from the others.
+    public func processWithAnotherThrottleKey(than throttleKey: String, owner: String, now: Date) async throws -> ProcessRecord? {
+        let live = try await liveProcesses(now: now, throttleKeyOtherThan: throttleKey)
+        return live.first { $0.owner != owner }
     }
 
     /// The process stopped cleanly: it is no longer listed.
@@ -65,15 +79,18 @@ extension PostgresStore {
         try await withoutTransaction { try await $0.rows("DELETE FROM dailyverse_process WHERE owner = \(owner)") }
     }
 
-    /// The live processes, oldest first, with the rows each holds leased at `now`.
-    public func liveProcesses(now: Date) async throws -> [ProcessRecord] {
+    /// The live processes, oldest first, with the rows each holds leased at `now`; only those whose throttle key's
+    /// fingerprint is not `throttleKeyOtherThan`, if given.
+    public func liveProcesses(now: Date, throttleKeyOtherThan key: String? = nil) async throws -> [ProcessRecord] {
         let at = now.timeIntervalSince1970
         return try await withoutTransaction { transaction in
             try await transaction.rows(
                 """
                 SELECT p.owner, p.host, p.pid, p.started_at, p.last_seen_at, p.last_pass_at,
                     (SELECT count(*) FROM outbox o WHERE o.status = 'pending' AND o.lease_owner = p.owner AND o.lease_until > \(at))
-                FROM dailyverse_process p WHERE p.last_seen_at >= \(at - Self.processStaleAfter) ORDER BY p.started_at, p.owner
+                FROM dailyverse_process p WHERE p.last_seen_at >= \(at - Self.processStaleAfter)
+                    AND (\(key)::text IS NULL OR p.throttle_key <> \(key))
+                ORDER BY p.started_at, p.owner
                 """
             ).map { row in
                 let (owner, host, pid, started, seen, pass, leased) = try row.decode((String, String, Int, Double, Double, Double?, Int).self)

@@ -151,6 +151,38 @@ import FoundationNetworking
         #expect(refused.status != 0 && refused.stderr.contains("sinq"))
     }
 
+    /// Every key the README's configuration table documents is one the file accepts: `content_database` and
+    /// `delivery_lease` were documented and refused as unknown.
+    @Test func everyDocumentedKeyIsAcceptedByTheFile() throws {
+        let readme = try String(contentsOf: CLI.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let table = try #require(readme.components(separatedBy: "| key | environment | flag | default |\n").dropFirst().first)
+        let rows = table.split(separator: "\n").prefix { $0.hasPrefix("|") }.dropFirst()
+        let keys = rows.flatMap { row in
+            row.split(separator: "|").first.map { cell in
+                cell.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "`")) }
+            } ?? []
+        }
+        #expect(keys.count > 30 && keys.contains("content_database") && keys.contains("throttle_key_file"), "\(keys)")
+        let db = CLI.freshDatabase()
+        // Each key with the value "x": the file's keys are checked as it loads, before any value is read, so the first
+        // value `status` reads (the region's) is what it stops at.
+        let config = try writeFile(keys.filter { $0 != "database" }.map { "\($0) = \"x\"" }, beside: db, name: "all.toml")
+        let status = CLI.run(["status", "--config", config, "--db", db])
+        #expect(status.stderr.hasPrefix("dailyverse: unknown region 'x'"), "\(status.stderr)")
+    }
+
+    /// A throttle key file that cannot be one is a line naming it, whatever the store (checked by every `serve`).
+    @Test func aThrottleKeyFileThatCannotBeOneIsRefused() throws {
+        let db = CLI.freshDatabase()
+        let short = try writeFile(["short"], beside: db, name: "throttle-key")
+        for (path, says) in [
+            (short, "6 bytes: expected 32 to 4096 (make one with: head -c 32 /dev/urandom > FILE)"), (db + ".none", "the file does not exist"),
+        ] {
+            let refused = CLI.run(["serve", "--once", "--sink", "stdout"], database: db, environment: ["DAILYVERSE_THROTTLE_KEY_FILE": path])
+            #expect(refused.status == 1 && refused.stderr == "dailyverse: invalid throttle_key_file '\(path)': \(says)\n", "\(refused.stderr)")
+        }
+    }
+
     @Test func serveStopsCleanlyOnSIGTERM() throws {
         let db = CLI.freshDatabase()
         #expect(

@@ -233,10 +233,13 @@ struct PostgresCLITests {
         try await PostgresTesting.withDatabase { address in
             try #require(CLI.run(["migrate-store", "--from", db, "--to", "\(address)"]).status == 0)
             let ports = [DaemonCLITests().freePort(), DaemonCLITests().freePort()]
+            // One throttle key file for both, as the README asks.
+            let keyFile = CLI.freshDatabase(named: "throttle-key")
+            try Data((0..<32).map { UInt8($0 * 7 & 0xff) }).write(to: URL(fileURLWithPath: keyFile))
             let processes = try ports.map { port in
                 try CLI.start(
                     ["serve", "--listen", "127.0.0.1:\(port)", "--sink", "stdout", "--content-db", CLI.freshDatabase(named: "content.sqlite")],
-                    database: "\(address)")
+                    database: "\(address)", environment: ["DAILYVERSE_THROTTLE_KEY_FILE": keyFile])
             }
             defer {
                 for process in processes where process.isRunning {
@@ -262,6 +265,16 @@ struct PostgresCLITests {
             try DaemonCLITests().waitUntil { running().count == 2 }
             #expect(Set(running().compactMap { $0["pid"] as? Int }) == Set(processes.map { Int($0.processIdentifier) }))
             #expect(running().allSatisfy { $0["host"] as? String == ProcessInfo.processInfo.hostName && $0["rows_leased"] as? Int == 0 })
+            // A third process whose API would key the attempt counts without the file stops at start, naming a live one.
+            let third = CLI.run(
+                [
+                    "serve", "--listen", "127.0.0.1:\(DaemonCLITests().freePort())", "--sink", "stdout", "--content-db",
+                    CLI.freshDatabase(named: "c.sqlite"),
+                ],
+                database: "\(address)")
+            #expect(
+                third.status == 1 && third.stderr.split(separator: "\n").last?.contains("does not key the API's attempts as this one would") == true,
+                "\(third.stderr)")
             let text = CLI.run(["status"], database: "\(address)").stdout
             #expect(text.contains("processes (seen in the last 90 s):") && text.contains("pid \(processes[0].processIdentifier)"), "\(text)")
             for process in processes {

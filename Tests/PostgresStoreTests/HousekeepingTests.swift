@@ -110,3 +110,62 @@ struct SharedPushStateTests {
         }
     }
 }
+
+/// The attempt counts' keys on PostgreSQL, and the processes that count them: with `throttle_key_file`, a key is stored
+/// as its HMAC-SHA256 under the file's bytes (the vectors computed with Python's `hmac`), which a copy of the database
+/// cannot be tried against addresses without; and a process that would count under another key finds the live one
+/// that does not.
+@Suite(.enabled(if: PostgresTesting.isAvailable, Comment(rawValue: PostgresTesting.skipped)))
+struct ThrottleKeyTests {
+    let now = Date(timeIntervalSince1970: 1_740_000_000)
+    let secret = ThrottleKey(Array(0..<32))!
+
+    /// A store on a new database, closed after `body`.
+    func withStore(_ body: (PostgresStore) async throws -> Void) async throws {
+        try await PostgresTesting.withDatabase { address in
+            let store = try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: PostgresTesting.logger)
+            do { try await body(store) } catch {
+                await store.close()
+                throw error
+            }
+            await store.close()
+        }
+    }
+
+    @Test func aKeyIsStoredUnderTheSecretAndWithoutOneAsItsDigest() async throws {
+        try await withStore { store in
+            #expect(ThrottleKey(Array(repeating: 1, count: 31)) == nil && ThrottleKey(Array(repeating: 1, count: 4097)) == nil)
+            #expect(secret.fingerprint == "361b45056aaece3c")
+            #expect(try await PostgresThrottleCounter(store: store, key: secret).admit(["client"], limit: 5, window: 60, now: now) == nil)
+            #expect(try await PostgresThrottleCounter(store: store).admit(["client"], limit: 5, window: 60, now: now) == nil)
+            let keys = try await store.withoutTransaction {
+                try await $0.rows("SELECT key FROM throttle_event ORDER BY key").map { try $0.decode(String.self) }
+            }
+            #expect(
+                keys == [
+                    "87c558c418c2d933b95cdce29cf6e8bec80a78b2c51c84686ef2d3c67108f589",  // HMAC-SHA256(bytes 0..31, "client")
+                    "948fe603f61dc036b5c596dc09fe3ce3f3d30dc90f024c85f3c82db2ccab679d",  // SHA-256("client")
+                ])
+            // Under the key, the limit holds as it does without one: the counts are the same rows.
+            for _ in 0..<4 { _ = try await PostgresThrottleCounter(store: store, key: secret).admit(["client"], limit: 5, window: 60, now: now) }
+            #expect(try await PostgresThrottleCounter(store: store, key: secret).admit(["client"], limit: 5, window: 60, now: now) == 60)
+            try await PostgresThrottleCounter(store: store, key: secret).reset("client")
+            #expect(try await PostgresThrottleCounter(store: store, key: secret).admit(["client"], limit: 5, window: 60, now: now) == nil)
+        }
+    }
+
+    @Test func aProcessFindsTheLiveOneThatKeysAttemptsOtherwise() async throws {
+        try await withStore { store in
+            try await store.recordProcess(owner: "a", host: "one", pid: 1, throttleKey: secret.fingerprint, now: now, lastPass: nil)
+            // Serving no API, it counts nothing: no key to agree on.
+            try await store.recordProcess(owner: "b", host: "two", pid: 2, throttleKey: nil, now: now, lastPass: nil)
+            #expect(try await store.processWithAnotherThrottleKey(than: secret.fingerprint, owner: "c", now: now) == nil)
+            #expect(try await store.processWithAnotherThrottleKey(than: "", owner: "c", now: now)?.owner == "a")
+            #expect(try await store.processWithAnotherThrottleKey(than: "0011223344556677", owner: "c", now: now)?.pid == 1)
+            // Itself, restarted under the same owner, is not another; nor is a process no longer seen.
+            #expect(try await store.processWithAnotherThrottleKey(than: "", owner: "a", now: now) == nil)
+            let later = now.addingTimeInterval(PostgresStore.processStaleAfter + 1)
+            #expect(try await store.processWithAnotherThrottleKey(than: "", owner: "c", now: later) == nil)
+        }
+    }
+}
