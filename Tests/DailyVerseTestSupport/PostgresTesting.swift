@@ -59,15 +59,47 @@ public enum PostgresTesting {
     /// Runs `statements` in a transaction on a connection of its own to `address`'s database, then `body` while that
     /// transaction is open (and holds what the statements locked), then closes the connection.
     public static func holding<T: Sendable>(_ address: PostgresAddress, _ statements: String..., body: () async throws -> T) async throws -> T {
-        let connection = try await PostgresStore.connect(address, password: password, logger: logger)
+        try await withHeldTransaction(address) { held, _ in
+            for statement in statements { _ = try await held.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+            return try await body()
+        }
+    }
+
+    /// Runs `body` with two connections of their own to `address`'s database: `held`, in a transaction begun for it
+    /// (what it locks stays locked until `body` commits or the connection closes), and `watcher`, to look from
+    /// outside; both closed after.
+    public static func withHeldTransaction<T: Sendable>(
+        _ address: PostgresAddress, _ body: (_ held: PostgresConnection, _ watcher: PostgresConnection) async throws -> T
+    ) async throws -> T {
+        let held = try await PostgresStore.connect(address, password: password, logger: logger)
+        let watcher: PostgresConnection
+        do { watcher = try await PostgresStore.connect(address, password: password, logger: logger) } catch {
+            try? await held.close()
+            throw error
+        }
         do {
-            for statement in ["BEGIN"] + statements { _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
-            let result = try await body()
-            try await connection.close()
+            _ = try await held.query("BEGIN", logger: logger)
+            let result = try await body(held, watcher)
+            try await held.close()
+            try await watcher.close()
             return result
         } catch {
-            try? await connection.close()
+            try? await held.close()
+            try? await watcher.close()
             throw error
+        }
+    }
+
+    /// Returns once a session of `watcher`'s database waits on a lock (as `pg_stat_activity` says): polled, not slept
+    /// for.
+    public static func untilALockIsAwaited(watching watcher: PostgresConnection) async throws {
+        while true {
+            let waiting =
+                try await watcher.query(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'", logger: logger
+                ).collect().first?.decode(Int.self) ?? 0
+            if waiting > 0 { return }
+            await Task.yield()
         }
     }
 

@@ -114,12 +114,8 @@ struct SharedUserStoreTests {
             let (user, _) = try await processes[0].createGuest(now: now)
             let (state, _) = try await processes[0].registerDevice(device(1), userID: user.id, now: now, maximum: 20)
             let id = state.device.id
-            let address = processes[0].store.address
             // The batch: the device read FOR SHARE, as `SharedEmitter` reads it.
-            let batch = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: PostgresTesting.logger)
-            let watcher = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: PostgresTesting.logger)
-            do {
-                _ = try await batch.query("BEGIN", logger: PostgresTesting.logger)
+            try await PostgresTesting.withHeldTransaction(processes[0].store.address) { batch, watcher in
                 let seq = try await batch.query("SELECT seq FROM device WHERE id = \(id) FOR SHARE", logger: PostgresTesting.logger)
                     .collect().first?.decode(Int64.self)
                 let change = Task {
@@ -127,16 +123,7 @@ struct SharedUserStoreTests {
                         DeviceSettings(reminderTime: try ReminderTime(hour: 9, minute: 30))
                     }
                 }
-                // Until the change waits on the batch's lock: polled, not slept for.
-                var waiting = 0
-                while waiting == 0 {
-                    waiting =
-                        try await watcher.query(
-                            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-                            logger: PostgresTesting.logger
-                        ).collect().first?.decode(Int.self) ?? 0
-                    await Task.yield()
-                }
+                try await PostgresTesting.untilALockIsAwaited(watching: watcher)
                 // The batch writes tomorrow's row under the old settings (08:00 in Baghdad) and commits.
                 _ = try await batch.query(
                     """
@@ -150,12 +137,6 @@ struct SharedUserStoreTests {
                 let left = try await watcher.query("SELECT count(*) FROM outbox WHERE device_id = \(id)", logger: PostgresTesting.logger)
                     .collect().first?.decode(Int.self)
                 #expect(left == 0, "the row written with the old reminder time is still to be sent")
-                try await batch.close()
-                try await watcher.close()
-            } catch {
-                try? await batch.close()
-                try? await watcher.close()
-                throw error
             }
         }
     }
@@ -173,10 +154,8 @@ struct SharedUserStoreTests {
             }
             #expect(locks == 0)
             let token = String(format: "%064x", 999)
-            let other = try await PostgresStore.connect(store.address, password: PostgresTesting.password, logger: PostgresTesting.logger)
-            let watcher = try await PostgresStore.connect(store.address, password: PostgresTesting.password, logger: PostgresTesting.logger)
-            do {
-                _ = try await other.query("BEGIN", logger: PostgresTesting.logger)
+            // Another transaction adds one of the import's tokens and holds it uncommitted.
+            try await PostgresTesting.withHeldTransaction(store.address) { other, watcher in
                 _ = try await other.query(
                     """
                     INSERT INTO device (id, platform, token, timezone, reminder_time, locale, calendar, adjustment, display_theme, enabled,
@@ -188,25 +167,10 @@ struct SharedUserStoreTests {
                             [(line: 1, settings: device(1000)), (line: 2, settings: device(999))], now: now, themes: themes)
                     }
                 }
-                // Until the import waits on the other transaction's key: polled, not slept for.
-                var waiting = 0
-                while waiting == 0 {
-                    waiting =
-                        try await watcher.query(
-                            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-                            logger: PostgresTesting.logger
-                        ).collect().first?.decode(Int.self) ?? 0
-                    await Task.yield()
-                }
+                try await PostgresTesting.untilALockIsAwaited(watching: watcher)
                 _ = try await other.query("COMMIT", logger: PostgresTesting.logger)
                 let refusal = await #expect(throws: DeviceImportError.self) { try await importing.value }
                 #expect(refusal?.line == 2 && refusal?.reason == DeviceError.duplicateToken(token).description, "\(String(describing: refusal))")
-                try await other.close()
-                try await watcher.close()
-            } catch {
-                try? await other.close()
-                try? await watcher.close()
-                throw error
             }
         }
     }
