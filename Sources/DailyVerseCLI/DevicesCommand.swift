@@ -62,14 +62,14 @@ struct DevicesAddCommand: AsyncParsableCommand {
         guard settings.timeZone != nil else { throw CLIError("--tz is required") }
         let now = try global.clock()
         let state: DeviceState?
-        if let themes = try global.sharedDisplayThemes() {
-            state =
-                try await global.withPostgres { store in
-                    try await store.transaction { transaction in
-                        let device = try await transaction.insertDevice(settings, userID: nil, now: now, themes: themes)
-                        return try await transaction.deviceState(id: device.id, now: now)
-                    }
-                } ?? nil
+        let shared = try await global.withPostgres { store in
+            let themes = try global.contentCopyThemes()
+            return try await store.transaction { transaction in
+                try await transaction.deviceState(id: transaction.insertDevice(settings, userID: nil, now: now, themes: themes).id, now: now)
+            }
+        }
+        if let shared {
+            state = shared
         } else {
             let database = try global.openDatabase()
             state = try database.deviceState(id: database.addDevice(settings, now: now).id, now: now)
@@ -124,8 +124,9 @@ struct DevicesShowCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (id, now) = (id, try global.clock())
-        let found: DeviceState??
-        found = try await global.withPostgres { store in try await store.withoutTransaction { try await $0.deviceState(id: id, now: now) } }
+        let found: DeviceState?? = try await global.withPostgres { store in
+            try await store.withoutTransaction { try await $0.deviceState(id: id, now: now) }
+        }
         guard let state = try found ?? global.openDatabase().deviceState(id: id, now: now) else { throw DeviceError.notFound(id) }
         let record = DeviceRecord(state)
         if global.json { return try printJSON(record) }
@@ -143,14 +144,14 @@ struct DevicesUpdateCommand: AsyncParsableCommand {
     func run() async throws {
         let (id, now, settings) = (id, try global.clock(), try options.settings())
         let state: DeviceState?
-        if let themes = try global.sharedDisplayThemes() {
-            state =
-                try await global.withPostgres { store in
-                    try await store.transaction { transaction in
-                        _ = try await transaction.updateDevice(id: id, settings, now: now, themes: themes)
-                        return try await transaction.deviceState(id: id, now: now)
-                    }
-                } ?? nil
+        let shared = try await global.withPostgres { store in
+            let themes = try global.contentCopyThemes()
+            return try await store.transaction { transaction in
+                try await transaction.deviceState(id: transaction.updateDevice(id: id, settings, now: now, themes: themes).id, now: now)
+            }
+        }
+        if let shared {
+            state = shared
         } else {
             let database = try global.openDatabase()
             state = try database.deviceState(id: database.updateDevice(id: id, settings, now: now).id, now: now)
@@ -208,12 +209,13 @@ struct DevicesImportCommand: AsyncParsableCommand {
         let now = try global.clock()
         let added: Int
         do {
-            if let themes = try global.sharedDisplayThemes() {
-                let all = items
-                added =
-                    try await global.withPostgres { store in
-                        try await store.transaction { try await $0.addDevices(all, now: now, themes: themes, progress: bar.update).count }
-                    } ?? 0
+            let all = items
+            let shared = try await global.withPostgres { store in
+                let themes = try global.contentCopyThemes()
+                return try await store.transaction { try await $0.addDevices(all, now: now, themes: themes, progress: bar.update).count }
+            }
+            if let shared {
+                added = shared
             } else {
                 added = try global.openDatabase().addDevices(items, now: now, progress: bar.update).count
             }

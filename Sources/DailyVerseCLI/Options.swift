@@ -216,12 +216,9 @@ public struct GlobalOptions: ParsableArguments {
         return try openDatabase(named: named, defaultPath: defaultPath, pool: pool)
     }
 
-    /// With a PostgreSQL database, the display themes a device may have: those of this machine's content copy, as
-    /// `serve` checks them. Nil on SQLite, whose device writes check its own table.
-    func sharedDisplayThemes() throws -> Set<String>? {
-        guard try postgresAddress() != nil else { return nil }
-        return Set(try openContentCopy(flag: nil).displayThemes().map(\.id))
-    }
+    /// On PostgreSQL, the display themes a device may have: those of this machine's content copy, as `serve` checks
+    /// them (SQLite's device writes check the database's own table).
+    func contentCopyThemes() throws -> Set<String> { Set(try openContentCopy(flag: nil).displayThemes().map(\.id)) }
 
     /// The content the reading commands (today, verse, the calendars, coverage) read: the SQLite database, or with a
     /// PostgreSQL database this machine's content copy, with the month starts published there copied into it first,

@@ -16,16 +16,8 @@ extension PostgresTransaction {
     /// The device `id`, or the devices of `userID` oldest first. (Each statement is planned with its values, so
     /// the condition not given costs nothing.)
     func deviceStates(id: String? = nil, userID: String? = nil, now: Date) async throws -> [DeviceState] {
-        var states: [DeviceState] = []
-        try await forEachDeviceState(id: id, userID: userID, now: now) { states.append($0) }
-        return states
-    }
-
-    /// Visits the device `id`'s state, or those of `userID`'s devices, oldest first, as they are read.
-    func forEachDeviceState(id: String?, userID: String?, now: Date, _ body: (DeviceState) throws -> Void) async throws {
-        let query = Self.deviceStates(id: id, userID: userID, after: nil, limit: nil, now: now)
-        for try await row in try await connection.query(query, logger: logger) {
-            try body(try AppDatabase.deviceState(PostgresColumns(row), now: now))
+        try await rows(Self.deviceStates(id: id, userID: userID, after: nil, limit: nil, now: now)).map {
+            try AppDatabase.deviceState(PostgresColumns($0), now: now)
         }
     }
 

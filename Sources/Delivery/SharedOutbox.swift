@@ -160,10 +160,11 @@ extension PostgresStore {
     /// As `AppDatabase.requeueFailed`: failed rows (all, or those of `ids`) pending again with fresh attempts, due now
     /// and leased to none. How many.
     public func requeueFailed(ids: [Int64]? = nil, now: Date) async throws -> Int {
-        try await client.query(
+        let chosen = ids.map { Array(Set($0)) }
+        return try await client.query(
             """
             UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = \(now.timeIntervalSince1970), lease_owner = NULL, lease_until = NULL
-            WHERE status = 'failed' AND (\(ids.map { Array(Set($0)) })::int8[] IS NULL OR id = ANY(\(ids.map { Array(Set($0)) })::int8[]))
+            WHERE status = 'failed' AND (\(chosen)::int8[] IS NULL OR id = ANY(\(chosen)::int8[]))
             RETURNING 1
             """, logger: backgroundLogger
         ).collect().count
