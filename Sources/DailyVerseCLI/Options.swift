@@ -224,10 +224,14 @@ public struct GlobalOptions: ParsableArguments {
     /// PostgreSQL database this machine's content copy, with the month starts published there copied into it first,
     /// as `serve` copies them each minute: what a command prints is what the API answers.
     func openContent() async throws -> AppDatabase {
-        guard try postgresAddress() != nil else { return try openDatabase() }
-        let content = try openContentCopy(flag: nil)
         let now = try clock()
-        _ = try await withPostgres { try await ServeCommand.followPublishedStarts($0, content, now: now) }
+        return try await withPostgres { try await contentCopy(following: $0, now: now) } ?? openDatabase()
+    }
+
+    /// This machine's content copy, with the month starts published on `store` copied into it.
+    func contentCopy(following store: PostgresStore, now: Date) async throws -> AppDatabase {
+        let content = try openContentCopy(flag: nil)
+        try await ServeCommand.followPublishedStarts(store, content, now: now)
         return content
     }
 

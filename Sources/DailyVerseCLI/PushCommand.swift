@@ -33,8 +33,7 @@ struct PushTestCommand: AsyncParsableCommand {
             guard let state = try await store.withoutTransaction({ try await $0.deviceState(id: deviceID, now: now) }) else {
                 throw DeviceError.notFound(deviceID)
             }
-            let content = try global.openContentCopy(flag: nil)
-            try await ServeCommand.followPublishedStarts(store, content, now: now)
+            let content = try await global.contentCopy(following: store, now: now)
             let record = try Emitter(database: content, configuration: configuration).preview(state.device, now: now)
             return try await send(record, state: .postgres(store), now: now)
         }
