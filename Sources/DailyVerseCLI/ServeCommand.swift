@@ -333,6 +333,25 @@ extension ServeCommand {
         return try content.replacePublishedMonthStarts(with: starts, at: now)
     }
 
+    /// The API's attempt counts are one limit only if every process keys them alike: refused, naming a live process
+    /// whose API keys them otherwise. Said at start when they are keyed by their SHA-256 alone.
+    static func agree(on throttleKey: String, store: PostgresStore, owner: String, now: Date, logger: Logger) async throws {
+        if throttleKey.isEmpty {
+            logger.notice(
+                "throttles: attempt keys are stored as their SHA-256, which anyone can compute for every address: set throttle_key_file (the same on every machine) to store them under a secret"
+            )
+        }
+        let other: ProcessRecord?
+        do { other = try await store.processWithAnotherThrottleKey(than: throttleKey, owner: owner, now: now) } catch {
+            throw CLIError(store.describe(error))
+        }
+        if let other {
+            throw CLIError(
+                "throttle_key_file: process \(other.pid) on \(other.host), running since \(other.startedAt.iso8601UTC), does not key the API's attempts as this one would (throttle_key_file differs, or is set on one only): every serve on one database needs the same key file (to change it, stop them all)"
+            )
+        }
+    }
+
     /// `serve` on PostgreSQL: any number of these processes, on any number of machines, share the database. Each
     /// emits with row locks (`SharedEmitter`), delivers by leases (`SharedOutbox`), keeps the push services' tokens and
     /// pauses there, and runs the hourly housekeeping one job at a time across processes; no scheduler lock. The
@@ -354,6 +373,8 @@ extension ServeCommand {
         }
         let emitter = SharedEmitter(store: store, content: content, configuration: configuration, logger: logger)
         let owner = SharedOutbox.processOwner()
+        // The key this process's API stores attempt counts under, by its fingerprint ('' for none); nil: no API.
+        let throttleKey = once || address == "none" ? nil : settings.throttleKey?.fingerprint ?? ""
         // --once: one pass at the scheduler's instant; else a clock that runs (from --now, if given).
         let now: Date?
         let clock: @Sendable () -> Date
@@ -368,6 +389,7 @@ extension ServeCommand {
             } else {
                 clock = try replayClock()
             }
+            if let throttleKey { try await Self.agree(on: throttleKey, store: store, owner: owner, now: clock(), logger: logger) }
             if !once, address != "none" {
                 let themes = Set(try content.displayThemes().map(\.id))
                 services.append(
@@ -411,28 +433,6 @@ extension ServeCommand {
                 "emit_ahead": "\(Int(configuration.ahead))s", "lease_owner": "\(owner)",
             ])
         for line in GlobalOptions.overrides.all { logger.warning("configuration: \(line)") }
-        // The API's attempt counts are one limit only if every process keys them alike.
-        let throttleKey = address == "none" ? nil : settings.throttleKey?.fingerprint ?? ""
-        if let throttleKey {
-            if throttleKey.isEmpty {
-                logger.notice(
-                    "throttles: attempt keys are stored as their SHA-256, which anyone can compute for every address: set throttle_key_file (the same on every machine) to store them under a secret"
-                )
-            }
-            let other: ProcessRecord?
-            do { other = try await store.processWithAnotherThrottleKey(than: throttleKey, owner: owner, now: clock()) } catch {
-                await deliverer.sink.shutdown()
-                await store.close()
-                throw CLIError(store.describe(error))
-            }
-            if let other {
-                await deliverer.sink.shutdown()
-                await store.close()
-                throw CLIError(
-                    "throttle_key_file: process \(other.pid) on \(other.host), running since \(other.startedAt.iso8601UTC), does not key the API's attempts as this one would (throttle_key_file differs, or is set on one only): every serve on one database needs the same key file (to change it, stop them all)"
-                )
-            }
-        }
         let heartbeat = Heartbeat()
         services.append(
             MaintenanceService(name: "published month starts", interval: 60, clock: clock, logger: logger) { now in
