@@ -140,8 +140,9 @@ public final class PushStandIn: Sendable {
         return String(decoding: try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
     }
 
-    /// Runs the stand-ins on an ephemeral loopback port for the duration of `body`.
-    public func run<T: Sendable>(_ body: @Sendable (Int) async throws -> T) async throws -> T {
+    /// Runs the stand-ins on an ephemeral loopback port for the duration of `body`; their tasks on `executor` if given
+    /// (a test's own thread, so that its answers never wait for other suites' work), else on the shared pool.
+    public func run<T: Sendable>(on executor: (any TaskExecutor)? = nil, _ body: @Sendable (Int) async throws -> T) async throws -> T {
         let router = Router()
         router.post("/3/device/:token") { request, context in try await self.apns(request, context) }
         router.post("/token") { request, context in try await self.token(request, context) }
@@ -155,7 +156,7 @@ public final class PushStandIn: Sendable {
             configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "stand-in"),
             onServerRunning: { channel in port.set(channel.localAddress?.port ?? 0) }, logger: logger)
         let group = ServiceGroup(configuration: .init(services: [application], logger: logger))
-        async let running: Void = group.run()
+        async let running: Void = withTaskExecutorPreference(executor) { try await group.run() }
         let result: T
         do { result = try await body(try await port.wait()) } catch {
             await group.triggerGracefulShutdown()
@@ -171,12 +172,14 @@ public final class PushStandIn: Sendable {
     /// (through a CA file, as an operator would), shut down after. `timeout` bounds a request against a hang; it is no
     /// figure: with every suite running at once on two cores, a request's TLS handshake once took more than 10 s, and
     /// the deadline, not the stand-in's answer, decided the outcome under test.
-    public func runWithClient<T: Sendable>(timeout: TimeInterval = 60, _ body: @Sendable (Int, PushClient) async throws -> T) async throws -> T {
+    public func runWithClient<T: Sendable>(
+        timeout: TimeInterval = 60, on executor: (any TaskExecutor)? = nil, _ body: @Sendable (Int, PushClient) async throws -> T
+    ) async throws -> T {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-stand-in-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let caFile = try certificates.writeAuthority(in: folder)
-        return try await run { port in
+        return try await run(on: executor) { port in
             let client = try PushClient(caFile: caFile, timeout: timeout)
             do {
                 let result = try await body(port, client)

@@ -1,3 +1,4 @@
+import DailyVerseTestSupport
 import Encodings
 import Foundation
 import PushServices
@@ -42,7 +43,7 @@ import Testing
 
     @Test func pushTestSendsOneDeviceNowAndSaysWhatTheServiceAnswered() async throws {
         let standIn = try PushStandIn(clock: { ISO8601DateFormatter().date(from: Self.now)! })
-        try await standIn.run { port in
+        try await standIn.run(on: OwnThreadExecutor.servers) { port in
             let (folder, environment) = try Self.configuration(standIn, port: port)
             defer { try? FileManager.default.removeItem(at: folder) }
             let database = CLI.freshDatabase()
@@ -68,7 +69,7 @@ import Testing
 
     @Test func serveDeliversThroughThePushSinkAndStatusSaysHowItWent() async throws {
         let standIn = try PushStandIn(clock: { ISO8601DateFormatter().date(from: Self.now)! })
-        try await standIn.run { port in
+        try await standIn.run(on: OwnThreadExecutor.servers) { port in
             let (folder, environment) = try Self.configuration(standIn, port: port)
             defer { try? FileManager.default.removeItem(at: folder) }
             let database = CLI.freshDatabase()

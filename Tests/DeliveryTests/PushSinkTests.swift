@@ -55,7 +55,7 @@ import Testing
     func withHarness(_ body: @Sendable (Harness) async throws -> Void) async throws {
         let clock = SettableClock(Self.fire.addingTimeInterval(60))
         let standIn = try PushStandIn(clock: { clock.now })
-        try await standIn.runWithClient { port, client in
+        try await standIn.runWithClient(on: OwnThreadExecutor.servers) { port, client in
             let database = try seededDatabase()
             let created = instant("2025-02-28T00:00:00Z")
             let sub = standIn.subscription(0, port: port)

@@ -29,7 +29,9 @@ import Glibc
             environment, host: "127.0.0.1", port: 0, idleTimeout: idleTimeout, connections: connections, logger: logger
         ) { port.set($0) }
         let group = ServiceGroup(configuration: .init(services: [application], logger: logger))
-        async let running: Void = group.run()
+        // The server's tasks (its connections' and its routes') run on a thread of their own: on the shared pool,
+        // other suites' work held them past the 30-second request deadline, which closed connections unanswered.
+        async let running: Void = withTaskExecutorPreference(OwnThreadExecutor.servers) { try await group.run() }
         do {
             try await body(try await port.wait())
         } catch {

@@ -25,7 +25,9 @@ import Testing
     func withStandIn(_ body: @Sendable (Harness) async throws -> Void) async throws {
         let clock = SettableClock(Self.start)
         let standIn = try PushStandIn(clock: { clock.now })
-        try await standIn.runWithClient { port, client in try await body(Harness(standIn: standIn, port: port, client: client, clock: clock)) }
+        try await standIn.runWithClient(on: OwnThreadExecutor.servers) { port, client in
+            try await body(Harness(standIn: standIn, port: port, client: client, clock: clock))
+        }
     }
 
     func apns(_ h: Harness, key: P256.Signing.PrivateKey? = nil, store: any CredentialStore = MemoryCredentialStore()) -> APNsSender {
