@@ -213,7 +213,7 @@ let package = Package(
             name: "ContentStoreTests",
             dependencies: [
                 "DailyVerseTestSupport", "ContentStore", "Storage", "AppSchema", "VerseOfTheDay", "HijriCalendar", "VerseCalendar",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             // Fixtures/: a few sura files of ThaqalaynTafsirData, verbatim (CC BY-ND 4.0; see their NOTICE.md).
             exclude: ["Fixtures"]),

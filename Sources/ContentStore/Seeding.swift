@@ -253,100 +253,103 @@ extension AppDatabase {
 
     /// Replaces the bundled content with `content`. Imported commentary and editions under other ids are kept.
     public func seed(_ content: BundledContent) throws {
-        try write { db in
-            if try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seed_fingerprint'") == content.fingerprint { return }
-            let counts = content.arabic.ayahCounts
-            try db.execute(sql: "DELETE FROM surah")
-            let surah = try db.makeStatement(
-                sql: "INSERT INTO surah (number, transliteration, arabic, english, revelation, ayah_count) VALUES (?, ?, ?, ?, ?, ?)")
-            for entry in content.surahs {
-                try surah.execute(arguments: [
-                    entry.number, entry.transliteration, entry.arabic, entry.english, entry.revelation, counts[entry.number - 1],
-                ])
-            }
-            try Self.storeEdition(db, BundledContent.arabicEdition, file: content.arabic, progress: nil)
-            try Self.storeEdition(db, BundledContent.pickthall, file: content.translation, progress: nil)
+        try write { db in try Self.seed(db, content) }
+    }
 
-            for layer in content.layers {
-                let sources = String(
-                    decoding: try JSONEncoder().encode(content.layerSources.sources(for: layer.id).map(\.description)), as: UTF8.self)
-                try db.execute(
-                    sql: """
-                        INSERT INTO layer (id, position, icon, title, description, sources) VALUES (?, ?, ?, ?, ?, ?)
-                        ON CONFLICT (id) DO UPDATE SET position = excluded.position, icon = excluded.icon,
-                            title = excluded.title, description = excluded.description, sources = excluded.sources
-                        """, arguments: [layer.id, layer.position, layer.icon, layer.title, layer.description, sources])
-            }
-            try db.execute(sql: "DELETE FROM display_theme")
-            for theme in content.displayThemes {
-                try db.execute(
-                    sql: "INSERT INTO display_theme (id, name, background, surface, text, accent) VALUES (?, ?, ?, ?, ?, ?)",
-                    arguments: [theme.id, theme.name, theme.background, theme.surface, theme.text, theme.accent])
-            }
-
-            try db.execute(sql: "DELETE FROM month_pool; DELETE FROM month_theme; DELETE FROM occasion; DELETE FROM verse_theme")
-            func insertTheme(_ theme: Theme) throws {
-                try db.execute(
-                    sql: "INSERT INTO verse_theme (id, name, relevance) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
-                    arguments: [theme.id, theme.name, theme.relevance])
-            }
-            let pool = try db.makeStatement(
-                sql: "INSERT INTO month_pool (month, position, surah, ayah_start, ayah_end) VALUES (?, ?, ?, ?, ?)")
-            for month in content.calendar.months {
-                try insertTheme(month.theme)
-                try db.execute(sql: "INSERT INTO month_theme (month, theme_id) VALUES (?, ?)", arguments: [month.month, month.theme.id])
-                for (position, range) in month.verses.enumerated() {
-                    try pool.execute(arguments: [month.month, position, range.surah, range.start, range.end])
-                }
-            }
-            for occasion in content.calendar.occasions {
-                try insertTheme(occasion.theme)
-                try db.execute(
-                    sql: """
-                        INSERT INTO occasion (
-                            id, name, name_arabic, description, note, month, day, observed, rank, surah, ayah_start, ayah_end, theme_id)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        occasion.id, occasion.name, occasion.nameArabic, occasion.description, occasion.note, occasion.month, occasion.day,
-                        occasion.observed.rawValue, occasion.rank, occasion.verses.surah, occasion.verses.start, occasion.verses.end,
-                        occasion.theme.id,
-                    ])
-            }
-
-            if let coastline = content.coastline {
-                try Self.setMeta(db, "map_coastline", coastline)
-            } else {
-                try db.execute(sql: "DELETE FROM meta WHERE key = 'map_coastline'")
-            }
-            try db.execute(sql: "DELETE FROM crescent_region")
-            for (position, region) in content.crescentRegions.regions.enumerated() {
-                let sites = String(decoding: try JSONEncoder().encode(region.sites), as: UTF8.self)
-                try db.execute(
-                    sql: "INSERT INTO crescent_region (id, position, name, rule, sites, is_default, predicted) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    arguments: [
-                        region.id, position, region.name, region.rule.name, sites, region.id == content.crescentRegions.defaultRegion.id,
-                        content.predictedTables[region.id],
-                    ])
-            }
-
-            try db.execute(sql: "DELETE FROM commentary WHERE origin = 'bundled'")
-            try Self.storeCommentary(db, content.commentary, origin: "bundled", replace: false, progress: nil)
-            // The bundled editions, except where the installation imported the whole edition (a bundled one has no
-            // import time: the epoch stands in).
-            // The excerpts kept from earlier reads go too: the passages and the rules that cut them may have changed
-            // with the data (a change of the rules changes `formatVersion`); the bundle's own come with it.
-            try db.execute(sql: "DELETE FROM tafsir_edition WHERE origin = 'bundled'")
-            try db.execute(sql: "DELETE FROM tafsir_excerpt")
-            let imported = Set(try String.fetchAll(db, sql: "SELECT id FROM tafsir_edition"))
-            for bundled in content.tafsir where !imported.contains(bundled.edition.info.id) {
-                try Self.storeTafsir(db, bundled.edition, terms: bundled.terms, origin: "bundled", at: Date(timeIntervalSince1970: 0), progress: nil)
-                for kept in bundled.excerpts {
-                    try Self.storeExcerpt(db, edition: bundled.edition.info.id, part: kept.part, range: kept.range, kept.excerpt)
-                }
-            }
-            try Self.setMeta(db, "seed_fingerprint", content.fingerprint)
+    /// `seed(_:)` in the caller's transaction.
+    static func seed(_ db: Database, _ content: BundledContent) throws {
+        if try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seed_fingerprint'") == content.fingerprint { return }
+        let counts = content.arabic.ayahCounts
+        try db.execute(sql: "DELETE FROM surah")
+        let surah = try db.makeStatement(
+            sql: "INSERT INTO surah (number, transliteration, arabic, english, revelation, ayah_count) VALUES (?, ?, ?, ?, ?, ?)")
+        for entry in content.surahs {
+            try surah.execute(arguments: [
+                entry.number, entry.transliteration, entry.arabic, entry.english, entry.revelation, counts[entry.number - 1],
+            ])
         }
+        try Self.storeEdition(db, BundledContent.arabicEdition, file: content.arabic, progress: nil)
+        try Self.storeEdition(db, BundledContent.pickthall, file: content.translation, progress: nil)
+
+        for layer in content.layers {
+            let sources = String(
+                decoding: try JSONEncoder().encode(content.layerSources.sources(for: layer.id).map(\.description)), as: UTF8.self)
+            try db.execute(
+                sql: """
+                    INSERT INTO layer (id, position, icon, title, description, sources) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (id) DO UPDATE SET position = excluded.position, icon = excluded.icon,
+                        title = excluded.title, description = excluded.description, sources = excluded.sources
+                    """, arguments: [layer.id, layer.position, layer.icon, layer.title, layer.description, sources])
+        }
+        try db.execute(sql: "DELETE FROM display_theme")
+        for theme in content.displayThemes {
+            try db.execute(
+                sql: "INSERT INTO display_theme (id, name, background, surface, text, accent) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [theme.id, theme.name, theme.background, theme.surface, theme.text, theme.accent])
+        }
+
+        try db.execute(sql: "DELETE FROM month_pool; DELETE FROM month_theme; DELETE FROM occasion; DELETE FROM verse_theme")
+        func insertTheme(_ theme: Theme) throws {
+            try db.execute(
+                sql: "INSERT INTO verse_theme (id, name, relevance) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                arguments: [theme.id, theme.name, theme.relevance])
+        }
+        let pool = try db.makeStatement(
+            sql: "INSERT INTO month_pool (month, position, surah, ayah_start, ayah_end) VALUES (?, ?, ?, ?, ?)")
+        for month in content.calendar.months {
+            try insertTheme(month.theme)
+            try db.execute(sql: "INSERT INTO month_theme (month, theme_id) VALUES (?, ?)", arguments: [month.month, month.theme.id])
+            for (position, range) in month.verses.enumerated() {
+                try pool.execute(arguments: [month.month, position, range.surah, range.start, range.end])
+            }
+        }
+        for occasion in content.calendar.occasions {
+            try insertTheme(occasion.theme)
+            try db.execute(
+                sql: """
+                    INSERT INTO occasion (
+                        id, name, name_arabic, description, note, month, day, observed, rank, surah, ayah_start, ayah_end, theme_id)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    occasion.id, occasion.name, occasion.nameArabic, occasion.description, occasion.note, occasion.month, occasion.day,
+                    occasion.observed.rawValue, occasion.rank, occasion.verses.surah, occasion.verses.start, occasion.verses.end,
+                    occasion.theme.id,
+                ])
+        }
+
+        if let coastline = content.coastline {
+            try Self.setMeta(db, "map_coastline", coastline)
+        } else {
+            try db.execute(sql: "DELETE FROM meta WHERE key = 'map_coastline'")
+        }
+        try db.execute(sql: "DELETE FROM crescent_region")
+        for (position, region) in content.crescentRegions.regions.enumerated() {
+            let sites = String(decoding: try JSONEncoder().encode(region.sites), as: UTF8.self)
+            try db.execute(
+                sql: "INSERT INTO crescent_region (id, position, name, rule, sites, is_default, predicted) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                arguments: [
+                    region.id, position, region.name, region.rule.name, sites, region.id == content.crescentRegions.defaultRegion.id,
+                    content.predictedTables[region.id],
+                ])
+        }
+
+        try db.execute(sql: "DELETE FROM commentary WHERE origin = 'bundled'")
+        try Self.storeCommentary(db, content.commentary, origin: "bundled", replace: false, progress: nil)
+        // The bundled editions, except where the installation imported the whole edition (a bundled one has no
+        // import time: the epoch stands in).
+        // The excerpts kept from earlier reads go too: the passages and the rules that cut them may have changed
+        // with the data (a change of the rules changes `formatVersion`); the bundle's own come with it.
+        try db.execute(sql: "DELETE FROM tafsir_edition WHERE origin = 'bundled'")
+        try db.execute(sql: "DELETE FROM tafsir_excerpt")
+        let imported = Set(try String.fetchAll(db, sql: "SELECT id FROM tafsir_edition"))
+        for bundled in content.tafsir where !imported.contains(bundled.edition.info.id) {
+            try Self.storeTafsir(db, bundled.edition, terms: bundled.terms, origin: "bundled", at: Date(timeIntervalSince1970: 0), progress: nil)
+            for kept in bundled.excerpts {
+                try Self.storeExcerpt(db, edition: bundled.edition.info.id, part: kept.part, range: kept.range, kept.excerpt)
+            }
+        }
+        try Self.setMeta(db, "seed_fingerprint", content.fingerprint)
     }
 
     static func storeEdition(_ db: Database, _ edition: Edition, file: TanzilFile, progress: ((Int, Int) -> Void)?) throws {

@@ -221,18 +221,42 @@ public struct GlobalOptions: ParsableArguments {
     func contentCopyThemes() throws -> Set<String> { Set(try openContentCopy(flag: nil).displayThemes().map(\.id)) }
 
     /// The content the reading commands (today, verse, the calendars, coverage) read: the SQLite database, or with a
-    /// PostgreSQL database this machine's content copy, with the month starts published there copied into it first,
-    /// as `serve` copies them each minute: what a command prints is what the API answers.
+    /// PostgreSQL database this machine's content copy, with the month starts and the imports published there copied
+    /// into it first, as `serve` copies them each minute: what a command prints is what the API answers.
     func openContent() async throws -> AppDatabase {
         let now = try clock()
         return try await withPostgres { try await contentCopy(following: $0, now: now) } ?? openDatabase()
     }
 
-    /// This machine's content copy, with the month starts published on `store` copied into it.
+    /// This machine's content copy, with the month starts and the imported content published on `store` copied into it.
     func contentCopy(following store: PostgresStore, now: Date) async throws -> AppDatabase {
         let content = try openContentCopy(flag: nil)
-        try await ServeCommand.followPublishedStarts(store, content, now: now)
+        try await ServeCommand.followTheDatabase(store, content, data: try dataDirectory(), now: now)
         return content
+    }
+
+    /// The database an import writes: the SQLite database; or, with PostgreSQL, this machine's content copy, where the
+    /// import's checks run before `importing` publishes it. `edition`: a Quran text's or translation's id, refused on
+    /// PostgreSQL when it is a bundled edition's (the database holds imports only, and each copy seeds the bundled
+    /// text from data/, so a replacement of it could not be shared).
+    func importDatabase(edition: String? = nil) throws -> AppDatabase {
+        guard try postgresAddress() != nil else { return try openDatabase() }
+        if let edition, ImportedContent.bundledEditionIDs.contains(edition) {
+            throw CLIError(
+                "edition '\(edition)' is bundled: on PostgreSQL an imported text is shared under an id of its own (--id), and the bundled one stays"
+            )
+        }
+        return try openContentCopy(flag: nil)
+    }
+
+    /// Runs `body`, an import into `database` (`importDatabase()`). On PostgreSQL the import is then published: the
+    /// content copy's imports replace the database's, in one transaction, and every process's copy follows them
+    /// within a minute (`PostgresStore.publishImport`).
+    func importing<T: Sendable>(into database: AppDatabase, _ body: @escaping @Sendable (AppDatabase) throws -> T) async throws -> T {
+        let data = try dataDirectory()
+        let bundled: @Sendable () throws -> BundledContent = { try BundledContent(directory: data) }
+        if let published = try await withPostgres({ try await $0.publishImport(through: database, bundled: bundled, body) }) { return published }
+        return try body(database)
     }
 
     /// The PostgreSQL database named by --db, DAILYVERSE_DB or `database`, if that is what it names.

@@ -326,11 +326,17 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 extension ServeCommand {
-    /// Copies the month starts published on PostgreSQL into this process's content copy, if they differ; whether they did.
+    /// Brings this process's content copy up to what is published on PostgreSQL: the month starts (`sighting`) and the
+    /// imported content (`import`), each copied only if it changed; what changed, in words (nil: nothing).
     @discardableResult
-    static func followPublishedStarts(_ store: PostgresStore, _ content: AppDatabase, now: Date) async throws -> Bool {
+    static func followTheDatabase(_ store: PostgresStore, _ content: AppDatabase, data: URL, now: Date) async throws -> String? {
         let starts = try await store.publishedMonthStarts()
-        return try content.replacePublishedMonthStarts(with: starts, at: now)
+        let calendars = try content.replacePublishedMonthStarts(with: starts, at: now)
+        let imports = try await store.followImports(into: content) { try BundledContent(directory: data) }
+        let changed =
+            (calendars ? ["the calendars follow the database's published starts"] : [])
+            + (imports ? ["the content copy holds the database's imported editions and commentary"] : [])
+        return changed.isEmpty ? nil : changed.joined(separator: "; ")
     }
 
     /// The API's attempt counts are one limit only if every process keys them alike: refused, naming a live process
@@ -364,10 +370,11 @@ extension ServeCommand {
         let content = try global.openContentCopy(flag: contentDB, pool: !once)
         let configuration = try emit.configuration(global, ahead: !once)
         let password = try PostgresPassword.resolve(for: database)
+        let data = try global.dataDirectory()
         let store = try await PostgresStore.open(database, password: password, schema: .dailyVerse, logger: logger)
-        // The calendars follow the month starts published on the database (`sighting`), copied into the content copy
-        // now and every minute.
-        do { try await Self.followPublishedStarts(store, content, now: try global.clock()) } catch {
+        // The calendars follow the month starts published on the database (`sighting`), and the content its imports
+        // (`import`), copied into the content copy now and every minute.
+        do { try await Self.followTheDatabase(store, content, data: data, now: try global.clock()) } catch {
             await store.close()
             throw CLIError(store.describe(error))
         }
@@ -435,9 +442,8 @@ extension ServeCommand {
         for line in GlobalOptions.overrides.all { logger.warning("configuration: \(line)") }
         let heartbeat = Heartbeat()
         services.append(
-            MaintenanceService(name: "published month starts", interval: 60, clock: clock, logger: logger) { now in
-                try await Self.followPublishedStarts(store, content, now: now)
-                    ? "the calendars follow the database's published starts" : nil
+            MaintenanceService(name: "published content", interval: 60, clock: clock, logger: logger) { now in
+                try await Self.followTheDatabase(store, content, data: data, now: now)
             })
         services.append(
             ProcessRegistryService(store: store, owner: owner, throttleKey: throttleKey, heartbeat: heartbeat, clock: clock, logger: logger))

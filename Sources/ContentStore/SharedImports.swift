@@ -1,0 +1,125 @@
+import Foundation
+import GRDB
+import PostgresNIO
+import Storage
+
+/// What an installation imported (`import quran|translation|commentary|tafsir|hadith`), as slices of the content
+/// tables, parents first: Quran texts and translations other than the bundled two, commentary and tafsir editions
+/// marked as imported, and every hadith book. Seeding from data/ keeps these; on PostgreSQL they live in the shared
+/// database, and every process's content copy follows them, as it follows the published month starts.
+public enum ImportedContent {
+    static let bundledEditions = "('\(BundledContent.arabicEdition.id)', '\(BundledContent.pickthall.id)')"
+    static let importedTafsir = "edition_id IN (SELECT id FROM tafsir_edition WHERE origin = 'import')"
+
+    public static let slices: [RowSlice] = [
+        RowSlice("edition", where: "id NOT IN \(bundledEditions)", key: "id"),
+        RowSlice("ayah_text", where: "edition_id NOT IN \(bundledEditions)"),
+        RowSlice(
+            "commentary", where: "origin = 'import'", identity: "id",
+            conflict: (
+                sqlite: "(surah, ayah_start, ayah_end, layer_id, ifnull(occasion_id, ''))",
+                postgres: "(surah, ayah_start, ayah_end, layer_id, coalesce(occasion_id, ''))"
+            )),
+        RowSlice("tafsir_edition", where: "origin = 'import'", key: "id"),
+        RowSlice("tafsir_block", where: importedTafsir, identity: "id"),
+        RowSlice("tafsir_verse", where: importedTafsir, references: ["block_id": "tafsir_block"]),
+        RowSlice("hadith_book", where: "1 = 1", key: "id"),
+        RowSlice("hadith", where: "1 = 1", identity: "id"),
+        RowSlice("hadith_verse", where: "1 = 1", references: ["hadith_id": "hadith"]),
+    ]
+
+    /// What an import publishes: the slices, after the layers their commentary names (added to the database's, or
+    /// updated, never taken out: a database `serve` made holds no content of its own).
+    public static let published: [RowSlice] =
+        [RowSlice("layer", where: "1 = 1", conflict: (sqlite: "(id)", postgres: "(id)"), addsOnly: true)] + slices
+
+    /// The bundled editions' ids: an import under one of them replaces the bundled text on one copy only, which the
+    /// shared database cannot carry (seeding puts the bundled text back), so on PostgreSQL it is refused.
+    public static let bundledEditionIDs: Set<String> = [BundledContent.arabicEdition.id, BundledContent.pickthall.id]
+}
+
+extension AppDatabase {
+    /// The revision of the shared imports this copy last followed (nil: never).
+    public func followedImports() throws -> String? {
+        try read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'imports_followed'") }
+    }
+
+    /// Makes this copy's imported content `rows` (the shared database's, read at `revision`), in one transaction, and
+    /// seeds `bundled` again in it: an import taken out may have stood in the place of a bundled edition or entry,
+    /// which comes back.
+    public func replaceImports(with rows: [SliceRows], revision: String, bundled: BundledContent) throws {
+        try write { db in
+            try SliceCopy.replace(ImportedContent.slices, with: rows, in: db)
+            try db.execute(sql: "DELETE FROM meta WHERE key = 'seed_fingerprint'")
+            try Self.seed(db, bundled)
+            try Self.setMeta(db, "imports_followed", revision)
+        }
+    }
+
+    /// Forgets which revision this copy follows, so that the next follow reads the shared imports again: before an
+    /// import into the copy that is then to be published, which might not get there.
+    func forgetFollowedImports() throws {
+        try write { db in try db.execute(sql: "DELETE FROM meta WHERE key = 'imports_followed'") }
+    }
+}
+
+/// The imported content on PostgreSQL: written by `import` given the shared database (through the importing
+/// machine's content copy, where the import's checks run), followed by each process's copy.
+extension PostgresStore {
+    /// The revision of the imported content, changed by each import; "" before the first (a copy made by
+    /// `migrate-store` has its installation's imports, and no revision).
+    public func importsRevision() async throws -> String {
+        try await withoutTransaction { try await $0.importsRevision() }
+    }
+
+    /// Makes `copy`'s imported content the database's when the database's has changed since `copy` last followed it
+    /// (or `copy` never did), with the bundled content (`bundled`, read only then) seeded again; whether it did.
+    @discardableResult
+    public func followImports(into copy: AppDatabase, bundled: () throws -> BundledContent) async throws -> Bool {
+        let followed = try copy.followedImports()
+        guard try await importsRevision() != followed else { return false }
+        let content = try bundled()
+        let (revision, rows) = try await transaction { transaction in
+            (try await transaction.importsRevision(), try await SliceCopy.read(ImportedContent.slices, from: transaction))
+        }
+        try copy.replaceImports(with: rows, revision: revision, bundled: content)
+        return true
+    }
+
+    /// An import into the shared content: under a lock (one import at a time), `copy` first follows the database,
+    /// then `body` imports into `copy` (with every check the import makes), then `copy`'s imported content replaces
+    /// the database's, under a new revision that every process's copy then follows. `body` failing, or the database,
+    /// leaves the database as it was.
+    public func publishImport<T: Sendable>(
+        through copy: AppDatabase, bundled: @escaping @Sendable () throws -> BundledContent, _ body: @escaping @Sendable (AppDatabase) throws -> T
+    ) async throws -> T {
+        let (result, revision) = try await transaction { transaction in
+            try await transaction.lock("content imports")
+            let current = try await transaction.importsRevision()
+            if try copy.followedImports() != current {
+                let rows = try await SliceCopy.read(ImportedContent.slices, from: transaction)
+                try copy.replaceImports(with: rows, revision: current, bundled: try bundled())
+            }
+            try copy.forgetFollowedImports()
+            let result = try body(copy)
+            let columns = try await SliceCopy.columnNames(ImportedContent.published, transaction)
+            let rows = try await copy.read { db in try SliceCopy.read(ImportedContent.published, from: db, columns: columns) }
+            try await SliceCopy.replace(ImportedContent.published, with: rows, in: transaction)
+            let revision = UUID().uuidString.lowercased()
+            try await transaction.rows(
+                """
+                INSERT INTO meta (key, value) VALUES ('imports_revision', \(revision))
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                """)
+            return (result, revision)
+        }
+        try await copy.write { db in try AppDatabase.setMeta(db, "imports_followed", revision) }
+        return result
+    }
+}
+
+extension PostgresTransaction {
+    func importsRevision() async throws -> String {
+        try await value("SELECT value FROM meta WHERE key = 'imports_revision'", as: String.self) ?? ""
+    }
+}

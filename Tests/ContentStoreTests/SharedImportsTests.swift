@@ -1,0 +1,192 @@
+import AppSchema
+import ContentStore
+import DailyVerseTestSupport
+import Foundation
+import GRDB
+import PostgresNIO
+import Storage
+import Testing
+import VerseCalendar
+
+/// Imports on PostgreSQL: made through one machine's content copy, published to the database, followed by every other
+/// copy (as `serve` follows them each minute); an installation's imports copied by `migrate-store` are followed too.
+@Suite(.enabled(if: PostgresTesting.isAvailable, Comment(rawValue: PostgresTesting.skipped)))
+struct SharedImportsTests {
+    let logger = PostgresTesting.logger
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+
+    func open(_ address: PostgresAddress) async throws -> PostgresStore {
+        try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: logger)
+    }
+
+    /// What a copy shows of its imports, as the domain's own queries read them (ids aside, which each copy gives).
+    struct Shown: Equatable {
+        let editions: [String]
+        let tafsir: [StoredTafsirEdition]
+        let qadr: [String]
+        let hadith: [String]
+        let ahlulBayt: String?
+        let commentary: [String]
+    }
+
+    func shown(_ database: AppDatabase) throws -> Shown {
+        database.useLayerSources(try LayerSources(parsing: "ahlul_bayt=hadith:al-kafi"))
+        defer { database.useLayerSources(nil) }
+        let verse = try database.verse(VerseRange(surah: 2, start: 255, end: 255), translation: "en.pickthall")
+        return Shown(
+            editions: try database.read { db in try String.fetchAll(db, sql: "SELECT id || ':' || name FROM edition ORDER BY id") },
+            tafsir: try database.tafsirEditions(),
+            qadr: try database.tafsirBlocks(edition: "en.noor", surah: 97, ayahs: 1...5),
+            hadith: try database.hadithBooks().map { "\($0.id) \($0.citing)" },
+            ahlulBayt: verse.layers.first { $0.layer.id == "ahlul_bayt" }?.entry?.source.reference,
+            commentary: try database.read { db in
+                try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT surah || ':' || ayah_start || '-' || ayah_end || ' ' || layer_id || ' ' || origin || ' ' || body FROM commentary
+                        ORDER BY surah, ayah_start, ayah_end, layer_id, ifnull(occasion_id, '')
+                        """)
+            })
+    }
+
+    /// The first bundled commentary entry: an import of its verses and layer takes its place.
+    func bundledKey(_ database: AppDatabase) throws -> (verses: String, layer: String) {
+        try database.read { db in
+            let row = try #require(
+                try Row.fetchOne(
+                    db,
+                    sql:
+                        "SELECT surah, ayah_start, ayah_end, layer_id FROM commentary WHERE origin = 'bundled' AND occasion_id IS NULL ORDER BY id LIMIT 1"
+                ))
+            let (surah, start, end): (Int, Int, Int) = (row[0], row[1], row[2])
+            return (start == end ? "\(surah):\(start)" : "\(surah):\(start)-\(end)", row[3])
+        }
+    }
+
+    func commentary(_ lines: [String]) throws -> CommentaryFile {
+        try CommentaryFile(data: Data(lines.joined(separator: "\n").utf8), name: "test.jsonl")
+    }
+
+    @Test func anImportThroughOneCopyIsFollowedByEveryOther() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let store = try await open(address)
+            let first = try seededDatabase()
+            let second = try seededDatabase()
+            let untouched = try shown(second)
+            // A copy that never followed follows once, though nothing was imported yet; then not until an import.
+            #expect(try await store.followImports(into: second) { bundledContent })
+            #expect(try await !store.followImports(into: second) { bundledContent })
+            #expect(try shown(second) == untouched)
+
+            let tafsir = try TafsirFolder(directory: Self.fixtures.appendingPathComponent("thaqalayn-tafsir"))
+            let catalog = try TafsirEditionCatalog(dataDirectory: dataDirectory)
+            let counts = try first.ayahCounts()
+            for id in ["en.noor", "en.safi"] {
+                let edition = try tafsir.read(id, ayahCounts: counts)
+                try await store.publishImport(through: first, bundled: { bundledContent }) {
+                    try $0.importTafsir(edition, terms: catalog.terms(for: edition.info), at: fixedNow)
+                }
+            }
+            let hadith = try HadithFolder(directory: Self.fixtures.appendingPathComponent("hadith"))
+            let books = try hadith.books.map { try hadith.read($0, ayahCounts: counts) }
+            try await store.publishImport(through: first, bundled: { bundledContent }) { database in
+                for book in books { try database.importHadith(book, at: fixedNow) }
+            }
+            let key = try bundledKey(first)
+            let file = try commentary([
+                #"{"verses": "\#(key.verses)", "layer": "\#(key.layer)", "body": "In the bundled entry's place.", "source": {"provenance": "editorial"}}"#,
+                #"{"verses": "2:255", "layer": "comparative", "body": "Imported.", "source": {"provenance": "editorial"}}"#,
+            ])
+            try await store.publishImport(through: first, bundled: { bundledContent }) { try $0.importCommentary(file, name: "test.jsonl") }
+            // A translation under an id of its own: the bundled one's lines, under another name.
+            let lines = try await first.read { db in
+                try String.fetchAll(
+                    db, sql: "SELECT surah || '|' || ayah || '|' || text FROM ayah_text WHERE edition_id = 'en.pickthall' ORDER BY surah, ayah")
+            }
+            let tanzil = try TanzilFile(data: Data(lines.joined(separator: "\n").utf8), name: "en.test", expectedCounts: counts)
+            try await store.publishImport(through: first, bundled: { bundledContent }) {
+                try $0.importTranslation(tanzil, edition: Edition(id: "en.test", kind: "translation", language: "en", name: "Test", credit: "Test"))
+            }
+
+            let published = try shown(first)
+            #expect(published.tafsir.map(\.id).contains("en.noor") && published.hadith.count == 2 && published.qadr.count == 4)
+            #expect(published.ahlulBayt?.hasPrefix("al-Kafi, vol. 1") == true)
+            #expect(published.editions.contains("en.test:Test"))
+            #expect(published.commentary.contains { $0.hasSuffix("import In the bundled entry's place.") })
+            #expect(published != untouched)
+            // The other copy follows all of it, once; its bundled content is as it was, but for the entry replaced.
+            #expect(try await store.followImports(into: second) { bundledContent })
+            #expect(try shown(second) == published)
+            #expect(try await !store.followImports(into: second) { bundledContent })
+            // Following again after another import replaces, never doubles.
+            try await store.publishImport(through: first, bundled: { bundledContent }) { try $0.importCommentary(file, name: "test.jsonl") }
+            #expect(try await store.followImports(into: second) { bundledContent })
+            #expect(try shown(second) == published)
+
+            // An import that fails leaves the database as it was: the same revision, the same rows for a new copy.
+            let revision = try await store.importsRevision()
+            let bad = try commentary([#"{"verses": "2:255", "layer": "comparative", "body": "Changed.", "source": {"provenance": "editorial"}}"#])
+            await #expect(throws: StoreError.self) {
+                try await store.publishImport(through: first, bundled: { bundledContent }) { database in
+                    try database.importCommentary(bad, name: "bad.jsonl")
+                    throw StoreError.notSeeded("a test's failure after the import")
+                }
+            }
+            #expect(try await store.importsRevision() == revision)
+            let third = try seededDatabase()
+            #expect(try await store.followImports(into: third) { bundledContent })
+            #expect(try shown(third) == published)
+            // The copy it failed on reads the database's again at its next follow.
+            #expect(try await store.followImports(into: first) { bundledContent })
+            #expect(try shown(first) == published)
+            await store.close()
+        }
+    }
+
+    @Test func anInstallationsImportsCopiedByMigrateStoreAreFollowed() async throws {
+        // An installation that imported an edition before it had the bundled ones (as one made before they were):
+        // its imported blocks have the first ids, which every copy's bundled blocks have too.
+        let installation = try seededDatabase()
+        try await installation.write { db in try db.execute(sql: "DELETE FROM tafsir_edition") }
+        let counts = try installation.ayahCounts()
+        let tafsir = try TafsirFolder(directory: Self.fixtures.appendingPathComponent("thaqalayn-tafsir"))
+        let edition = try tafsir.read("ar.mizan", ayahCounts: counts)
+        try installation.importTafsir(edition, terms: try TafsirEditionCatalog(dataDirectory: dataDirectory).terms(for: edition.info), at: fixedNow)
+        let hadith = try HadithFolder(directory: Self.fixtures.appendingPathComponent("hadith"))
+        try installation.importHadith(try hadith.read("al-kafi", ayahCounts: counts), at: fixedNow)
+        // Reseeded after the imports, as an upgrade does: the bundled rows come back, with ids after the imported ones.
+        try await installation.write { db in try db.execute(sql: "DELETE FROM meta WHERE key = 'seed_fingerprint'") }
+        try installation.seed(bundledContent)
+        try await PostgresTesting.withDatabase { address in
+            let store = try await open(address)
+            await store.close()
+            let connection = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: logger)
+            _ = try await StoreCopy.copy(from: installation, into: connection, address: address, schema: .dailyVerse, logger: logger)
+            try await connection.close()
+            // A copy whose bundled blocks hold ids the installation's imported blocks had (so each copied block gets a
+            // new one), with an import of its own in the place of a bundled edition: replaced by the database's, and
+            // the bundled edition it stood for comes back.
+            let copy = try seededDatabase()
+            let own = try tafsir.read("en.nemooneh", ayahCounts: counts)
+            try copy.importTafsir(own, terms: try TafsirEditionCatalog(dataDirectory: dataDirectory).terms(for: own.info), at: fixedNow)
+            let taken = try await copy.read { db in try Set(Int64.fetchAll(db, sql: "SELECT id FROM tafsir_block")) }
+            let imported = try await installation.read { db in
+                try Set(Int64.fetchAll(db, sql: "SELECT id FROM tafsir_block WHERE edition_id = 'ar.mizan'"))
+            }
+            try #require(!taken.isDisjoint(with: imported), "the test needs ids in both")
+            let reopened = try await open(address)
+            #expect(try await reopened.importsRevision() == "")
+            #expect(try await reopened.followImports(into: copy) { bundledContent })
+            #expect(try shown(copy) == shown(installation))
+            // An import published through that copy: its imported blocks' ids are the database's bundled ones', so
+            // the database gives them new ones too. Another copy follows the result.
+            let book = try hadith.read("test-book", ayahCounts: counts)
+            try await reopened.publishImport(through: copy, bundled: { bundledContent }) { try $0.importHadith(book, at: fixedNow) }
+            let other = try seededDatabase()
+            #expect(try await reopened.followImports(into: other) { bundledContent })
+            #expect(try shown(other) == shown(copy))
+            #expect(try shown(other).hadith.count == 2)
+            await reopened.close()
+        }
+    }
+}
