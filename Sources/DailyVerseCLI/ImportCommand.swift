@@ -16,7 +16,7 @@ struct ImportCommand: ParsableCommand {
         ])
 }
 
-struct ImportQuranCommand: ParsableCommand {
+struct ImportQuranCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "quran", abstract: "Import Arabic Quran text in Tanzil format (sura|aya|text).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("Tanzil text file.", valueName: "file")) var file: String
@@ -24,17 +24,17 @@ struct ImportQuranCommand: ParsableCommand {
         BundledContent.arabicEdition.id
     @Option(parsing: .unconditional, help: ArgumentHelp("Edition name.", valueName: "name")) var name: String = BundledContent.arabicEdition.name
 
-    func run() throws {
+    func run() async throws {
+        let database = try global.importDatabase(edition: id)
         let parsed = try TanzilFile(contentsOf: URL(fileURLWithPath: file))
-        let database = try global.openDatabase()
         let bar = ProgressBar("quran")
         let edition = Edition(id: id, kind: "quran", language: "ar", name: name, credit: BundledContent.arabicEdition.credit)
-        try database.importQuran(parsed, edition: edition, progress: bar.update)
+        try await global.importing(into: database) { try $0.importQuran(parsed, edition: edition, progress: bar.update) }
         try report(global.json, ImportResult(kind: "quran", id: id, count: parsed.ayat.count, file: file))
     }
 }
 
-struct ImportTranslationCommand: ParsableCommand {
+struct ImportTranslationCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "translation", abstract: "Import a translation in Tanzil format; its ayat must match the Arabic.")
     @OptionGroup var global: GlobalOptions
@@ -44,32 +44,32 @@ struct ImportTranslationCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Language code.", valueName: "code")) var language: String = "en"
     @Option(parsing: .unconditional, help: ArgumentHelp("Credit line shown with the text.", valueName: "text")) var credit: String?
 
-    func run() throws {
+    func run() async throws {
         guard id.range(of: "^[a-z]{2,3}\\.[a-z0-9_-]{1,40}$", options: .regularExpression) != nil else {
             throw CLIError("invalid translation id '\(id)': expected LANGUAGE.NAME such as en.pickthall")
         }
-        let database = try global.openDatabase()
+        let database = try global.importDatabase(edition: id)
         let parsed = try TanzilFile(contentsOf: URL(fileURLWithPath: file), expectedCounts: database.ayahCounts())
         let bar = ProgressBar("translation")
         let edition = Edition(id: id, kind: "translation", language: language, name: name ?? id, credit: credit ?? "Translation: \(name ?? id)")
-        try database.importTranslation(parsed, edition: edition, progress: bar.update)
+        try await global.importing(into: database) { try $0.importTranslation(parsed, edition: edition, progress: bar.update) }
         try report(global.json, ImportResult(kind: "translation", id: id, count: parsed.ayat.count, file: file))
     }
 }
 
-struct ImportCommentaryCommand: ParsableCommand {
+struct ImportCommentaryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "commentary",
         abstract: "Import commentary in JSON Lines (see the README); an entry replaces the one for the same verses, layer and occasion.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("JSON Lines file.", valueName: "file")) var file: String
 
-    func run() throws {
+    func run() async throws {
         let url = URL(fileURLWithPath: file)
         let parsed = try CommentaryFile(contentsOf: url)
-        let database = try global.openDatabase()
+        let database = try global.importDatabase()
         let bar = ProgressBar("commentary")
-        try database.importCommentary(parsed, name: url.lastPathComponent, progress: bar.update)
+        try await global.importing(into: database) { try $0.importCommentary(parsed, name: url.lastPathComponent, progress: bar.update) }
         try report(global.json, ImportResult(kind: "commentary", id: nil, count: parsed.entries.count, file: file))
     }
 }
@@ -88,7 +88,7 @@ private func report(_ json: Bool, _ result: ImportResult) throws {
     )
 }
 
-struct ImportTafsirCommand: ParsableCommand {
+struct ImportTafsirCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tafsir", abstract: "Import whole commentary editions from a folder in the layout of ThaqalaynTafsirData.",
         discussion: """
@@ -128,11 +128,11 @@ struct ImportTafsirCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         let folder = try TafsirFolder(directory: URL(fileURLWithPath: try checkedPath(directory, what: "the folder's name")), format: format)
         let catalog = try TafsirEditionCatalog(dataDirectory: global.dataDirectory())
         let chosen = editions.isEmpty ? folder.editions.map(\.id) : editions
-        let database = try global.openDatabase()
+        let database = try global.importDatabase()
         let counts = try database.ayahCounts()
         var imported: [Imported] = []
         var sources: [(source: String, licence: String)] = []
@@ -141,7 +141,8 @@ struct ImportTafsirCommand: ParsableCommand {
             let edition = try folder.read(id, ayahCounts: counts, progress: reading.update)
             let terms = catalog.terms(for: edition.info)
             let writing = ProgressBar("\(id) rows")
-            try database.importTafsir(edition, terms: terms, at: global.clock(), progress: writing.update)
+            let now = try global.clock()
+            try await global.importing(into: database) { try $0.importTafsir(edition, terms: terms, at: now, progress: writing.update) }
             let result = Imported(
                 edition: id, name: edition.info.nameEnglish ?? edition.info.name, author: edition.info.authorEnglish ?? edition.info.author,
                 blocks: edition.blocks.count, verses: edition.verses.count, licence: terms.licence, machineTranslation: terms.machineTranslation)
@@ -159,7 +160,7 @@ struct ImportTafsirCommand: ParsableCommand {
     }
 }
 
-struct ImportHadithCommand: ParsableCommand {
+struct ImportHadithCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hadith", abstract: "Import hadith collections from narmafraz/ThaqalaynDataSources, linked to the verses they cite.",
         discussion: """
@@ -188,12 +189,12 @@ struct ImportHadithCommand: ParsableCommand {
         let licence: String
     }
 
-    func run() throws {
+    func run() async throws {
         let folder = try HadithFolder(directory: URL(fileURLWithPath: try checkedPath(directory, what: "the folder's name")))
         for book in books where !folder.books.contains(book) {
             throw CLIError("no collection '\(book.prefix(80))' in \(directory): found \(folder.books.joined(separator: ", "))")
         }
-        let database = try global.openDatabase()
+        let database = try global.importDatabase()
         let counts = try database.ayahCounts()
         // Every collection read and checked before any is written: a broken one imports nothing.
         var read: [HadithBook] = []
@@ -212,7 +213,8 @@ struct ImportHadithCommand: ParsableCommand {
         for book in read {
             let id = book.id
             let writing = ProgressBar("\(id) hadith")
-            try database.importHadith(book, at: global.clock(), progress: writing.update)
+            let now = try global.clock()
+            try await global.importing(into: database) { try $0.importHadith(book, at: now, progress: writing.update) }
             let citing = book.hadiths.filter { !$0.verses.isEmpty }
             let result = Imported(
                 book: id, title: book.title, hadiths: book.hadiths.count, citing: citing.count, verses: Set(citing.flatMap(\.verses)).count,

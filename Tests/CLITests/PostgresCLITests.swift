@@ -85,6 +85,35 @@ struct PostgresCLITests {
         }
     }
 
+    /// `import` given the database imports once for every machine: through one machine's content copy, read by another
+    /// machine's; a bundled edition's id is refused in one line, and an import that fails changes nothing.
+    @Test(.enabled(if: PostgresTesting.isAvailable, Comment(rawValue: PostgresTesting.skipped)))
+    func anImportOnOneMachineIsEveryMachines() async throws {
+        let here = ["DAILYVERSE_CONTENT_DB": CLI.freshDatabase(named: "here.sqlite")]
+        let there = ["DAILYVERSE_CONTENT_DB": CLI.freshDatabase(named: "there.sqlite")]
+        let file = CLI.freshDatabase(named: "notes.jsonl")
+        try #"{"verses": "2:255", "layer": "comparative", "body": "A note imported once.", "source": {"provenance": "editorial"}}"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        try await PostgresTesting.withDatabase { address in
+            let database = "\(address)"
+            let before = CLI.run(["verse", "2:255"], database: database, environment: there)
+            #expect(before.status == 0 && !before.stdout.contains("A note imported once."), "\(before.stderr)")
+            let imported = CLI.run(["import", "commentary", file], database: database, environment: here)
+            #expect(imported.status == 0 && imported.stdout.contains("imported 1 entries of commentary"), "\(imported.stderr)")
+            let after = CLI.run(["verse", "2:255"], database: database, environment: there)
+            #expect(after.status == 0 && after.stdout.contains("A note imported once."), "\(after.stdout.suffix(600))")
+            let bundled = CLI.run(["import", "quran", file], database: database, environment: here)
+            #expect(bundled.status == 1 && bundled.stderr.contains("edition 'quran-simple' is bundled"), "\(bundled.stderr)")
+            #expect(bundled.stderr.split(separator: "\n").count == 1)
+            let bad = CLI.freshDatabase(named: "bad.jsonl")
+            try #"{"verses": "2:300", "layer": "comparative", "body": "x", "source": {"provenance": "editorial"}}"#
+                .write(toFile: bad, atomically: true, encoding: .utf8)
+            let refused = CLI.run(["import", "commentary", bad], database: database, environment: here)
+            #expect(refused.status == 1 && refused.stderr.contains("2:300"), "\(refused.stderr)")
+            #expect(CLI.run(["verse", "2:255"], database: database, environment: there).stdout.contains("A note imported once."))
+        }
+    }
+
     @Test(.enabled(if: PostgresTesting.isAvailable, Comment(rawValue: PostgresTesting.skipped)))
     func copiesAnInstallationOnceAndRefusesASecondCopy() async throws {
         let db = CLI.freshDatabase()
