@@ -10,6 +10,11 @@ struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Import Quran text, a translation or commentary. The whole file is checked first; a bad line imports nothing.",
+        discussion: """
+            With a PostgreSQL database (--db, DAILYVERSE_DB or `database`), an import is made once for every machine: \
+            into this machine's content copy (DAILYVERSE_CONTENT_DB or content_database), with every check, then \
+            published to the database in one transaction; every serve's copy follows it within a minute.
+            """,
         subcommands: [
             ImportQuranCommand.self, ImportTranslationCommand.self, ImportCommentaryCommand.self, ImportTafsirCommand.self,
             ImportHadithCommand.self,
