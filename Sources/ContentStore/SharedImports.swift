@@ -44,14 +44,20 @@ extension AppDatabase {
         try read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'imports_followed'") }
     }
 
-    /// Makes this copy's imported content `rows` (the shared database's, read at `revision`), in one transaction, and
-    /// seeds `bundled` again in it: an import taken out may have stood in the place of a bundled edition or entry,
-    /// which comes back.
-    public func replaceImports(with rows: [SliceRows], revision: String, bundled: BundledContent) throws {
+    /// Makes this copy's imported content `rows` (the shared database's, read at `revision`), in one transaction. When
+    /// the copy held imports that may have stood in the place of a bundled edition or entry, `bundled` is seeded again
+    /// in it, so that one taken out gives back what it stood for.
+    public func replaceImports(with rows: [SliceRows], revision: String, bundled: () throws -> BundledContent) throws {
         try write { db in
+            let displacing = try ImportedContent.slices.contains { slice in
+                try (slice.key != nil || slice.conflict != nil)
+                    && Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(slice.table) WHERE \(slice.filter))") == true
+            }
             try SliceCopy.replace(ImportedContent.slices, with: rows, in: db)
-            try db.execute(sql: "DELETE FROM meta WHERE key = 'seed_fingerprint'")
-            try Self.seed(db, bundled)
+            if displacing {
+                try db.execute(sql: "DELETE FROM meta WHERE key = 'seed_fingerprint'")
+                try Self.seed(db, try bundled())
+            }
             try Self.setMeta(db, "imports_followed", revision)
         }
     }
@@ -73,16 +79,15 @@ extension PostgresStore {
     }
 
     /// Makes `copy`'s imported content the database's when the database's has changed since `copy` last followed it
-    /// (or `copy` never did), with the bundled content (`bundled`, read only then) seeded again; whether it did.
+    /// (or `copy` never did), with the bundled content (`bundled`, read only if needed) seeded again; whether it did.
     @discardableResult
     public func followImports(into copy: AppDatabase, bundled: () throws -> BundledContent) async throws -> Bool {
         let followed = try copy.followedImports()
         guard try await importsRevision() != followed else { return false }
-        let content = try bundled()
         let (revision, rows) = try await transaction { transaction in
             (try await transaction.importsRevision(), try await SliceCopy.read(ImportedContent.slices, from: transaction))
         }
-        try copy.replaceImports(with: rows, revision: revision, bundled: content)
+        try copy.replaceImports(with: rows, revision: revision, bundled: bundled)
         return true
     }
 
@@ -98,7 +103,7 @@ extension PostgresStore {
             let current = try await transaction.importsRevision()
             if try copy.followedImports() != current {
                 let rows = try await SliceCopy.read(ImportedContent.slices, from: transaction)
-                try copy.replaceImports(with: rows, revision: current, bundled: try bundled())
+                try copy.replaceImports(with: rows, revision: current, bundled: bundled)
             }
             try copy.forgetFollowedImports()
             let result = try body(copy)
