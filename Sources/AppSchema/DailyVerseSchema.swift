@@ -42,6 +42,7 @@ extension Schema {
             PostgresMigration("pg4-processes", DeliverySchema.postgresV4Processes),
             PostgresMigration("pg5-still-device-epoch", DeliverySchema.postgresV5StillEpoch),
             PostgresMigration("pg6-throttle-keys", DeliverySchema.postgresV6ThrottleKeys),
+            PostgresMigration("pg7-process-content-imports", DeliverySchema.postgresV7ContentImports),
         ],
         // Attempt counts (SQLite's one process keeps them in memory) and the processes sharing the database.
         postgresOnlyTables: ["throttle_event", "dailyverse_process"])

@@ -16,15 +16,19 @@ public struct ProcessRegistryService: Service {
     /// The fingerprint of the key the process's API counts attempts under ('' for none; nil: no API).
     let throttleKey: String?
     let heartbeat: Heartbeat
+    /// The revision of the database's imports the process's content copy holds, asked at each tick.
+    let contentImports: @Sendable () -> String?
     let clock: @Sendable () -> Date
     let logger: Logger
 
     public init(
-        store: PostgresStore, owner: String, throttleKey: String?, heartbeat: Heartbeat, clock: @escaping @Sendable () -> Date, logger: Logger
+        store: PostgresStore, owner: String, throttleKey: String?, heartbeat: Heartbeat, contentImports: @escaping @Sendable () -> String? = { nil },
+        clock: @escaping @Sendable () -> Date, logger: Logger
     ) {
         self.store = store
         self.owner = owner
         self.throttleKey = throttleKey
+        self.contentImports = contentImports
         self.heartbeat = heartbeat
         self.clock = clock
         self.logger = logger
@@ -36,7 +40,8 @@ public struct ProcessRegistryService: Service {
         while !Task.isCancelledOrShuttingDown {
             do {
                 try await store.recordProcess(
-                    owner: owner, host: host, pid: pid, throttleKey: throttleKey, now: clock(), lastPass: heartbeat.lastPass)
+                    owner: owner, host: host, pid: pid, throttleKey: throttleKey, contentImports: contentImports(), now: clock(),
+                    lastPass: heartbeat.lastPass)
                 registered = true
             } catch {
                 logger.warning("process list: not updated", metadata: ["error": "\(store.describe(error))"])

@@ -446,7 +446,9 @@ extension ServeCommand {
                 try await Self.followTheDatabase(store, content, data: data, now: now)
             })
         services.append(
-            ProcessRegistryService(store: store, owner: owner, throttleKey: throttleKey, heartbeat: heartbeat, clock: clock, logger: logger))
+            ProcessRegistryService(
+                store: store, owner: owner, throttleKey: throttleKey, heartbeat: heartbeat, contentImports: { try? content.followedImports() },
+                clock: clock, logger: logger))
         let group = DaemonBuilder.serviceGroup(
             emitter: emitter, deliverer: deliverer, clock: clock, logger: logger, notifier: notifier, readiness: readiness, heartbeat: heartbeat,
             services: services + DaemonBuilder.maintenance(.postgres(store), retention: settings.retention, clock: clock, logger: logger))

@@ -33,6 +33,9 @@ struct StatusCommand: AsyncParsableCommand {
         let schedule: Schedule
         /// The live `serve` processes on a PostgreSQL database (absent on SQLite).
         let processes: [ProcessRecord]?
+        /// On PostgreSQL, the revision of the imports published there ('' for none), which each process's
+        /// `content_imports` should be within a minute of an import (absent on SQLite).
+        let contentImports: String?
         /// What the scheduler found wrong: devices rescheduled because their entry was ahead of the clock (with the
         /// last time), and enabled devices whose zone this system does not know.
         struct Schedule: Encodable {
@@ -75,17 +78,17 @@ struct StatusCommand: AsyncParsableCommand {
         }
         enum CodingKeys: String, CodingKey {
             case devices, enabled, nextFires = "next_fires", outbox, writtenAhead = "written_ahead", lastErrors = "last_errors", push
-            case schedule, processes
+            case schedule, processes, contentImports = "content_imports"
         }
     }
 
     func run() async throws {
         let now = try global.clock()
-        let status = try await global.withPostgres { try await $0.deliveryStatus(now: now) } ?? global.openDatabase().deliveryStatus(now: now)
-        try show(status, now: now)
+        let shared = try await global.withPostgres { store in (try await store.deliveryStatus(now: now), try await store.importsRevision()) }
+        try show(try shared?.0 ?? global.openDatabase().deliveryStatus(now: now), contentImports: shared?.1, now: now)
     }
 
-    func show(_ status: DeliveryStatus, now: Date) throws {
+    func show(_ status: DeliveryStatus, contentImports: String?, now: Date) throws {
         do {
             let report = Report(
                 devices: status.devices, enabled: status.enabled,
@@ -94,7 +97,7 @@ struct StatusCommand: AsyncParsableCommand {
                 writtenAhead: status.writtenAhead, lastErrors: status.lastErrors.map { .init(outboxID: $0.id, error: $0.error) },
                 push: try pushLines(status),
                 schedule: .init(clockAhead: status.clockAhead, lastClockAhead: status.lastClockAhead?.iso8601UTC, unknownZones: status.unknownZones),
-                processes: status.processes)
+                processes: status.processes, contentImports: contentImports)
             if global.json { return try printJSON(report) }
             print("devices: \(report.devices) (\(report.enabled) enabled)")
             print("next fires:")
@@ -135,13 +138,20 @@ struct StatusCommand: AsyncParsableCommand {
                 if processes.isEmpty { print("  none") }
                 for process in processes {
                     let pass = process.lastPassAt.map { "last pass \($0.iso8601UTC)" } ?? "no pass yet"
+                    let imports =
+                        process.contentImports.map { $0 == report.contentImports ? "imports current" : "imports \(Self.shown($0)), not yet the last" }
+                        ?? "imports not known"
                     print(
-                        "  \(process.host) pid \(process.pid), since \(process.startedAt.iso8601UTC); \(pass); \(process.rowsLeased) rows leased "
-                            + "(seen \(Int(now.timeIntervalSince(process.lastSeenAt))) s ago)")
+                        "  \(process.host) pid \(process.pid), since \(process.startedAt.iso8601UTC); \(pass); \(process.rowsLeased) rows leased; "
+                            + "\(imports) (seen \(Int(now.timeIntervalSince(process.lastSeenAt))) s ago)")
                 }
+                if let revision = report.contentImports { print("imports on the database: \(Self.shown(revision))") }
             }
         }
     }
+
+    /// A revision of the imports as `status` prints it: its first eight characters, or that none was published.
+    static func shown(_ revision: String) -> String { revision.isEmpty ? "none published" : String(revision.prefix(8)) }
 
     /// Per platform: configured in this configuration (its key setting is there), and the database's record.
     func pushLines(_ delivery: DeliveryStatus) throws -> [Report.PushLine] {

@@ -4,7 +4,8 @@ import PostgresNIO
 import Storage
 
 /// A `serve` process sharing a PostgreSQL database, as `status` shows it: where it runs, since when, when it last
-/// said so and last finished a pass, and how many outbox rows it holds leased now.
+/// said so and last finished a pass, how many outbox rows it holds leased now, and the revision of the database's
+/// imports its content copy holds (nil until it says).
 public struct ProcessRecord: Sendable, Encodable, Equatable {
     public let owner: String
     public let host: String
@@ -13,9 +14,11 @@ public struct ProcessRecord: Sendable, Encodable, Equatable {
     public let lastSeenAt: Date
     public let lastPassAt: Date?
     public let rowsLeased: Int
+    public let contentImports: String?
 
     enum CodingKeys: String, CodingKey {
         case owner, host, pid, startedAt = "started_at", lastSeenAt = "last_seen_at", lastPassAt = "last_pass_at", rowsLeased = "rows_leased"
+        case contentImports = "content_imports"
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -27,6 +30,7 @@ public struct ProcessRecord: Sendable, Encodable, Equatable {
         try container.encode(lastSeenAt.iso8601UTC, forKey: .lastSeenAt)
         try container.encode(lastPassAt?.iso8601UTC, forKey: .lastPassAt)
         try container.encode(rowsLeased, forKey: .rowsLeased)
+        try container.encode(contentImports, forKey: .contentImports)
     }
 }
 
@@ -43,6 +47,10 @@ extension DeliverySchema {
     /// none; NULL for a process that serves no API), so that a process whose key differs from the live ones' stops at
     /// start rather than count attempts apart from them.
     public static let postgresV6ThrottleKeys = PostgresStep("ALTER TABLE dailyverse_process ADD COLUMN throttle_key text")
+
+    /// PostgreSQL only: the revision of the database's imports each process's content copy holds ('' for none yet
+    /// published), so that `status` shows whether every process has taken the last import.
+    public static let postgresV7ContentImports = PostgresStep("ALTER TABLE dailyverse_process ADD COLUMN content_imports text")
 }
 
 extension PostgresStore {
@@ -53,15 +61,19 @@ extension PostgresStore {
     /// alive at `now` and finished its last pass at `lastPass`: listed anew if it was not (its first time, or after
     /// the hourly housekeeping removed it while the database could not be reached).
     /// `throttleKey`: the fingerprint of the key the process's API counts attempts under ('' for none; nil: no API).
-    public func recordProcess(owner: String, host: String, pid: Int, throttleKey: String?, now: Date, lastPass: Date?) async throws {
+    /// `contentImports`: the revision of the imports its content copy holds (nil: not known).
+    public func recordProcess(
+        owner: String, host: String, pid: Int, throttleKey: String?, contentImports: String? = nil, now: Date, lastPass: Date?
+    ) async throws {
         let (at, pass) = (now.timeIntervalSince1970, lastPass?.timeIntervalSince1970)
         try await withoutTransaction { transaction in
             try await transaction.rows(
                 """
-                INSERT INTO dailyverse_process (owner, host, pid, started_at, last_seen_at, last_pass_at, throttle_key)
-                VALUES (\(owner), \(host), \(pid), \(at), \(at), \(pass), \(throttleKey))
+                INSERT INTO dailyverse_process (owner, host, pid, started_at, last_seen_at, last_pass_at, throttle_key, content_imports)
+                VALUES (\(owner), \(host), \(pid), \(at), \(at), \(pass), \(throttleKey), \(contentImports))
                 ON CONFLICT (owner) DO UPDATE SET last_seen_at = excluded.last_seen_at,
-                    last_pass_at = coalesce(excluded.last_pass_at, dailyverse_process.last_pass_at)
+                    last_pass_at = coalesce(excluded.last_pass_at, dailyverse_process.last_pass_at),
+                    content_imports = coalesce(excluded.content_imports, dailyverse_process.content_imports)
                 """)
         }
     }
@@ -87,17 +99,19 @@ extension PostgresStore {
             try await transaction.rows(
                 """
                 SELECT p.owner, p.host, p.pid, p.started_at, p.last_seen_at, p.last_pass_at,
-                    (SELECT count(*) FROM outbox o WHERE o.status = 'pending' AND o.lease_owner = p.owner AND o.lease_until > \(at))
+                    (SELECT count(*) FROM outbox o WHERE o.status = 'pending' AND o.lease_owner = p.owner AND o.lease_until > \(at)),
+                    p.content_imports
                 FROM dailyverse_process p WHERE p.last_seen_at >= \(at - Self.processStaleAfter)
                     AND (\(key)::text IS NULL OR p.throttle_key <> \(key))
                 ORDER BY p.started_at, p.owner
                 """
             ).map { row in
-                let (owner, host, pid, started, seen, pass, leased) = try row.decode((String, String, Int, Double, Double, Double?, Int).self)
+                let (owner, host, pid, started, seen, pass, leased, imports) = try row.decode(
+                    (String, String, Int, Double, Double, Double?, Int, String?).self)
                 return ProcessRecord(
                     owner: owner, host: host, pid: pid, startedAt: Date(timeIntervalSince1970: started),
                     lastSeenAt: Date(timeIntervalSince1970: seen),
-                    lastPassAt: pass.map(Date.init(timeIntervalSince1970:)), rowsLeased: leased)
+                    lastPassAt: pass.map(Date.init(timeIntervalSince1970:)), rowsLeased: leased, contentImports: imports)
             }
         }
     }

@@ -294,6 +294,9 @@ struct PostgresCLITests {
             try DaemonCLITests().waitUntil { running().count == 2 }
             #expect(Set(running().compactMap { $0["pid"] as? Int }) == Set(processes.map { Int($0.processIdentifier) }))
             #expect(running().allSatisfy { $0["host"] as? String == ProcessInfo.processInfo.hostName && $0["rows_leased"] as? Int == 0 })
+            // Each content copy holds the database's imports (none published yet), and status says they are current.
+            #expect(CLI.run(["status", "--json"], database: "\(address)").json["content_imports"] as? String == "")
+            #expect(running().allSatisfy { $0["content_imports"] as? String == "" }, "\(running())")
             // A third process whose API would key the attempt counts without the file stops at start, naming a live one.
             let third = CLI.run(
                 [
@@ -306,6 +309,7 @@ struct PostgresCLITests {
                 "\(third.stderr)")
             let text = CLI.run(["status"], database: "\(address)").stdout
             #expect(text.contains("processes (seen in the last 90 s):") && text.contains("pid \(processes[0].processIdentifier)"), "\(text)")
+            #expect(text.contains("rows leased; imports current") && text.contains("imports on the database: none published"), "\(text)")
             for process in processes {
                 process.terminate()
                 process.waitUntilExit()

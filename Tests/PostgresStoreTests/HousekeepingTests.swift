@@ -168,4 +168,17 @@ struct ThrottleKeyTests {
             #expect(try await store.processWithAnotherThrottleKey(than: "", owner: "c", now: later) == nil)
         }
     }
+
+    @Test func eachProcessSaysWhichImportsItsContentCopyHolds() async throws {
+        try await withStore { store in
+            try await store.recordProcess(owner: "a", host: "one", pid: 1, throttleKey: nil, contentImports: "r1", now: now, lastPass: nil)
+            try await store.recordProcess(owner: "b", host: "two", pid: 2, throttleKey: nil, now: now, lastPass: nil)
+            #expect(try await store.liveProcesses(now: now).map(\.contentImports) == ["r1", nil])
+            // A later word replaces it; a tick that could not ask its copy keeps what was said.
+            try await store.recordProcess(owner: "a", host: "one", pid: 1, throttleKey: nil, contentImports: "r2", now: now, lastPass: nil)
+            try await store.recordProcess(owner: "b", host: "two", pid: 2, throttleKey: nil, contentImports: "r2", now: now, lastPass: nil)
+            try await store.recordProcess(owner: "b", host: "two", pid: 2, throttleKey: nil, contentImports: nil, now: now, lastPass: nil)
+            #expect(try await store.liveProcesses(now: now).map(\.contentImports) == ["r2", "r2"])
+        }
+    }
 }
