@@ -256,9 +256,9 @@ extension AppDatabase {
         try write { db in try Self.seed(db, content) }
     }
 
-    /// `seed(_:)` in the caller's transaction.
-    static func seed(_ db: Database, _ content: BundledContent) throws {
-        if try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seed_fingerprint'") == content.fingerprint { return }
+    /// `seed(_:)` in the caller's transaction; `force`: even if this content was seeded already.
+    static func seed(_ db: Database, _ content: BundledContent, force: Bool = false) throws {
+        if !force, try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seed_fingerprint'") == content.fingerprint { return }
         let counts = content.arabic.ayahCounts
         try db.execute(sql: "DELETE FROM surah")
         let surah = try db.makeStatement(

@@ -51,13 +51,10 @@ extension AppDatabase {
         try write { db in
             let displacing = try ImportedContent.slices.contains { slice in
                 try (slice.key != nil || slice.conflict != nil)
-                    && Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(slice.table) WHERE \(slice.filter))") == true
+                    && Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(slice.table)\" WHERE \(slice.filter))") == true
             }
             try SliceCopy.replace(ImportedContent.slices, with: rows, in: db)
-            if displacing {
-                try db.execute(sql: "DELETE FROM meta WHERE key = 'seed_fingerprint'")
-                try Self.seed(db, try bundled())
-            }
+            if displacing { try Self.seed(db, try bundled(), force: true) }
             try Self.setMeta(db, "imports_followed", revision)
         }
     }
@@ -81,14 +78,10 @@ extension PostgresStore {
     /// Makes `copy`'s imported content the database's when the database's has changed since `copy` last followed it
     /// (or `copy` never did), with the bundled content (`bundled`, read only if needed) seeded again; whether it did.
     @discardableResult
-    public func followImports(into copy: AppDatabase, bundled: () throws -> BundledContent) async throws -> Bool {
-        let followed = try copy.followedImports()
-        guard try await importsRevision() != followed else { return false }
-        let (revision, rows) = try await transaction { transaction in
-            (try await transaction.importsRevision(), try await SliceCopy.read(ImportedContent.slices, from: transaction))
-        }
-        try copy.replaceImports(with: rows, revision: revision, bundled: bundled)
-        return true
+    public func followImports(into copy: AppDatabase, bundled: @escaping @Sendable () throws -> BundledContent) async throws -> Bool {
+        // Asked outside a transaction first: each minute, a round trip rather than three.
+        guard try await importsRevision() != copy.followedImports() else { return false }
+        return try await transaction { try await $0.bringImports(into: copy, bundled: bundled) }
     }
 
     /// An import into the shared content: under a lock (one import at a time), `copy` first follows the database,
@@ -100,11 +93,7 @@ extension PostgresStore {
     ) async throws -> T {
         let (result, revision) = try await transaction { transaction in
             try await transaction.lock("content imports")
-            let current = try await transaction.importsRevision()
-            if try copy.followedImports() != current {
-                let rows = try await SliceCopy.read(ImportedContent.slices, from: transaction)
-                try copy.replaceImports(with: rows, revision: current, bundled: bundled)
-            }
+            try await transaction.bringImports(into: copy, bundled: bundled)
             try copy.forgetFollowedImports()
             let result = try body(copy)
             let columns = try await SliceCopy.columnNames(ImportedContent.published, transaction)
@@ -126,5 +115,14 @@ extension PostgresStore {
 extension PostgresTransaction {
     func importsRevision() async throws -> String {
         try await value("SELECT value FROM meta WHERE key = 'imports_revision'", as: String.self) ?? ""
+    }
+
+    /// `copy` takes the database's imports, read in this transaction, unless it holds their revision; whether it did.
+    @discardableResult
+    func bringImports(into copy: AppDatabase, bundled: () throws -> BundledContent) async throws -> Bool {
+        let revision = try await importsRevision()
+        guard try copy.followedImports() != revision else { return false }
+        try copy.replaceImports(with: try await SliceCopy.read(ImportedContent.slices, from: self), revision: revision, bundled: bundled)
+        return true
     }
 }
