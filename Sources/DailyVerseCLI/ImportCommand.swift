@@ -139,27 +139,29 @@ struct ImportTafsirCommand: AsyncParsableCommand {
         let chosen = editions.isEmpty ? folder.editions.map(\.id) : editions
         let database = try global.importDatabase()
         let counts = try database.ayahCounts()
-        var imported: [Imported] = []
-        var sources: [(source: String, licence: String)] = []
-        for id in chosen {
-            let reading = ProgressBar("\(id) suras")
-            let edition = try folder.read(id, ayahCounts: counts, progress: reading.update)
-            let terms = catalog.terms(for: edition.info)
-            let writing = ProgressBar("\(id) rows")
-            let now = try global.clock()
-            try await global.importing(into: database) { try $0.importTafsir(edition, terms: terms, at: now, progress: writing.update) }
-            let result = Imported(
-                edition: id, name: edition.info.nameEnglish ?? edition.info.name, author: edition.info.authorEnglish ?? edition.info.author,
-                blocks: edition.blocks.count, verses: edition.verses.count, licence: terms.licence, machineTranslation: terms.machineTranslation)
-            imported.append(result)
-            if !sources.contains(where: { $0.source == edition.info.source }) { sources.append((edition.info.source, terms.licence)) }
-            if !global.json {
-                let machine =
-                    terms.machineTranslation.map { $0 ? "a machine translation" : "not a machine translation" } ?? "machine translation not known"
-                print("imported \(id): \(result.name), \(result.author) — \(result.blocks) blocks, \(result.verses) verses; \(machine)")
+        let now = try global.clock()
+        // One import for all the editions: on PostgreSQL, published once (each edition read as it is imported).
+        let done = try await global.importing(into: database) { database in
+            try chosen.map { id in
+                let edition = try folder.read(id, ayahCounts: counts, progress: ProgressBar("\(id) suras").update)
+                let terms = catalog.terms(for: edition.info)
+                try database.importTafsir(edition, terms: terms, at: now, progress: ProgressBar("\(id) rows").update)
+                let result = Imported(
+                    edition: id, name: edition.info.nameEnglish ?? edition.info.name, author: edition.info.authorEnglish ?? edition.info.author,
+                    blocks: edition.blocks.count, verses: edition.verses.count, licence: terms.licence, machineTranslation: terms.machineTranslation)
+                return (result: result, source: edition.info.source)
             }
         }
-        if global.json { return try printJSON(imported) }
+        var sources: [(source: String, licence: String)] = []
+        for (result, source) in done {
+            if !sources.contains(where: { $0.source == source }) { sources.append((source, result.licence)) }
+            if !global.json {
+                let machine =
+                    result.machineTranslation.map { $0 ? "a machine translation" : "not a machine translation" } ?? "machine translation not known"
+                print("imported \(result.edition): \(result.name), \(result.author) — \(result.blocks) blocks, \(result.verses) verses; \(machine)")
+            }
+        }
+        if global.json { return try printJSON(done.map(\.result)) }
         // Each source's terms once, after the editions that come from it.
         for (source, licence) in sources { print("terms of \(source): \(licence)") }
     }
@@ -214,12 +216,15 @@ struct ImportHadithCommand: AsyncParsableCommand {
                     "\(error); nothing imported: name the collections to import with --book (found: \(folder.books.joined(separator: ", ")))")
             }
         }
+        let now = try global.clock()
+        // One import for all the collections: on PostgreSQL, published once.
+        let books = read
+        try await global.importing(into: database) { database in
+            for book in books { try database.importHadith(book, at: now, progress: ProgressBar("\(book.id) hadith").update) }
+        }
         var imported: [Imported] = []
         for book in read {
             let id = book.id
-            let writing = ProgressBar("\(id) hadith")
-            let now = try global.clock()
-            try await global.importing(into: database) { try $0.importHadith(book, at: now, progress: writing.update) }
             let citing = book.hadiths.filter { !$0.verses.isEmpty }
             let result = Imported(
                 book: id, title: book.title, hadiths: book.hadiths.count, citing: citing.count, verses: Set(citing.flatMap(\.verses)).count,
