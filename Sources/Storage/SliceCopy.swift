@@ -65,16 +65,11 @@ public enum SliceCopy {
         var read: [SliceRows] = []
         for slice in slices {
             let columns = types[slice.table] ?? []
-            let list = columns.map { $0.type == "date" ? "\(StoreCopy.quoted($0.name))::text" : StoreCopy.quoted($0.name) }
             var rows: [[DatabaseValue]] = []
-            let query = PostgresQuery(unsafeSQL: "SELECT \(list.joined(separator: ", ")) FROM \(StoreCopy.quoted(slice.table)) WHERE \(slice.filter)")
+            let query = PostgresQuery(
+                unsafeSQL: "SELECT \(StoreCopy.selectList(columns)) FROM \(StoreCopy.quoted(slice.table)) WHERE \(slice.filter)")
             for try await row in try await transaction.connection.query(query, logger: transaction.logger) {
-                rows.append(
-                    try zip(columns, row).map { column, cell in
-                        if StoreCopy.isInteger(column.type) { return try cell.decode(Int64?.self)?.databaseValue ?? .null }
-                        if StoreCopy.isReal(column.type) { return try cell.decode(Double?.self)?.databaseValue ?? .null }
-                        return try cell.decode(String?.self)?.databaseValue ?? .null
-                    })
+                rows.append(try zip(columns, row).map { column, cell in try StoreCopy.value(cell, column).databaseValue })
             }
             read.append(SliceRows(table: slice.table, columns: columns.map(\.name), rows: rows))
         }
@@ -139,7 +134,7 @@ public enum SliceCopy {
                 return column
             }
             if let key = slice.key {
-                let keys = try keyValues(incoming, key).compactMap(\.storage.textValue)
+                let keys = try keyValues(incoming, key).compactMap(String.fromDatabaseValue)
                 try await transaction.rows(
                     PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE \(StoreCopy.quoted(key)) = ANY($1)", binds: binds(keys)))
             }
@@ -151,28 +146,11 @@ public enum SliceCopy {
                 fresh = try allocated.map { try $0.decode(Int64.self) }
             }
             let values = try renumber(incoming, slice, fresh: fresh, maps: &renumbered)
-            let placeholders = columns.enumerated().map { index, column in column.type == "date" ? "$\(index + 1)::date" : "$\(index + 1)" }
-            let batch = StoreCopy.batchRows
-            for start in stride(from: 0, to: values.count, by: batch) {
-                var bindings = PostgresBindings(capacity: batch * columns.count)
-                var tuples: [String] = []
-                for row in values[start..<min(start + batch, values.count)] {
-                    for (column, stored) in zip(columns, row) {
-                        switch try StoreCopy.convert(stored, column, table: slice.table) {
-                        case .null: bindings.appendNull()
-                        case .integer(let number): bindings.append(number)
-                        case .real(let number): bindings.append(number)
-                        case .text(let text): bindings.append(text)
-                        }
-                    }
-                    let offset = tuples.count * columns.count
-                    tuples.append("(" + placeholders.map { StoreCopy.shifted($0, by: offset) }.joined(separator: ", ") + ")")
-                }
-                try await transaction.rows(
-                    PostgresQuery(
-                        unsafeSQL: "INSERT INTO \(table) (\(columns.map { StoreCopy.quoted($0.name) }.joined(separator: ", "))) VALUES "
-                            + tuples.joined(separator: ", ") + upsert(slice, conflict: slice.conflict?.postgres, columns: incoming.columns),
-                        binds: bindings))
+            for start in stride(from: 0, to: values.count, by: StoreCopy.batchRows) {
+                try await StoreCopy.insert(
+                    values[start..<min(start + StoreCopy.batchRows, values.count)], into: slice.table, columns: columns,
+                    suffix: upsert(slice, conflict: slice.conflict?.postgres, columns: incoming.columns), connection: transaction.connection,
+                    logger: transaction.logger)
             }
         }
     }
@@ -230,13 +208,6 @@ public enum SliceCopy {
             }
         }
         return values
-    }
-}
-
-extension DatabaseValue.Storage {
-    var textValue: String? {
-        if case .string(let text) = self { return text }
-        return nil
     }
 }
 

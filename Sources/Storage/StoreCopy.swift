@@ -153,6 +153,16 @@ public enum StoreCopy {
     enum Value {
         case null, integer(Int64), real(Double), text(String)
 
+        /// As GRDB holds it.
+        var databaseValue: DatabaseValue {
+            switch self {
+            case .null: .null
+            case .integer(let number): number.databaseValue
+            case .real(let number): number.databaseValue
+            case .text(let text): text.databaseValue
+            }
+        }
+
         /// Into `hasher` with its kind and, for text, its length: ("ab", "c") and ("a", "bc") differ.
         func feed(_ hasher: inout SHA256) {
             switch self {
@@ -216,7 +226,6 @@ public enum StoreCopy {
         }
         let names = columns.map { quoted($0.name) }.joined(separator: ", ")
         let keyList = key == ["rowid"] ? "rowid" : key.map(quoted).joined(separator: ", ")
-        let placeholders = columns.enumerated().map { index, column in column.type == "date" ? "$\(index + 1)::date" : "$\(index + 1)" }
         var cursor: [DatabaseValue]? = nil
         var rows = 0
         var sum: UInt64 = 0
@@ -231,33 +240,58 @@ public enum StoreCopy {
                 return (values, fetched.last.map { row in (0..<key.count).map { row[$0] as DatabaseValue } })
             }
             guard !batch.rows.isEmpty else { break }
-            var bindings = PostgresBindings(capacity: batch.rows.count * columns.count)
-            var tuples: [String] = []
-            for row in batch.rows {
+            try await insert(batch.rows, into: table, columns: columns, connection: connection, logger: logger) { values in
                 var hasher = SHA256()
-                for (column, stored) in zip(columns, row) {
-                    let value = try convert(stored, column, table: table)
-                    value.feed(&hasher)
-                    switch value {
-                    case .null: bindings.appendNull()
-                    case .integer(let number): bindings.append(number)
-                    case .real(let number): bindings.append(number)
-                    case .text(let text): bindings.append(text)
-                    }
-                }
+                for value in values { value.feed(&hasher) }
                 sum &+= rowSum(hasher)
-                let offset = tuples.count * columns.count
-                tuples.append("(" + placeholders.map { shifted($0, by: offset) }.joined(separator: ", ") + ")")
             }
-            _ = try await connection.query(
-                PostgresQuery(unsafeSQL: "INSERT INTO \(quoted(table)) (\(names)) VALUES \(tuples.joined(separator: ", "))", binds: bindings),
-                logger: logger)
             rows += batch.rows.count
             copied(rows)
             cursor = batch.last
             if batch.rows.count < batchRows { break }
         }
         return (rows, sum)
+    }
+
+    /// One INSERT of `rows` (SQLite's values) into `table`'s `columns`, each value converted to its column's kind;
+    /// `suffix` follows the VALUES (an ON CONFLICT clause). `bound` is told each row's values as they were bound.
+    static func insert(
+        _ rows: some Collection<[DatabaseValue]>, into table: String, columns: [Column], suffix: String = "", connection: PostgresConnection,
+        logger: Logger, bound: ([Value]) -> Void = { _ in }
+    ) async throws {
+        let placeholders = columns.enumerated().map { index, column in column.type == "date" ? "$\(index + 1)::date" : "$\(index + 1)" }
+        var bindings = PostgresBindings(capacity: rows.count * columns.count)
+        var tuples: [String] = []
+        for row in rows {
+            let values = try zip(columns, row).map { column, stored in try convert(stored, column, table: table) }
+            for value in values {
+                switch value {
+                case .null: bindings.appendNull()
+                case .integer(let number): bindings.append(number)
+                case .real(let number): bindings.append(number)
+                case .text(let text): bindings.append(text)
+                }
+            }
+            bound(values)
+            let offset = tuples.count * columns.count
+            tuples.append("(" + placeholders.map { shifted($0, by: offset) }.joined(separator: ", ") + ")")
+        }
+        let names = columns.map { quoted($0.name) }.joined(separator: ", ")
+        _ = try await connection.query(
+            PostgresQuery(unsafeSQL: "INSERT INTO \(quoted(table)) (\(names)) VALUES \(tuples.joined(separator: ", "))\(suffix)", binds: bindings),
+            logger: logger)
+    }
+
+    /// The select list of `columns` as both sides compare them (a date as its text).
+    static func selectList(_ columns: [Column]) -> String {
+        columns.map { $0.type == "date" ? "\(quoted($0.name))::text" : quoted($0.name) }.joined(separator: ", ")
+    }
+
+    /// A PostgreSQL cell in `column`'s kind.
+    static func value(_ cell: PostgresCell, _ column: Column) throws -> Value {
+        if isInteger(column.type) { return try cell.decode(Int64?.self).map(Value.integer) ?? .null }
+        if isReal(column.type) { return try cell.decode(Double?.self).map(Value.real) ?? .null }
+        return try cell.decode(String?.self).map(Value.text) ?? .null
     }
 
     /// `$3::date` shifted by `offset` places: `$(3 + offset)::date`.
@@ -269,22 +303,12 @@ public enum StoreCopy {
     /// The rows of `table` as PostgreSQL holds them: their count and checksum, computed as `copyTable` computed them.
     static func checksum(_ table: String, columns: [Column], connection: PostgresConnection, logger: Logger) async throws -> (rows: Int, sum: UInt64)
     {
-        let list = columns.map { $0.type == "date" ? "\(quoted($0.name))::text" : quoted($0.name) }.joined(separator: ", ")
+        let list = selectList(columns)
         var rows = 0
         var sum: UInt64 = 0
         for try await row in try await connection.query(PostgresQuery(unsafeSQL: "SELECT \(list) FROM \(quoted(table))"), logger: logger) {
             var hasher = SHA256()
-            for (column, cell) in zip(columns, row) {
-                let value: Value
-                if isInteger(column.type) {
-                    value = try cell.decode(Int64?.self).map(Value.integer) ?? .null
-                } else if isReal(column.type) {
-                    value = try cell.decode(Double?.self).map(Value.real) ?? .null
-                } else {
-                    value = try cell.decode(String?.self).map(Value.text) ?? .null
-                }
-                value.feed(&hasher)
-            }
+            for (column, cell) in zip(columns, row) { try value(cell, column).feed(&hasher) }
             sum &+= rowSum(hasher)
             rows += 1
         }
