@@ -61,19 +61,11 @@ struct DevicesAddCommand: AsyncParsableCommand {
         guard settings.token != nil else { throw CLIError("--platform and its token are required") }
         guard settings.timeZone != nil else { throw CLIError("--tz is required") }
         let now = try global.clock()
-        let state: DeviceState?
-        let shared = try await global.withPostgres { store in
-            let themes = try global.contentCopyThemes()
-            return try await store.transaction { transaction in
+        let state = try await global.changingDevices(
+            shared: { transaction, themes in
                 try await transaction.deviceState(id: transaction.insertDevice(settings, userID: nil, now: now, themes: themes).id, now: now)
-            }
-        }
-        if let shared {
-            state = shared
-        } else {
-            let database = try global.openDatabase()
-            state = try database.deviceState(id: database.addDevice(settings, now: now).id, now: now)
-        }
+            },
+            local: { database in try database.deviceState(id: database.addDevice(settings, now: now).id, now: now) })
         guard let state else { throw CLIError("the device added is gone: removed meanwhile") }
         if global.json { return try printJSON(DeviceRecord(state)) }
         print(state.device.id)
@@ -143,19 +135,11 @@ struct DevicesUpdateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (id, now, settings) = (id, try global.clock(), try options.settings())
-        let state: DeviceState?
-        let shared = try await global.withPostgres { store in
-            let themes = try global.contentCopyThemes()
-            return try await store.transaction { transaction in
+        let state = try await global.changingDevices(
+            shared: { transaction, themes in
                 try await transaction.deviceState(id: transaction.updateDevice(id: id, settings, now: now, themes: themes).id, now: now)
-            }
-        }
-        if let shared {
-            state = shared
-        } else {
-            let database = try global.openDatabase()
-            state = try database.deviceState(id: database.updateDevice(id: id, settings, now: now).id, now: now)
-        }
+            },
+            local: { database in try database.deviceState(id: database.updateDevice(id: id, settings, now: now).id, now: now) })
         guard let state else { throw DeviceError.notFound(id) }
         let record = DeviceRecord(state)
         if global.json { return try printJSON(record) }
@@ -210,15 +194,9 @@ struct DevicesImportCommand: AsyncParsableCommand {
         let added: Int
         do {
             let all = items
-            let shared = try await global.withPostgres { store in
-                let themes = try global.contentCopyThemes()
-                return try await store.transaction { try await $0.addDevices(all, now: now, themes: themes, progress: bar.update).count }
-            }
-            if let shared {
-                added = shared
-            } else {
-                added = try global.openDatabase().addDevices(items, now: now, progress: bar.update).count
-            }
+            added = try await global.changingDevices(
+                shared: { transaction, themes in try await transaction.addDevices(all, now: now, themes: themes, progress: bar.update).count },
+                local: { database in try database.addDevices(all, now: now, progress: bar.update).count })
         } catch let error as DeviceImportError {
             throw CLIError("\(name):\(error.line): \(error.reason)")
         }

@@ -259,6 +259,20 @@ public struct GlobalOptions: ParsableArguments {
         return try body(database)
     }
 
+    /// A change to the devices on either store: on PostgreSQL `shared` in one transaction, given the display themes
+    /// this machine's content copy knows (the database holds no content); otherwise `local` on the SQLite file.
+    func changingDevices<T: Sendable>(
+        shared: @escaping @Sendable (PostgresTransaction, Set<String>) async throws -> T, local: (AppDatabase) throws -> T
+    ) async throws -> T {
+        if let done = try await withPostgres({ store in
+            let themes = try contentCopyThemes()
+            return try await store.transaction { try await shared($0, themes) }
+        }) {
+            return done
+        }
+        return try local(openDatabase())
+    }
+
     /// The PostgreSQL database named by --db, DAILYVERSE_DB or `database`, if that is what it names.
     func postgresAddress() throws -> PostgresAddress? {
         guard let named = try setting(flag: db, environment: "DAILYVERSE_DB", key: "database"),
