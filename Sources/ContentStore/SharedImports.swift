@@ -81,7 +81,9 @@ extension PostgresStore {
     public func followImports(into copy: AppDatabase, bundled: @escaping @Sendable () throws -> BundledContent) async throws -> Bool {
         // Asked outside a transaction first: each minute, a round trip rather than three.
         guard try await importsRevision() != copy.followedImports() else { return false }
-        return try await transaction { try await $0.bringImports(into: copy, bundled: bundled) }
+        // In one snapshot: the revision and every slice as one import left them, though another commits meanwhile
+        // (read statement by statement, a follow could take one import's blocks with the next one's verses).
+        return try await snapshot { try await $0.bringImports(into: copy, bundled: bundled) }
     }
 
     /// An import into the shared content: under a lock (one import at a time), `copy` first follows the database,

@@ -46,6 +46,18 @@ extension PostgresStore {
         }
     }
 
+    /// Runs `body` in one read-only transaction that sees the database as it was at its first statement (`REPEATABLE
+    /// READ`), whatever other transactions commit meanwhile: for reads of several statements that must agree with one
+    /// another, such as rows of several tables that another process replaces together, without taking its lock.
+    /// (A `transaction`, `READ COMMITTED` as PostgreSQL's default, sees each statement's own moment.)
+    @discardableResult
+    public func snapshot<T: Sendable>(_ body: @escaping @Sendable (PostgresTransaction) async throws -> T) async throws -> T {
+        try await transaction { transaction in
+            try await transaction.rows("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            return try await body(transaction)
+        }
+    }
+
     /// Runs `body` on a pooled connection outside any transaction: each statement commits on its own. For what one
     /// statement answers (a read) or what need not be all or nothing: a round trip each, not BEGIN and COMMIT too.
     @discardableResult

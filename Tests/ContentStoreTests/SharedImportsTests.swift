@@ -143,6 +143,43 @@ struct SharedImportsTests {
         }
     }
 
+    /// A follow reads the revision and each slice in one snapshot: an import committed while it reads (here, one
+    /// that took every hadith away, committed as the follow waits to read the verses they cite) leaves it with the
+    /// revision it began with, whole, and the next follow takes the new one whole.
+    @Test func aFollowTakesOneImportWholeThoughAnotherCommitsDuringIt() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let store = try await open(address)
+            let first = try seededDatabase()
+            let hadith = try HadithFolder(directory: Self.fixtures.appendingPathComponent("hadith"))
+            let books = try hadith.books.map { try hadith.read($0, ayahCounts: try first.ayahCounts()) }
+            try await store.publishImport(through: first, bundled: { bundledContent }) { database in
+                for book in books { try database.importHadith(book, at: fixedNow) }
+            }
+            let revision = try await store.importsRevision()
+            let published = try shown(first)
+            try #require(published.hadith.count == 2 && published.ahlulBayt != nil)
+            let second = try seededDatabase()
+            try await PostgresTesting.withHeldTransaction(address) { held, watcher in
+                _ = try await held.query("LOCK TABLE hadith_verse IN ACCESS EXCLUSIVE MODE", logger: logger)
+                let follow = Task { try await store.followImports(into: second) { bundledContent } }
+                try await PostgresTesting.untilALockIsAwaited(watching: watcher)
+                for statement in [
+                    "DELETE FROM hadith_verse", "DELETE FROM hadith", "DELETE FROM hadith_book",
+                    "UPDATE meta SET value = 'later' WHERE key = 'imports_revision'", "COMMIT",
+                ] {
+                    _ = try await held.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                #expect(try await follow.value)
+            }
+            #expect(try second.followedImports() == revision)
+            #expect(try shown(second) == published)
+            #expect(try await store.followImports(into: second) { bundledContent })
+            #expect(try second.followedImports() == "later")
+            #expect(try shown(second).hadith.isEmpty)
+            await store.close()
+        }
+    }
+
     @Test func anInstallationsImportsCopiedByMigrateStoreAreFollowed() async throws {
         // An installation that imported an edition before it had the bundled ones (as one made before they were):
         // its imported blocks have the first ids, which every copy's bundled blocks have too.
