@@ -44,16 +44,17 @@ extension AppDatabase {
         try read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'imports_followed'") }
     }
 
-    /// Makes this copy's imported content `rows` (the shared database's, read at `revision`), in one transaction. When
-    /// the copy held imports that may have stood in the place of a bundled edition or entry, `bundled` is seeded again
-    /// in it, so that one taken out gives back what it stood for.
-    public func replaceImports(with rows: [SliceRows], revision: String, bundled: () throws -> BundledContent) throws {
-        try write { db in
+    /// Makes this copy's imported content the shared database's, read in `transaction` (at `revision`) a chunk at a
+    /// time and put in in one transaction of the copy. When the copy held imports that may have stood in the place
+    /// of a bundled edition or entry, `bundled` is seeded again in it, so that one taken out gives back what it stood
+    /// for.
+    public func replaceImports(from transaction: PostgresTransaction, revision: String, bundled: () throws -> BundledContent) async throws {
+        try await SliceCopy.replace(ImportedContent.slices, in: self, from: transaction) { db, replace in
             let displacing = try ImportedContent.slices.contains { slice in
                 try (slice.key != nil || slice.conflict != nil)
                     && Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(slice.table)\" WHERE \(slice.filter))") == true
             }
-            try SliceCopy.replace(ImportedContent.slices, with: rows, in: db)
+            try replace()
             if displacing { try Self.seed(db, try bundled(), force: true) }
             try Self.setMeta(db, "imports_followed", revision)
         }
@@ -98,9 +99,9 @@ extension PostgresStore {
             try await transaction.bringImports(into: copy, bundled: bundled)
             try copy.forgetFollowedImports()
             let result = try body(copy)
-            let columns = try await SliceCopy.columnNames(ImportedContent.published, transaction)
-            let rows = try await copy.read { db in try SliceCopy.read(ImportedContent.published, from: db, columns: columns) }
-            try await SliceCopy.replace(ImportedContent.published, with: rows, in: transaction)
+            try await SliceCopy.replace(ImportedContent.published, in: transaction) { columns in
+                try await copy.read { db in try SliceCopy.read(ImportedContent.published, from: db, columns: columns) }
+            }
             let revision = UUID().uuidString.lowercased()
             try await transaction.rows(
                 """
@@ -124,7 +125,7 @@ extension PostgresTransaction {
     func bringImports(into copy: AppDatabase, bundled: () throws -> BundledContent) async throws -> Bool {
         let revision = try await importsRevision()
         guard try copy.followedImports() != revision else { return false }
-        try copy.replaceImports(with: try await SliceCopy.read(ImportedContent.slices, from: self), revision: revision, bundled: bundled)
+        try await copy.replaceImports(from: self, revision: revision, bundled: bundled)
         return true
     }
 }

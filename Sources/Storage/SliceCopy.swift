@@ -33,15 +33,17 @@ public struct RowSlice: Sendable {
     }
 }
 
-/// A slice's rows as read from one database: its columns (in PostgreSQL's order, which the two schemas share) and
-/// their values.
+/// A slice's rows as read from SQLite: its columns (in PostgreSQL's order, which the two schemas share) and their
+/// values.
 public struct SliceRows: Sendable, Equatable {
     public let table: String
     public let columns: [String]
     public var rows: [[DatabaseValue]]
 }
 
-/// Copies slices of tables between a SQLite database and PostgreSQL, each side in one transaction its caller holds.
+/// Copies slices of tables between a SQLite database and PostgreSQL. Into PostgreSQL (an import published, on the
+/// machine that made it): the SQLite rows read whole, written in the caller's transaction. Into SQLite (every
+/// process's copy following): a chunk of rows held at a time, the last step in one transaction.
 public enum SliceCopy {
     /// The slices' columns and their PostgreSQL types, from PostgreSQL's schema.
     static func columns(_ slices: [RowSlice], _ transaction: PostgresTransaction) async throws -> [String: [StoreCopy.Column]] {
@@ -54,29 +56,7 @@ public enum SliceCopy {
         return found
     }
 
-    /// The column names of each slice's table, as PostgreSQL orders them: what `read(_:from:columns:)` reads in SQLite.
-    public static func columnNames(_ slices: [RowSlice], _ transaction: PostgresTransaction) async throws -> [String: [String]] {
-        try await columns(slices, transaction).mapValues { $0.map(\.name) }
-    }
-
-    /// The slices' rows in PostgreSQL.
-    public static func read(_ slices: [RowSlice], from transaction: PostgresTransaction) async throws -> [SliceRows] {
-        let types = try await columns(slices, transaction)
-        var read: [SliceRows] = []
-        for slice in slices {
-            let columns = types[slice.table] ?? []
-            var rows: [[DatabaseValue]] = []
-            let query = PostgresQuery(
-                unsafeSQL: "SELECT \(StoreCopy.selectList(columns)) FROM \(StoreCopy.quoted(slice.table)) WHERE \(slice.filter)")
-            for try await row in try await transaction.connection.query(query, logger: transaction.logger) {
-                rows.append(try zip(columns, row).map { column, cell in try StoreCopy.value(cell, column).databaseValue })
-            }
-            read.append(SliceRows(table: slice.table, columns: columns.map(\.name), rows: rows))
-        }
-        return read
-    }
-
-    /// The slices' rows in SQLite, each table's `columns` (`columnNames`).
+    /// The slices' rows in SQLite, each table's `columns` (PostgreSQL's, in its order).
     public static func read(_ slices: [RowSlice], from db: Database, columns: [String: [String]]) throws -> [SliceRows] {
         try slices.map { slice in
             let names = columns[slice.table] ?? []
@@ -86,42 +66,139 @@ public enum SliceCopy {
         }
     }
 
-    /// Replaces the slices in SQLite with `rows` (read from the other side, one per slice, in order).
-    public static func replace(_ slices: [RowSlice], with rows: [SliceRows], in db: Database) throws {
-        try check(slices, rows)
-        for slice in slices.reversed() where !slice.addsOnly {
-            try db.execute(sql: "DELETE FROM \(StoreCopy.quoted(slice.table)) WHERE \(slice.filter)")
-        }
-        var renumbered: [String: [Int64: Int64]] = [:]
-        for (slice, incoming) in zip(slices, rows) where !incoming.rows.isEmpty {
-            let table = StoreCopy.quoted(slice.table)
-            if let key = slice.key {
-                let keys = try keyValues(incoming, key)
-                for start in stride(from: 0, to: keys.count, by: 500) {
-                    let chunk = Array(keys[start..<min(start + 500, keys.count)])
-                    try db.execute(
-                        sql: "DELETE FROM \(table) WHERE \(StoreCopy.quoted(key)) IN (\(chunk.map { _ in "?" }.joined(separator: ", ")))",
-                        arguments: StatementArguments(chunk))
-                }
+    /// Replaces the slices in `database` (SQLite) with PostgreSQL's, read in `transaction`, holding a chunk of rows
+    /// in memory at a time rather than all of them: each slice's rows go first, `chunk` rows a transaction, into a
+    /// scratch database attached to `database`'s writer (SQLite's temporary database: on disk once it grows, gone
+    /// when detached). Then `body` runs in one transaction of `database`, given `replace`, which takes the slices'
+    /// rows out of `database` and puts the staged ones in, each with a fresh `identity` and its `references`
+    /// following; `body` does whatever must share that transaction, before and after. `body`'s result.
+    public static func replace<T>(
+        _ slices: [RowSlice], in database: AppDatabase, from transaction: PostgresTransaction, chunk: Int = 1_000,
+        _ body: (Database, _ replace: () throws -> Void) throws -> T
+    ) async throws -> T {
+        let types = try await columns(slices, transaction)
+        // A name of this call's own: the attachment lives on the writer's connection, which other work shares.
+        let stage = "slice_stage_\(UInt32.random(in: 0...UInt32.max))"
+        try database.writeWithoutTransaction { db in try db.execute(sql: "ATTACH DATABASE '' AS \(stage)") }
+        do {
+            for slice in slices {
+                try await self.stage(slice, columns: types[slice.table] ?? [], from: transaction, into: database, as: stage, chunk: chunk)
             }
-            var fresh: [Int64] = []
-            if let identity = slice.identity {
-                let largest = try Int64.fetchOne(db, sql: "SELECT max(\(StoreCopy.quoted(identity))) FROM \(table)") ?? 0
-                fresh = (0..<Int64(incoming.rows.count)).map { largest + 1 + $0 }
-            }
-            let values = try renumber(incoming, slice, fresh: fresh, maps: &renumbered)
-            let names = incoming.columns.map(StoreCopy.quoted)
-            let statement = try db.makeStatement(
-                sql: "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
-                    + upsert(slice, conflict: slice.conflict?.sqlite, columns: incoming.columns))
-            for row in values { try statement.execute(arguments: StatementArguments(row)) }
+            let result = try put(slices, columns: types.mapValues { $0.map(\.name) }, from: stage, in: database, body)
+            try database.writeWithoutTransaction { db in try db.execute(sql: "DETACH DATABASE \(stage)") }
+            return result
+        } catch {
+            _ = try? database.writeWithoutTransaction { db in try db.execute(sql: "DETACH DATABASE \(stage)") }
+            throw error
         }
     }
 
-    /// Replaces the slices in PostgreSQL with `rows` (read from SQLite, one per slice, in order).
-    public static func replace(_ slices: [RowSlice], with rows: [SliceRows], in transaction: PostgresTransaction) async throws {
-        try check(slices, rows)
+    /// Copies a slice's rows from PostgreSQL into a table of the same name in the scratch database `stage`, `chunk`
+    /// rows a transaction: the rows stream in as they are written (postgres-nio asks the server for more only as
+    /// they are taken).
+    static func stage(
+        _ slice: RowSlice, columns: [StoreCopy.Column], from transaction: PostgresTransaction, into database: AppDatabase, as stage: String,
+        chunk: Int
+    ) async throws {
+        let names = columns.map { StoreCopy.quoted($0.name) }
+        let staged = "\(stage).\(StoreCopy.quoted(slice.table))"
+        try database.writeWithoutTransaction { db in try db.execute(sql: "CREATE TABLE \(staged) (\(names.joined(separator: ", ")))") }
+        let insert = "INSERT INTO \(staged) (\(names.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
+        var pending: [[DatabaseValue]] = []
+        pending.reserveCapacity(chunk)
+        func flush() throws {
+            try database.write { db in
+                let statement = try db.makeStatement(sql: insert)
+                for row in pending { try statement.execute(arguments: StatementArguments(row)) }
+            }
+            pending.removeAll(keepingCapacity: true)
+        }
+        let query = PostgresQuery(unsafeSQL: "SELECT \(StoreCopy.selectList(columns)) FROM \(StoreCopy.quoted(slice.table)) WHERE \(slice.filter)")
+        for try await row in try await transaction.connection.query(query, logger: transaction.logger) {
+            pending.append(try zip(columns, row).map { column, cell in try StoreCopy.value(cell, column).databaseValue })
+            if pending.count >= chunk { try flush() }
+        }
+        if !pending.isEmpty { try flush() }
+    }
+
+    /// Runs `body` in one transaction of `database`, given what takes the slices' rows out and puts the staged ones in.
+    static func put<T>(
+        _ slices: [RowSlice], columns: [String: [String]], from stage: String, in database: AppDatabase,
+        _ body: (Database, _ replace: () throws -> Void) throws -> T
+    ) throws -> T {
+        try database.write { db in
+            try body(db) {
+                for slice in slices.reversed() where !slice.addsOnly {
+                    try db.execute(sql: "DELETE FROM main.\(StoreCopy.quoted(slice.table)) WHERE \(slice.filter)")
+                }
+                for slice in slices { try put(slice, columns: columns[slice.table] ?? [], from: stage, in: db) }
+            }
+        }
+    }
+
+    /// Puts a staged slice's rows into `main`, in the caller's transaction: rows of the same `key` deleted first, a
+    /// fresh `identity` each (old to new kept in the stage's "map <table>", for the slices that reference it), each
+    /// reference mapped through its parent's map (a row whose parent was not copied stops the copy), and `conflict`
+    /// taking over the row there.
+    static func put(_ slice: RowSlice, columns names: [String], from stage: String, in db: Database) throws {
+        let table = StoreCopy.quoted(slice.table)
+        let staged = "\(stage).\(table)"
+        func position(_ column: String) throws -> Int {
+            guard let index = names.firstIndex(of: column) else { throw SliceCopyError("\(slice.table) has no column \(column)") }
+            return index
+        }
+        var selected = names.map { "s.\(StoreCopy.quoted($0))" }
+        var joins: [String] = []
+        if let identity = slice.identity {
+            let index = try position(identity)
+            let map = "\(stage).\(StoreCopy.quoted("map \(slice.table)"))"
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(staged) s WHERE \(selected[index]) IS NULL)") == true {
+                throw SliceCopyError("a row of \(slice.table) has no \(identity)")
+            }
+            // Made though nothing is staged: the slices after look their references up in it.
+            try db.execute(sql: "CREATE TABLE \(map) (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)")
+            try db.execute(
+                sql: """
+                    INSERT INTO \(map) (old, new)
+                    SELECT \(selected[index]), (SELECT ifnull(max(\(StoreCopy.quoted(identity))), 0) FROM main.\(table)) + row_number() OVER (ORDER BY s.rowid)
+                    FROM \(staged) s
+                    """)
+            joins.append("JOIN \(map) m0 ON m0.old = \(selected[index])")
+            selected[index] = "m0.new"
+        }
+        for (number, (column, parent)) in slice.references.sorted(by: { $0.key < $1.key }).enumerated() {
+            let index = try position(column)
+            let map = "\(stage).\(StoreCopy.quoted("map \(parent)"))"
+            let alias = "m\(number + 1)"
+            if let missing = try DatabaseValue.fetchOne(
+                db,
+                sql: "SELECT \(selected[index]) FROM \(staged) s WHERE NOT EXISTS (SELECT 1 FROM \(map) m WHERE m.old = \(selected[index])) LIMIT 1")
+            {
+                throw SliceCopyError("a row of \(slice.table) refers to \(parent) \(missing), which was not copied")
+            }
+            joins.append("JOIN \(map) \(alias) ON \(alias).old = \(selected[index])")
+            selected[index] = "\(alias).new"
+        }
+        if let key = slice.key {
+            let quoted = StoreCopy.quoted(key)
+            try db.execute(sql: "DELETE FROM main.\(table) WHERE \(quoted) IN (SELECT \(quoted) FROM \(staged))")
+        }
+        // `WHERE true`: SQLite's grammar for an upsert after a SELECT.
+        try db.execute(
+            sql: """
+                INSERT INTO main.\(table) (\(names.map(StoreCopy.quoted).joined(separator: ", ")))
+                SELECT \(selected.joined(separator: ", ")) FROM \(staged) s \(joins.joined(separator: " ")) WHERE true ORDER BY s.rowid
+                """ + upsert(slice, conflict: slice.conflict?.sqlite, columns: names))
+    }
+
+    /// Replaces the slices in PostgreSQL with the rows `read` gives (one per slice, in order), given the column names
+    /// of each slice's table as PostgreSQL orders them: SQLite's, read by `read(_:from:columns:)`.
+    public static func replace(
+        _ slices: [RowSlice], in transaction: PostgresTransaction, reading read: ([String: [String]]) async throws -> [SliceRows]
+    ) async throws {
         let types = try await columns(slices, transaction)
+        let rows = try await read(types.mapValues { $0.map(\.name) })
+        try check(slices, rows)
         for slice in slices.reversed() where !slice.addsOnly {
             try await transaction.rows(PostgresQuery(unsafeSQL: "DELETE FROM \(StoreCopy.quoted(slice.table)) WHERE \(slice.filter)"))
         }
