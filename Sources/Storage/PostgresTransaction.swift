@@ -46,8 +46,8 @@ extension PostgresStore {
         }
     }
 
-    /// Runs `body` in one read-only transaction that sees the database as it was at its first statement (`REPEATABLE
-    /// READ`), whatever other transactions commit meanwhile: for reads of several statements that must agree with one
+    /// Runs `body` in one read-only transaction that sees the database as it was at its first read (`REPEATABLE READ`),
+    /// whatever other transactions commit meanwhile: for reads of several statements that must agree with one
     /// another, such as rows of several tables that another process replaces together, without taking its lock.
     /// (A `transaction`, `READ COMMITTED` as PostgreSQL's default, sees each statement's own moment.)
     @discardableResult

@@ -170,11 +170,12 @@ public enum SliceCopy {
             let index = try position(column)
             let map = "\(stage).\(StoreCopy.quoted("map \(parent)"))"
             let alias = "m\(number + 1)"
-            if let missing = try DatabaseValue.fetchOne(
+            // A row, not its value: a reference that is NULL refers to nothing copied either.
+            if let missing = try Row.fetchOne(
                 db,
                 sql: "SELECT \(selected[index]) FROM \(staged) s WHERE NOT EXISTS (SELECT 1 FROM \(map) m WHERE m.old = \(selected[index])) LIMIT 1")
             {
-                throw SliceCopyError("a row of \(slice.table) refers to \(parent) \(missing), which was not copied")
+                throw SliceCopyError("a row of \(slice.table) refers to \(parent) \(missing[0] as DatabaseValue), which was not copied")
             }
             joins.append("JOIN \(map) \(alias) ON \(alias).old = \(selected[index])")
             selected[index] = "\(alias).new"

@@ -180,6 +180,38 @@ struct SharedImportsTests {
         }
     }
 
+    /// Rows on the database that do not hold together (a verse link to a hadith that is not there, as a hand edit
+    /// could leave) stop a follow with one line naming them: the copy keeps what it had, and its scratch database is
+    /// gone; once they are mended, it follows again.
+    @Test func aFollowOfRowsThatDoNotHoldTogetherStopsAndLeavesTheCopyAsItWas() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let store = try await open(address)
+            let first = try seededDatabase()
+            let hadith = try HadithFolder(directory: Self.fixtures.appendingPathComponent("hadith"))
+            let books = try hadith.books.map { try hadith.read($0, ayahCounts: try first.ayahCounts()) }
+            try await store.publishImport(through: first, bundled: { bundledContent }) { database in
+                for book in books { try database.importHadith(book, at: fixedNow) }
+            }
+            let second = try seededDatabase()
+            #expect(try await store.followImports(into: second) { bundledContent })
+            let (before, revision) = (try shown(second), try await store.importsRevision())
+            try await PostgresTesting.administer(
+                address, "SET session_replication_role = replica", "INSERT INTO hadith_verse (surah, ayah, hadith_id) VALUES (1, 1, 987654321)",
+                "UPDATE meta SET value = 'broken' WHERE key = 'imports_revision'")
+            let error = await #expect(throws: SliceCopyError.self) { try await store.followImports(into: second) { bundledContent } }
+            #expect(error?.description == "a row of hadith_verse refers to hadith 987654321, which was not copied")
+            #expect(try second.followedImports() == revision)
+            #expect(try shown(second) == before)
+            let attached = try await second.read { db in try String.fetchAll(db, sql: "SELECT name FROM pragma_database_list") }
+            #expect(attached == ["main"] || attached == ["main", "temp"], "\(attached)")
+            try await PostgresTesting.administer(address, "DELETE FROM hadith_verse WHERE hadith_id = 987654321")
+            #expect(try await store.followImports(into: second) { bundledContent })
+            #expect(try second.followedImports() == "broken")
+            #expect(try shown(second) == before)
+            await store.close()
+        }
+    }
+
     @Test func anInstallationsImportsCopiedByMigrateStoreAreFollowed() async throws {
         // An installation that imported an edition before it had the bundled ones (as one made before they were):
         // its imported blocks have the first ids, which every copy's bundled blocks have too.
