@@ -11,9 +11,12 @@ import Storage
 /// has taken are passed over, never waited for), reads their devices `FOR SHARE SKIP LOCKED` (a device being changed
 /// right now keeps its entry for the next pass, so a change never waits on emission nor emission on a change, and no
 /// two transactions wait on each other), plans the fires exactly as `Emitter` does, and in the same transaction
-/// removes the entries, writes the outbox rows (`ON CONFLICT DO NOTHING` on the unique key: one row per device and
-/// local date, whoever writes it) and queues each device's next fire. A process killed mid-batch leaves all or nothing
-/// of it, and its locks go with its connection.
+/// removes the entries, writes the outbox rows and queues each device's next fire. A process killed mid-batch leaves
+/// all or nothing of it, and its locks go with its connection.
+///
+/// The outbox rows are sent by `COPY`, PostgreSQL's fastest way in. The outbox's unique key (one row per device and
+/// local date, whoever writes it) refuses a row already there, which ends the batch's transaction; the batch is then
+/// taken again and its rows written by `INSERT … ON CONFLICT DO NOTHING`, which leaves the row there as it is.
 ///
 /// The day's content comes from `content`, the process's own SQLite database (the bundled content is the same for
 /// every process); devices, queue and outbox are in PostgreSQL.
@@ -34,7 +37,13 @@ public struct SharedEmitter: Sendable {
         var planner = Emitter.Planner(emitter: Emitter(database: content, configuration: configuration), now: now, through: through)
         var cursor: (fireAt: Double, deviceSeq: Int64) = (-Double.greatestFiniteMagnitude, 0)
         while true {
-            let (read, last) = try await batch(through: through, after: cursor, now: now, planner: &planner, into: &summary)
+            let (read, last): (Int, (fireAt: Double, deviceSeq: Int64)?)
+            do {
+                (read, last) = try await batch(through: through, after: cursor, now: now, copying: true, planner: &planner, into: &summary)
+            } catch  where Self.isRowAlreadyThere(error) {
+                logger.debug("an outbox row of the batch was already there: the batch again, by INSERT")
+                (read, last) = try await batch(through: through, after: cursor, now: now, copying: false, planner: &planner, into: &summary)
+            }
             guard let last else { break }
             cursor = last
             if read < configuration.batchSize || shouldStop() { break }
@@ -52,11 +61,20 @@ public struct SharedEmitter: Sendable {
         return now.addingTimeInterval(ahead)
     }
 
-    /// One batch in one transaction; returns how many entries it read and the last one's key (nil when none was due).
+    /// Whether `error` ended a batch because an outbox row it copied was already there (SQLSTATE 23505).
+    static func isRowAlreadyThere(_ error: any Error) -> Bool {
+        PostgresStore.isUniqueViolation((error as? PostgresTransactionError)?.closureError ?? error)
+    }
+
+    /// One batch in one transaction, its outbox rows by `COPY` (`copying`) or by `INSERT … ON CONFLICT DO NOTHING`;
+    /// returns how many entries it read and the last one's key (nil when none was due). `summary` has the batch's
+    /// counts only once it is committed.
     func batch(
-        through: Date, after cursor: (fireAt: Double, deviceSeq: Int64), now: Date, planner: inout Emitter.Planner, into summary: inout EmitSummary
+        through: Date, after cursor: (fireAt: Double, deviceSeq: Int64), now: Date, copying: Bool, planner: inout Emitter.Planner,
+        into summary: inout EmitSummary
     ) async throws -> (read: Int, last: (fireAt: Double, deviceSeq: Int64)?) {
-        try await store.client.withTransaction(logger: logger) { connection in
+        var written = EmitSummary()
+        let result: (read: Int, last: (fireAt: Double, deviceSeq: Int64)?) = try await store.client.withTransaction(logger: logger) { connection in
             var queued: [(fireAt: Double, seq: Int64, version: Int, lastDay: Int?)] = []
             let due = try await connection.query(
                 """
@@ -97,18 +115,22 @@ public struct SharedEmitter: Sendable {
                     lastFired: entry.lastDay.map(CivilDate.init(dayNumber:)))
             }
             let plans = try planner.plan(entries)
-            try await write(plans, payloads: planner.payloads, now: now, on: connection, into: &summary)
+            try await write(plans, payloads: planner.payloads, now: now, copying: copying, on: connection, into: &written)
             return (queued.count, (last.fireAt, last.seq))
         }
+        summary.devices += written.devices
+        summary.queued += written.queued
+        summary.missed += written.missed
+        summary.skippedDays += written.skippedDays
+        summary.problems += written.problems
+        return result
     }
 
     /// Writes a batch's plans on `connection`, in its transaction: the entries out of the queue, their rows into the
     /// outbox, each live device's next entry in.
     func write(
-        _ plans: [Emitter.Plan], payloads: JSONBytes, now: Date, on connection: PostgresConnection, into summary: inout EmitSummary
-    )
-        async throws
-    {
+        _ plans: [Emitter.Plan], payloads: JSONBytes, now: Date, copying: Bool, on connection: PostgresConnection, into summary: inout EmitSummary
+    ) async throws {
         guard !plans.isEmpty else { return }
         let removed = try await connection.query(
             """
@@ -119,6 +141,8 @@ public struct SharedEmitter: Sendable {
         ).collect().count
         guard removed == plans.count else { throw EmitError.queueChanged(expected: plans.count, found: removed) }
         var outbox = OutboxColumns()
+        var copied = CopyTextRows(capacity: copying ? plans.count * (Emitter.expectedBytesPerPayload + 160) : 0)
+        var (copiedQueued, copiedMissed) = (0, 0)
         var next = QueueColumns()
         for plan in plans {
             guard let device = plan.entry.device else { continue }
@@ -136,11 +160,26 @@ public struct SharedEmitter: Sendable {
             summary.devices += 1
             summary.skippedDays += plan.skippedDays
             for (fire, payload) in plan.rows {
-                outbox.append(device, seq: plan.entry.deviceSeq, fire: fire, payload: payload, in: payloads, now: now)
+                if copying {
+                    Self.copy(device, seq: plan.entry.deviceSeq, fire: fire, payload: payload, in: payloads, now: now, into: &copied)
+                    if payload == nil { copiedMissed += 1 } else { copiedQueued += 1 }
+                } else {
+                    outbox.append(device, seq: plan.entry.deviceSeq, fire: fire, payload: payload, in: payloads, now: now)
+                }
             }
             if let nextFire = plan.nextFire {
                 next.append(fireAt: nextFire, seq: plan.entry.deviceSeq, version: plan.entry.version, lastDay: plan.lastFired?.dayNumber)
             }
+        }
+        if copiedQueued + copiedMissed > 0 {
+            var unsent = copied.buffer
+            try await connection.copyFrom(table: "outbox", columns: OutboxColumns.names, logger: logger) { writer in
+                while unsent.readableBytes > 0, let part = unsent.readSlice(length: min(1 << 20, unsent.readableBytes)) {
+                    try await writer.write(part)
+                }
+            }
+            summary.queued += copiedQueued
+            summary.missed += copiedMissed
         }
         if !outbox.seq.isEmpty {
             let statuses = try await connection.query(
@@ -166,8 +205,38 @@ public struct SharedEmitter: Sendable {
         }
     }
 
+    /// One outbox row as a line of `COPY`, its columns those of `OutboxColumns.names`.
+    static func copy(
+        _ device: Device, seq: Int64, fire: Scheduler.Fire, payload encoded: EncodedPayload?, in payloads: JSONBytes, now: Date,
+        into rows: inout CopyTextRows
+    ) {
+        rows.integer(seq)
+        rows.text(device.id)
+        rows.text(device.platform.rawValue)
+        rows.text(fire.localDate.description)
+        rows.real(fire.fireAt.timeIntervalSince1970)
+        if let encoded {
+            rows.text(payloads.bytes[encoded.headers])
+            rows.text(payloads.bytes[encoded.payload])
+            rows.text("pending")
+        } else {
+            rows.text("{}")
+            rows.text("{}")
+            rows.text("missed")
+        }
+        rows.real(now.timeIntervalSince1970)
+        // A row written ahead waits for its instant.
+        if fire.fireAt > now { rows.real(fire.fireAt.timeIntervalSince1970) } else { rows.null() }
+        rows.endRow()
+    }
+
     /// A batch's outbox rows, column by column (one array parameter each).
     struct OutboxColumns {
+        /// The columns written, in the order of `copy`'s values.
+        static let names = [
+            "device_seq", "device_id", "platform", "local_date", "fire_at", "headers", "payload", "status", "created_at", "next_attempt_at",
+        ]
+
         var seq: [Int64] = []
         var id: [String] = []
         var platform: [String] = []

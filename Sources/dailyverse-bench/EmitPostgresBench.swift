@@ -61,8 +61,9 @@ extension EmitBench {
             let deviceID = "00000000-0000-4000-8000-000000000000"
 
             // COPY, in text format: one line a row, as fast as the server takes them.
-            let line = [deviceID, "apns", "2025-03-10", "1741593600", Self.copyText(headers), Self.copyText(payload), "pending", "1741593600"]
-                .joined(separator: "\t")
+            var values = CopyTextRows()
+            for value in [deviceID, "apns", "2025-03-10", "1741593600", headers, payload, "pending", "1741593600"] { values.text(value) }
+            let line = String(buffer: values.buffer)
             func copyRows(into table: String) async throws -> Double {
                 let start = clock.now
                 try await copy.copyFrom(
@@ -123,12 +124,6 @@ extension EmitBench {
             print(String(format: "ratio_to_outbox_copy=%.2f", outboxCopySeconds / emitSeconds))
             print(String(format: "emit store=postgres payloads_per_s=%.0f ratio_to_copy=%.2f", rate, copySeconds / emitSeconds))
         }
-    }
-
-    /// A value in COPY's text format: backslash, tab, newline and carriage return escaped.
-    static func copyText(_ value: String) -> String {
-        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\t", with: "\\t").replacingOccurrences(of: "\n", with: "\\n")
-            .replacingOccurrences(of: "\r", with: "\\r")
     }
 }
 

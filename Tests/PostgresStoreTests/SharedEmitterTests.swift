@@ -110,6 +110,37 @@ struct SharedEmitterTests {
         }
     }
 
+    /// A row already in the outbox for a device and day that a batch writes (here, put there by hand) ends the batch's
+    /// `COPY`; the batch is taken again by `INSERT … ON CONFLICT DO NOTHING`, which keeps that row as it is and writes
+    /// the rest as SQLite's pass writes them, and the counts leave it out.
+    @Test func aRowAlreadyThereIsKeptAndTheRestWritten() async throws {
+        let sqlite = try installation(devices: 12)
+        let content = try sqlite.inMemoryCopy(schema: .dailyVerse)
+        try await PostgresTesting.withDatabase { address in
+            try await copy(sqlite, into: address)
+            let late = start.addingTimeInterval(86_400)
+            let expected = try Emitter(database: sqlite, configuration: configuration).run(now: late)
+            let want = try sqliteOutbox(sqlite)
+            let key = try #require(want.keys.sorted().first)
+            let (deviceID, date) = (String(key.split(separator: " ")[0]), String(key.split(separator: " ")[1]))
+            let store = try await open(address)
+            _ = try await store.client.query(
+                """
+                INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
+                SELECT seq, id, platform, \(date)::date, 0, '{}', 'by hand', 'delivered', 0 FROM device WHERE id = \(deviceID)
+                """, logger: logger)
+            let emitter = SharedEmitter(store: store, content: content, configuration: configuration, logger: logger)
+            let summary = try await emitter.run(now: late)
+            #expect(summary.queued + summary.missed == expected.queued + expected.missed - 1, "\(summary) against \(expected)")
+            let got = try await postgresOutbox(store)
+            #expect(got.count == want.count)
+            #expect(got[key] == "delivered {} by hand")
+            let differing = want.keys.filter { $0 != key && got[$0] != want[$0] }
+            #expect(differing.isEmpty, "rows that differ: \(differing.prefix(5))")
+            await store.close()
+        }
+    }
+
     /// A device whose row another transaction holds (a change under way) is passed over, not waited for: the others
     /// are written, and it is written by the first pass after the change ends.
     @Test func aDeviceBeingChangedIsPassedOverNotWaitedFor() async throws {

@@ -1,0 +1,49 @@
+import DailyVerseTestSupport
+import Foundation
+import PostgresNIO
+import Storage
+import Testing
+
+/// `COPY`'s text format as `CopyTextRows` writes it, read back by PostgreSQL itself: every text arrives as it was
+/// (backslashes, tabs, line ends, a literal `\N`, Arabic, the empty string), NULL stays NULL, numbers keep every bit.
+@Suite(.enabled(if: PostgresTesting.isAvailable, Comment(rawValue: PostgresTesting.skipped)))
+struct CopyTextRowsTests {
+    let logger = PostgresTesting.logger
+
+    @Test func whatIsCopiedIsWhatIsReadBack() async throws {
+        let texts = [
+            #"{"a":"say \"peace\"","b":"C:\\path"}"#, "tab\there", "line\nend", "carriage\rreturn", "\\N", "", "بسم الله الرحمن الرحيم",
+            "\\", "ends with a backslash\\",
+        ]
+        let reals = [1_764_217_800.5, 0.1, -2.5e-300, 1e300]
+        try await PostgresTesting.withDatabase { address in
+            let connection = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: logger)
+            _ = try await connection.query("CREATE TABLE copied (n bigint, t text, r double precision, maybe text)", logger: logger)
+            var rows = CopyTextRows()
+            for (index, text) in texts.enumerated() {
+                rows.integer(Int64(index) - 1)
+                rows.text(text)
+                rows.real(reals[index % reals.count])
+                if index % 2 == 0 { rows.null() } else { rows.text(Array(text.utf8)) }
+                rows.endRow()
+            }
+            try await connection.copyFrom(table: "copied", columns: ["n", "t", "r", "maybe"], logger: logger) { writer in
+                try await writer.write(rows.buffer)
+            }
+            var read: [(Int64, String, Double, String?)] = []
+            for try await row in try await connection.query("SELECT n, t, r, maybe FROM copied ORDER BY n", logger: logger).decode(
+                (Int64, String, Double, String?).self)
+            {
+                read.append(row)
+            }
+            try await connection.close()
+            #expect(read.count == texts.count)
+            for (index, (number, text, real, maybe)) in read.enumerated() {
+                #expect(number == Int64(index) - 1)
+                #expect(text == texts[index])
+                #expect(real == reals[index % reals.count])
+                #expect(maybe == (index % 2 == 0 ? nil : texts[index]))
+            }
+        }
+    }
+}
