@@ -143,18 +143,24 @@ struct SharedImportsTests {
         }
     }
 
+    /// The database at `address`, opened, with the fixtures' hadith books published through a new copy (returned).
+    func storeWithHadithPublished(_ address: PostgresAddress) async throws -> (PostgresStore, AppDatabase) {
+        let store = try await open(address)
+        let copy = try seededDatabase()
+        let hadith = try HadithFolder(directory: Self.fixtures.appendingPathComponent("hadith"))
+        let books = try hadith.books.map { try hadith.read($0, ayahCounts: try copy.ayahCounts()) }
+        try await store.publishImport(through: copy, bundled: { bundledContent }) { database in
+            for book in books { try database.importHadith(book, at: fixedNow) }
+        }
+        return (store, copy)
+    }
+
     /// A follow reads the revision and each slice in one snapshot: an import committed while it reads (here, one
     /// that took every hadith away, committed as the follow waits to read the verses they cite) leaves it with the
     /// revision it began with, whole, and the next follow takes the new one whole.
     @Test func aFollowTakesOneImportWholeThoughAnotherCommitsDuringIt() async throws {
         try await PostgresTesting.withDatabase { address in
-            let store = try await open(address)
-            let first = try seededDatabase()
-            let hadith = try HadithFolder(directory: Self.fixtures.appendingPathComponent("hadith"))
-            let books = try hadith.books.map { try hadith.read($0, ayahCounts: try first.ayahCounts()) }
-            try await store.publishImport(through: first, bundled: { bundledContent }) { database in
-                for book in books { try database.importHadith(book, at: fixedNow) }
-            }
+            let (store, first) = try await storeWithHadithPublished(address)
             let revision = try await store.importsRevision()
             let published = try shown(first)
             try #require(published.hadith.count == 2 && published.ahlulBayt != nil)
@@ -185,13 +191,7 @@ struct SharedImportsTests {
     /// gone; once they are mended, it follows again.
     @Test func aFollowOfRowsThatDoNotHoldTogetherStopsAndLeavesTheCopyAsItWas() async throws {
         try await PostgresTesting.withDatabase { address in
-            let store = try await open(address)
-            let first = try seededDatabase()
-            let hadith = try HadithFolder(directory: Self.fixtures.appendingPathComponent("hadith"))
-            let books = try hadith.books.map { try hadith.read($0, ayahCounts: try first.ayahCounts()) }
-            try await store.publishImport(through: first, bundled: { bundledContent }) { database in
-                for book in books { try database.importHadith(book, at: fixedNow) }
-            }
+            let (store, _) = try await storeWithHadithPublished(address)
             let second = try seededDatabase()
             #expect(try await store.followImports(into: second) { bundledContent })
             let (before, revision) = (try shown(second), try await store.importsRevision())
