@@ -16,7 +16,8 @@ import Storage
 ///
 /// The outbox rows are sent by `COPY`, PostgreSQL's fastest way in. The outbox's unique key (one row per device and
 /// local date, whoever writes it) refuses a row already there, which ends the batch's transaction; the batch is then
-/// taken again and its rows written by `INSERT … ON CONFLICT DO NOTHING`, which leaves the row there as it is.
+/// taken again, its rows copied into a table of the transaction's own and moved into the outbox by `INSERT … ON
+/// CONFLICT DO NOTHING`, which leaves the row there as it is.
 ///
 /// The day's content comes from `content`, the process's own SQLite database (the bundled content is the same for
 /// every process); devices, queue and outbox are in PostgreSQL.
@@ -41,7 +42,7 @@ public struct SharedEmitter: Sendable {
             do {
                 (read, last) = try await batch(through: through, after: cursor, now: now, copying: true, planner: &planner, into: &summary)
             } catch  where Self.isRowAlreadyThere(error) {
-                logger.debug("an outbox row of the batch was already there: the batch again, by INSERT")
+                logger.debug("an outbox row of the batch was already there: the batch again, past it")
                 (read, last) = try await batch(through: through, after: cursor, now: now, copying: false, planner: &planner, into: &summary)
             }
             guard let last else { break }
@@ -66,14 +67,14 @@ public struct SharedEmitter: Sendable {
         PostgresStore.isUniqueViolation((error as? PostgresTransactionError)?.closureError ?? error)
     }
 
-    /// One batch in one transaction, its outbox rows by `COPY` (`copying`) or by `INSERT … ON CONFLICT DO NOTHING`;
-    /// returns how many entries it read and the last one's key (nil when none was due). `summary` has the batch's
-    /// counts only once it is committed.
+    /// One batch in one transaction, its outbox rows copied into the outbox (`copying`) or, past rows already there,
+    /// by `INSERT … ON CONFLICT DO NOTHING`; returns how many entries it read and the last one's key (nil when none
+    /// was due). `summary` has the batch's counts only once it is committed.
     func batch(
         through: Date, after cursor: (fireAt: Double, deviceSeq: Int64), now: Date, copying: Bool, planner: inout Emitter.Planner,
         into summary: inout EmitSummary
     ) async throws -> (read: Int, last: (fireAt: Double, deviceSeq: Int64)?) {
-        var written = EmitSummary()
+        var written = summary
         let result: (read: Int, last: (fireAt: Double, deviceSeq: Int64)?) = try await store.client.withTransaction(logger: logger) { connection in
             var queued: [(fireAt: Double, seq: Int64, version: Int, lastDay: Int?)] = []
             let due = try await connection.query(
@@ -118,11 +119,7 @@ public struct SharedEmitter: Sendable {
             try await write(plans, payloads: planner.payloads, now: now, copying: copying, on: connection, into: &written)
             return (queued.count, (last.fireAt, last.seq))
         }
-        summary.devices += written.devices
-        summary.queued += written.queued
-        summary.missed += written.missed
-        summary.skippedDays += written.skippedDays
-        summary.problems += written.problems
+        summary = written
         return result
     }
 
@@ -140,9 +137,8 @@ public struct SharedEmitter: Sendable {
             """, logger: logger
         ).collect().count
         guard removed == plans.count else { throw EmitError.queueChanged(expected: plans.count, found: removed) }
-        var outbox = OutboxColumns()
-        var copied = CopyTextRows(capacity: copying ? plans.count * (Emitter.expectedBytesPerPayload + 160) : 0)
-        var (copiedQueued, copiedMissed) = (0, 0)
+        var rows = CopyTextRows(capacity: plans.count * (Emitter.expectedBytesPerPayload + 160))
+        var (queued, missed) = (0, 0)
         var next = QueueColumns()
         for plan in plans {
             guard let device = plan.entry.device else { continue }
@@ -160,37 +156,27 @@ public struct SharedEmitter: Sendable {
             summary.devices += 1
             summary.skippedDays += plan.skippedDays
             for (fire, payload) in plan.rows {
-                if copying {
-                    Self.copy(device, seq: plan.entry.deviceSeq, fire: fire, payload: payload, in: payloads, now: now, into: &copied)
-                    if payload == nil { copiedMissed += 1 } else { copiedQueued += 1 }
-                } else {
-                    outbox.append(device, seq: plan.entry.deviceSeq, fire: fire, payload: payload, in: payloads, now: now)
-                }
+                Self.copy(device, seq: plan.entry.deviceSeq, fire: fire, payload: payload, in: payloads, now: now, into: &rows)
+                if payload == nil { missed += 1 } else { queued += 1 }
             }
             if let nextFire = plan.nextFire {
                 next.append(fireAt: nextFire, seq: plan.entry.deviceSeq, version: plan.entry.version, lastDay: plan.lastFired?.dayNumber)
             }
         }
-        if copiedQueued + copiedMissed > 0 {
-            var unsent = copied.buffer
-            try await connection.copyFrom(table: "outbox", columns: OutboxColumns.names, logger: logger) { writer in
-                while unsent.readableBytes > 0, let part = unsent.readSlice(length: min(1 << 20, unsent.readableBytes)) {
-                    try await writer.write(part)
-                }
-            }
-            summary.queued += copiedQueued
-            summary.missed += copiedMissed
-        }
-        if !outbox.seq.isEmpty {
+        if queued + missed > 0, copying {
+            try await Self.copy(rows, into: "outbox", on: connection, logger: logger)
+            summary.queued += queued
+            summary.missed += missed
+        } else if queued + missed > 0 {
+            let columns = Self.outboxColumns.joined(separator: ", ")
+            _ = try await connection.query(
+                PostgresQuery(unsafeSQL: "CREATE TEMP TABLE outbox_batch ON COMMIT DROP AS SELECT \(columns) FROM outbox WITH NO DATA"),
+                logger: logger)
+            try await Self.copy(rows, into: "outbox_batch", on: connection, logger: logger)
             let statuses = try await connection.query(
-                """
-                INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at, next_attempt_at)
-                SELECT s, i, p, d::date, f, h, b, st, \(now.timeIntervalSince1970), NULLIF(n, 'NaN'::float8)
-                FROM unnest(\(outbox.seq)::int8[], \(outbox.id)::text[], \(outbox.platform)::text[], \(outbox.date)::text[],
-                    \(outbox.fireAt)::float8[], \(outbox.headers)::text[], \(outbox.payload)::text[], \(outbox.status)::text[],
-                    \(outbox.nextAttempt)::float8[]) AS t(s, i, p, d, f, h, b, st, n)
-                ON CONFLICT DO NOTHING RETURNING status
-                """, logger: logger
+                PostgresQuery(
+                    unsafeSQL: "INSERT INTO outbox (\(columns)) SELECT \(columns) FROM outbox_batch ON CONFLICT DO NOTHING RETURNING status"),
+                logger: logger
             ).decode(String.self)
             for try await status in statuses { if status == "missed" { summary.missed += 1 } else { summary.queued += 1 } }
         }
@@ -205,7 +191,22 @@ public struct SharedEmitter: Sendable {
         }
     }
 
-    /// One outbox row as a line of `COPY`, its columns those of `OutboxColumns.names`.
+    /// The outbox's columns an emitted row fills, in the order of `copy`'s values.
+    static let outboxColumns = [
+        "device_seq", "device_id", "platform", "local_date", "fire_at", "headers", "payload", "status", "created_at", "next_attempt_at",
+    ]
+
+    /// `rows` into `table`'s `outboxColumns` by `COPY`, a megabyte a message.
+    static func copy(_ rows: CopyTextRows, into table: String, on connection: PostgresConnection, logger: Logger) async throws {
+        var unsent = rows.buffer
+        try await connection.copyFrom(table: table, columns: outboxColumns, logger: logger) { writer in
+            while unsent.readableBytes > 0, let part = unsent.readSlice(length: min(1 << 20, unsent.readableBytes)) {
+                try await writer.write(part)
+            }
+        }
+    }
+
+    /// One outbox row as a line of `COPY`, its columns `outboxColumns`.
     static func copy(
         _ device: Device, seq: Int64, fire: Scheduler.Fire, payload encoded: EncodedPayload?, in payloads: JSONBytes, now: Date,
         into rows: inout CopyTextRows
@@ -228,39 +229,6 @@ public struct SharedEmitter: Sendable {
         // A row written ahead waits for its instant.
         if fire.fireAt > now { rows.real(fire.fireAt.timeIntervalSince1970) } else { rows.null() }
         rows.endRow()
-    }
-
-    /// A batch's outbox rows, column by column (one array parameter each).
-    struct OutboxColumns {
-        /// The columns written, in the order of `copy`'s values.
-        static let names = [
-            "device_seq", "device_id", "platform", "local_date", "fire_at", "headers", "payload", "status", "created_at", "next_attempt_at",
-        ]
-
-        var seq: [Int64] = []
-        var id: [String] = []
-        var platform: [String] = []
-        var date: [String] = []
-        var fireAt: [Double] = []
-        var headers: [String] = []
-        var payload: [String] = []
-        var status: [String] = []
-        /// NaN for none (an array parameter holds no NULL here).
-        var nextAttempt: [Double] = []
-
-        mutating func append(_ device: Device, seq: Int64, fire: Scheduler.Fire, payload encoded: EncodedPayload?, in payloads: JSONBytes, now: Date)
-        {
-            self.seq.append(seq)
-            id.append(device.id)
-            platform.append(device.platform.rawValue)
-            date.append(fire.localDate.description)
-            fireAt.append(fire.fireAt.timeIntervalSince1970)
-            headers.append(encoded.map { String(decoding: payloads.bytes[$0.headers], as: UTF8.self) } ?? "{}")
-            payload.append(encoded.map { String(decoding: payloads.bytes[$0.payload], as: UTF8.self) } ?? "{}")
-            status.append(encoded == nil ? "missed" : "pending")
-            // A row written ahead waits for its instant.
-            nextAttempt.append(fire.fireAt > now ? fire.fireAt.timeIntervalSince1970 : .nan)
-        }
     }
 
     /// A batch's next queue entries, column by column.
