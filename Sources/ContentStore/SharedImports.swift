@@ -99,9 +99,7 @@ extension PostgresStore {
             try await transaction.bringImports(into: copy, bundled: bundled)
             try copy.forgetFollowedImports()
             let result = try body(copy)
-            try await SliceCopy.replace(ImportedContent.published, in: transaction) { columns in
-                try await copy.read { db in try SliceCopy.read(ImportedContent.published, from: db, columns: columns) }
-            }
+            try await SliceCopy.replace(ImportedContent.published, in: transaction, from: copy)
             let revision = UUID().uuidString.lowercased()
             try await transaction.rows(
                 """

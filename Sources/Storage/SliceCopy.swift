@@ -35,10 +35,10 @@ public struct RowSlice: Sendable {
 
 /// A slice's rows as read from SQLite: its columns (in PostgreSQL's order, which the two schemas share) and their
 /// values.
-public struct SliceRows: Sendable, Equatable {
-    public let table: String
-    public let columns: [String]
-    public var rows: [[DatabaseValue]]
+struct SliceRows: Sendable {
+    let table: String
+    let columns: [String]
+    let rows: [[DatabaseValue]]
 }
 
 /// Copies slices of tables between a SQLite database and PostgreSQL. Into PostgreSQL (an import published, on the
@@ -57,7 +57,7 @@ public enum SliceCopy {
     }
 
     /// The slices' rows in SQLite, each table's `columns` (PostgreSQL's, in its order).
-    public static func read(_ slices: [RowSlice], from db: Database, columns: [String: [String]]) throws -> [SliceRows] {
+    static func read(_ slices: [RowSlice], from db: Database, columns: [String: [String]]) throws -> [SliceRows] {
         try slices.map { slice in
             let names = columns[slice.table] ?? []
             let rows = try Row.fetchAll(
@@ -192,25 +192,18 @@ public enum SliceCopy {
                 """ + upsert(slice, conflict: slice.conflict?.sqlite, columns: names))
     }
 
-    /// Replaces the slices in PostgreSQL with the rows `read` gives (one per slice, in order), given the column names
-    /// of each slice's table as PostgreSQL orders them: SQLite's, read by `read(_:from:columns:)`.
-    public static func replace(
-        _ slices: [RowSlice], in transaction: PostgresTransaction, reading read: ([String: [String]]) async throws -> [SliceRows]
-    ) async throws {
+    /// Replaces the slices in PostgreSQL, in `transaction`, with `database`'s (SQLite), read whole.
+    public static func replace(_ slices: [RowSlice], in transaction: PostgresTransaction, from database: AppDatabase) async throws {
         let types = try await columns(slices, transaction)
-        let rows = try await read(types.mapValues { $0.map(\.name) })
-        try check(slices, rows)
+        let names = types.mapValues { $0.map(\.name) }
+        let rows = try await database.read { db in try read(slices, from: db, columns: names) }
         for slice in slices.reversed() where !slice.addsOnly {
             try await transaction.rows(PostgresQuery(unsafeSQL: "DELETE FROM \(StoreCopy.quoted(slice.table)) WHERE \(slice.filter)"))
         }
         var renumbered: [String: [Int64: Int64]] = [:]
         for (slice, incoming) in zip(slices, rows) where !incoming.rows.isEmpty {
             let table = StoreCopy.quoted(slice.table)
-            let byName = Dictionary(uniqueKeysWithValues: (types[slice.table] ?? []).map { ($0.name, $0) })
-            let columns = try incoming.columns.map { name in
-                guard let column = byName[name] else { throw SliceCopyError("PostgreSQL's \(slice.table) has no column \(name)") }
-                return column
-            }
+            let columns = types[slice.table] ?? []
             if let key = slice.key {
                 let keys = try keyValues(incoming, key).compactMap(String.fromDatabaseValue)
                 try await transaction.rows(
@@ -230,12 +223,6 @@ public enum SliceCopy {
                     suffix: upsert(slice, conflict: slice.conflict?.postgres, columns: incoming.columns), connection: transaction.connection,
                     logger: transaction.logger)
             }
-        }
-    }
-
-    static func check(_ slices: [RowSlice], _ rows: [SliceRows]) throws {
-        guard slices.map(\.table) == rows.map(\.table) else {
-            throw SliceCopyError("the rows read are of \(rows.map(\.table)), the slices of \(slices.map(\.table))")
         }
     }
 
