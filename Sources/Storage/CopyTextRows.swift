@@ -41,16 +41,30 @@ public struct CopyTextRows: Sendable {
         buffer.writeString(String(value))
     }
 
-    /// A finite number, written as the shortest text that reads back as the same `Double`.
+    /// A number, written as the shortest text that reads back as the same `Double` (the infinities and NaN as
+    /// PostgreSQL spells them).
     public mutating func real(_ value: Double) {
-        precondition(value.isFinite, "COPY text of a number that is not finite")
         separate()
-        buffer.writeString(value.description)
+        if value.isFinite {
+            buffer.writeString(value.description)
+        } else {
+            buffer.writeStaticString(value.isNaN ? "NaN" : value > 0 ? "Infinity" : "-Infinity")
+        }
     }
 
     public mutating func null() {
         separate()
         buffer.writeStaticString("\\N")
+    }
+
+    /// A value as `StoreCopy` carries it, in its column's kind.
+    mutating func value(_ value: StoreCopy.Value) {
+        switch value {
+        case .null: null()
+        case .integer(let number): integer(number)
+        case .real(let number): real(number)
+        case .text(let text): self.text(text)
+        }
     }
 
     public mutating func endRow() {

@@ -33,17 +33,15 @@ public struct RowSlice: Sendable {
     }
 }
 
-/// A slice's rows as read from SQLite: its columns (in PostgreSQL's order, which the two schemas share) and their
-/// values.
-struct SliceRows: Sendable {
-    let table: String
-    let columns: [String]
-    let rows: [[DatabaseValue]]
-}
-
-/// Copies slices of tables between a SQLite database and PostgreSQL. Into PostgreSQL (an import published, on the
-/// machine that made it): the SQLite rows read whole, written in the caller's transaction. Into SQLite (every
-/// process's copy following): a chunk of rows held at a time, the last step in one transaction.
+/// Copies slices of tables between a SQLite database and PostgreSQL, one way whichever the direction: each slice's
+/// rows are staged first, a chunk at a time, in a scratch table beside the destination (held in memory is a chunk,
+/// never a table); then the destination, in one transaction, takes the slices' rows out and puts the staged ones in,
+/// by the same statements in both dialects: a fresh `identity` each, `references` following it, `key` and
+/// `conflict` as the slice names them, and rows that do not hold together stopping the copy with one line.
+///
+/// Into PostgreSQL: an import published, on the machine that made it, in the caller's transaction (the staged rows in
+/// temporary tables that go with it). Into SQLite: every process's copy following, staged in a scratch database
+/// attached to the copy.
 public enum SliceCopy {
     /// The slices' columns and their PostgreSQL types, from PostgreSQL's schema.
     static func columns(_ slices: [RowSlice], _ transaction: PostgresTransaction) async throws -> [String: [StoreCopy.Column]] {
@@ -56,22 +54,11 @@ public enum SliceCopy {
         return found
     }
 
-    /// The slices' rows in SQLite, each table's `columns` (PostgreSQL's, in its order).
-    static func read(_ slices: [RowSlice], from db: Database, columns: [String: [String]]) throws -> [SliceRows] {
-        try slices.map { slice in
-            let names = columns[slice.table] ?? []
-            let rows = try Row.fetchAll(
-                db, sql: "SELECT \(names.map(StoreCopy.quoted).joined(separator: ", ")) FROM \(StoreCopy.quoted(slice.table)) WHERE \(slice.filter)")
-            return SliceRows(table: slice.table, columns: names, rows: rows.map { row in (0..<names.count).map { row[$0] as DatabaseValue } })
-        }
-    }
-
-    /// Replaces the slices in `database` (SQLite) with PostgreSQL's, read in `transaction`, holding a chunk of rows
-    /// in memory at a time rather than all of them: each slice's rows go first, `chunk` rows a transaction, into a
-    /// scratch database attached to `database`'s writer (SQLite's temporary database: on disk once it grows, gone
-    /// when detached). Then `body` runs in one transaction of `database`, given `replace`, which takes the slices'
-    /// rows out of `database` and puts the staged ones in, each with a fresh `identity` and its `references`
-    /// following; `body` does whatever must share that transaction, before and after. `body`'s result.
+    /// Replaces the slices in `database` (SQLite) with PostgreSQL's, read in `transaction`: each slice's rows go
+    /// first, `chunk` rows a transaction, into a scratch database attached to `database`'s writer (SQLite's temporary
+    /// database: on disk once it grows, gone when detached). Then `body` runs in one transaction of `database`, given
+    /// `replace`, which takes the slices' rows out of `database` and puts the staged ones in; `body` does whatever
+    /// must share that transaction, before and after. `body`'s result.
     public static func replace<T>(
         _ slices: [RowSlice], in database: AppDatabase, from transaction: PostgresTransaction, chunk: Int = 1_000,
         _ body: (Database, _ replace: () throws -> Void) throws -> T
@@ -79,12 +66,13 @@ public enum SliceCopy {
         let types = try await columns(slices, transaction)
         // A name of this call's own: the attachment lives on the writer's connection, which other work shares.
         let stage = "slice_stage_\(UInt32.random(in: 0...UInt32.max))"
+        let dialect = Dialect.sqlite(stage: stage)
         try database.writeWithoutTransaction { db in try db.execute(sql: "ATTACH DATABASE '' AS \(stage)") }
         do {
             for slice in slices {
-                try await self.stage(slice, columns: types[slice.table] ?? [], from: transaction, into: database, as: stage, chunk: chunk)
+                try await self.stage(slice, columns: types[slice.table] ?? [], from: transaction, into: database, as: dialect, chunk: chunk)
             }
-            let result = try put(slices, columns: types.mapValues { $0.map(\.name) }, from: stage, in: database, body)
+            let result = try put(slices, columns: types.mapValues { $0.map(\.name) }, in: database, dialect, body)
             try database.writeWithoutTransaction { db in try db.execute(sql: "DETACH DATABASE \(stage)") }
             return result
         } catch {
@@ -93,15 +81,58 @@ public enum SliceCopy {
         }
     }
 
-    /// Copies a slice's rows from PostgreSQL into a table of the same name in the scratch database `stage`, `chunk`
-    /// rows a transaction: the rows stream in as they are written (postgres-nio asks the server for more only as
-    /// they are taken).
+    /// Runs `body` in one transaction of `database`, given what takes the slices' rows out and puts the staged ones in.
+    static func put<T>(
+        _ slices: [RowSlice], columns: [String: [String]], in database: AppDatabase, _ dialect: Dialect,
+        _ body: (Database, _ replace: () throws -> Void) throws -> T
+    ) throws -> T {
+        try database.write { db in
+            try body(db) {
+                for statement in deletions(slices, dialect) { try db.execute(sql: statement) }
+                for slice in slices {
+                    for step in try steps(slice, columns: columns[slice.table] ?? [], dialect) {
+                        switch step {
+                        case .run(let statement): try db.execute(sql: statement)
+                        case .check(let query, let failure): if let row = try Row.fetchOne(db, sql: query) { throw failure(row[0]) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Replaces the slices in PostgreSQL, in `transaction`, with `database`'s (SQLite): each slice's rows staged by
+    /// `COPY`, `chunk` rows read at a time, into a temporary table dropped when the transaction ends.
+    public static func replace(
+        _ slices: [RowSlice], in transaction: PostgresTransaction, from database: AppDatabase, chunk: Int = 1_000
+    )
+        async throws
+    {
+        let types = try await columns(slices, transaction)
+        let dialect = Dialect.postgres
+        for slice in slices {
+            try await stage(slice, columns: types[slice.table] ?? [], from: database, into: transaction, as: dialect, chunk: chunk)
+        }
+        for statement in deletions(slices, dialect) { try await transaction.rows(PostgresQuery(unsafeSQL: statement)) }
+        for slice in slices {
+            for step in try steps(slice, columns: types[slice.table]?.map(\.name) ?? [], dialect) {
+                switch step {
+                case .run(let statement): try await transaction.rows(PostgresQuery(unsafeSQL: statement))
+                case .check(let query, let failure):
+                    if let row = try await transaction.rows(PostgresQuery(unsafeSQL: query)).first { throw failure(try row.decode(String?.self)) }
+                }
+            }
+        }
+    }
+
+    /// Copies a slice's rows from PostgreSQL into its scratch table in SQLite, `chunk` rows a transaction: the rows
+    /// stream in as they are written (postgres-nio asks the server for more only as they are taken).
     static func stage(
-        _ slice: RowSlice, columns: [StoreCopy.Column], from transaction: PostgresTransaction, into database: AppDatabase, as stage: String,
+        _ slice: RowSlice, columns: [StoreCopy.Column], from transaction: PostgresTransaction, into database: AppDatabase, as dialect: Dialect,
         chunk: Int
     ) async throws {
         let names = columns.map { StoreCopy.quoted($0.name) }
-        let staged = "\(stage).\(StoreCopy.quoted(slice.table))"
+        let staged = dialect.staged(slice.table)
         try database.writeWithoutTransaction { db in try db.execute(sql: "CREATE TABLE \(staged) (\(names.joined(separator: ", ")))") }
         let insert = "INSERT INTO \(staged) (\(names.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
         var pending: [[DatabaseValue]] = []
@@ -121,115 +152,150 @@ public enum SliceCopy {
         if !pending.isEmpty { try flush() }
     }
 
-    /// Runs `body` in one transaction of `database`, given what takes the slices' rows out and puts the staged ones in.
-    static func put<T>(
-        _ slices: [RowSlice], columns: [String: [String]], from stage: String, in database: AppDatabase,
-        _ body: (Database, _ replace: () throws -> Void) throws -> T
-    ) throws -> T {
-        try database.write { db in
-            try body(db) {
-                for slice in slices.reversed() where !slice.addsOnly {
-                    try db.execute(sql: "DELETE FROM main.\(StoreCopy.quoted(slice.table)) WHERE \(slice.filter)")
+    /// Copies a slice's rows from SQLite into its temporary table in PostgreSQL (made like the slice's table, without
+    /// its constraints) by one `COPY`, `chunk` rows read and sent at a time, each value in its column's kind.
+    static func stage(
+        _ slice: RowSlice, columns: [StoreCopy.Column], from database: AppDatabase, into transaction: PostgresTransaction, as dialect: Dialect,
+        chunk: Int
+    ) async throws {
+        let names = columns.map { StoreCopy.quoted($0.name) }.joined(separator: ", ")
+        try await transaction.rows(
+            PostgresQuery(
+                unsafeSQL:
+                    "CREATE TEMP TABLE \(StoreCopy.quoted(Dialect.stagedName(slice.table))) ON COMMIT DROP AS SELECT \(names) FROM \(dialect.destination(slice.table)) WITH NO DATA"
+            ))
+        try await transaction.connection.copyFrom(table: Dialect.stagedName(slice.table), columns: columns.map(\.name), logger: transaction.logger) {
+            writer in
+            try await StoreCopy.forEachBatch(of: slice.table, columns: columns.map(\.name), where: slice.filter, from: database, size: chunk) {
+                rows in
+                var text = CopyTextRows()
+                for row in rows {
+                    for (column, value) in zip(columns, row) { text.value(try StoreCopy.convert(value, column, table: slice.table)) }
+                    text.endRow()
                 }
-                for slice in slices { try put(slice, columns: columns[slice.table] ?? [], from: stage, in: db) }
+                try await writer.write(text.buffer)
             }
         }
     }
 
-    /// Puts a staged slice's rows into `main`, in the caller's transaction: rows of the same `key` deleted first, a
-    /// fresh `identity` each (old to new kept in the stage's "map <table>", for the slices that reference it), each
-    /// reference mapped through its parent's map (a row whose parent was not copied stops the copy), and `conflict`
-    /// taking over the row there.
-    static func put(_ slice: RowSlice, columns names: [String], from stage: String, in db: Database) throws {
-        let table = StoreCopy.quoted(slice.table)
-        let staged = "\(stage).\(table)"
+    /// How one dialect names a copy's tables and takes fresh identities; the statements are otherwise the same.
+    enum Dialect {
+        /// SQLite: the scratch tables in the attached database `stage`; fresh identities after the largest there.
+        case sqlite(stage: String)
+        /// PostgreSQL: the scratch tables temporary, dropped at commit; fresh identities from the column's sequence.
+        case postgres
+
+        /// The name of a slice's scratch table, unqualified.
+        static func stagedName(_ table: String) -> String { "slice \(table)" }
+
+        /// A slice's own table in the destination.
+        func destination(_ table: String) -> String {
+            switch self {
+            case .sqlite: "main.\(StoreCopy.quoted(table))"
+            case .postgres: "public.\(StoreCopy.quoted(table))"
+            }
+        }
+
+        /// The scratch table of a slice's staged rows.
+        func staged(_ table: String) -> String { scratch(Self.stagedName(table)) }
+
+        /// The scratch table of a table's old identities and the new ones they were given.
+        func map(_ table: String) -> String { scratch("map \(table)") }
+
+        func scratch(_ name: String) -> String {
+            switch self {
+            case .sqlite(let stage): "\(stage).\(StoreCopy.quoted(name))"
+            case .postgres: "pg_temp.\(StoreCopy.quoted(name))"
+            }
+        }
+
+        /// The statement that makes a table's `map`.
+        func makeMap(_ table: String) -> String {
+            switch self {
+            case .sqlite: "CREATE TABLE \(map(table)) (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)"
+            case .postgres: "CREATE TEMP TABLE \(StoreCopy.quoted("map \(table)")) (old bigint PRIMARY KEY, new bigint NOT NULL) ON COMMIT DROP"
+            }
+        }
+
+        /// Fresh identities of a table's identity column, for rows taken in the order of their old one (`old`).
+        func fresh(_ table: String, _ identity: String, _ old: String) -> String {
+            switch self {
+            case .sqlite:
+                "(SELECT ifnull(max(\(StoreCopy.quoted(identity))), 0) FROM \(destination(table))) + row_number() OVER (ORDER BY \(old))"
+            case .postgres: "nextval(pg_get_serial_sequence('\(destination(table))', '\(identity)'))"
+            }
+        }
+
+        func conflict(_ slice: RowSlice) -> String? {
+            switch self {
+            case .sqlite: slice.conflict?.sqlite
+            case .postgres: slice.conflict?.postgres
+            }
+        }
+    }
+
+    /// A statement of a slice's put: one to run, or a query whose first row, if there is one, stops the copy with the
+    /// error made of its first column.
+    enum Step {
+        case run(String)
+        case check(String, (String?) -> SliceCopyError)
+    }
+
+    /// The statements that take the slices' rows out of the destination, children first.
+    static func deletions(_ slices: [RowSlice], _ dialect: Dialect) -> [String] {
+        slices.reversed().filter { !$0.addsOnly }.map { "DELETE FROM \(dialect.destination($0.table)) WHERE \($0.filter)" }
+    }
+
+    /// The statements that put a staged slice's rows (its `columns`) into the destination, in the destination's
+    /// transaction, after the slices before it: rows of the same `key` deleted first, a fresh `identity` each (old
+    /// to new kept in the table's map, for the slices that reference it), each reference mapped through its parent's
+    /// map (a row whose parent was not copied stops the copy), and `conflict` taking over the row there.
+    static func steps(_ slice: RowSlice, columns names: [String], _ dialect: Dialect) throws -> [Step] {
+        let table = slice.table
+        let staged = dialect.staged(table)
         func position(_ column: String) throws -> Int {
-            guard let index = names.firstIndex(of: column) else { throw SliceCopyError("\(slice.table) has no column \(column)") }
+            guard let index = names.firstIndex(of: column) else { throw SliceCopyError("\(table) has no column \(column)") }
             return index
         }
+        var steps: [Step] = []
         var selected = names.map { "s.\(StoreCopy.quoted($0))" }
         var joins: [String] = []
+        var order = ""
         if let identity = slice.identity {
             let index = try position(identity)
-            let map = "\(stage).\(StoreCopy.quoted("map \(slice.table)"))"
-            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(staged) s WHERE \(selected[index]) IS NULL)") == true {
-                throw SliceCopyError("a row of \(slice.table) has no \(identity)")
-            }
+            let (map, old) = (dialect.map(table), selected[index])
+            steps.append(.check("SELECT NULL FROM \(staged) s WHERE \(old) IS NULL", { _ in SliceCopyError("a row of \(table) has no \(identity)") }))
             // Made though nothing is staged: the slices after look their references up in it.
-            try db.execute(sql: "CREATE TABLE \(map) (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)")
-            try db.execute(
-                sql: """
-                    INSERT INTO \(map) (old, new)
-                    SELECT \(selected[index]), (SELECT ifnull(max(\(StoreCopy.quoted(identity))), 0) FROM main.\(table)) + row_number() OVER (ORDER BY s.rowid)
-                    FROM \(staged) s
-                    """)
-            joins.append("JOIN \(map) m0 ON m0.old = \(selected[index])")
+            steps.append(.run(dialect.makeMap(table)))
+            steps.append(
+                .run("INSERT INTO \(map) (old, new) SELECT \(old), \(dialect.fresh(table, identity, old)) FROM \(staged) s ORDER BY \(old)"))
+            joins.append("JOIN \(map) m0 ON m0.old = \(old)")
             selected[index] = "m0.new"
+            order = " ORDER BY m0.new"
         }
         for (number, (column, parent)) in slice.references.sorted(by: { $0.key < $1.key }).enumerated() {
             let index = try position(column)
-            let map = "\(stage).\(StoreCopy.quoted("map \(parent)"))"
-            let alias = "m\(number + 1)"
+            let (map, old, alias) = (dialect.map(parent), selected[index], "m\(number + 1)")
             // A row, not its value: a reference that is NULL refers to nothing copied either.
-            if let missing = try Row.fetchOne(
-                db,
-                sql: "SELECT \(selected[index]) FROM \(staged) s WHERE NOT EXISTS (SELECT 1 FROM \(map) m WHERE m.old = \(selected[index])) LIMIT 1")
-            {
-                throw SliceCopyError("a row of \(slice.table) refers to \(parent) \(missing[0] as DatabaseValue), which was not copied")
-            }
-            joins.append("JOIN \(map) \(alias) ON \(alias).old = \(selected[index])")
+            steps.append(
+                .check(
+                    "SELECT CAST(\(old) AS TEXT) FROM \(staged) s WHERE NOT EXISTS (SELECT 1 FROM \(map) m WHERE m.old = \(old)) LIMIT 1",
+                    { value in SliceCopyError("a row of \(table) refers to \(parent) \(value ?? "NULL"), which was not copied") }))
+            joins.append("JOIN \(map) \(alias) ON \(alias).old = \(old)")
             selected[index] = "\(alias).new"
         }
         if let key = slice.key {
             let quoted = StoreCopy.quoted(key)
-            try db.execute(sql: "DELETE FROM main.\(table) WHERE \(quoted) IN (SELECT \(quoted) FROM \(staged))")
+            steps.append(.run("DELETE FROM \(dialect.destination(table)) WHERE \(quoted) IN (SELECT \(quoted) FROM \(staged))"))
         }
-        // `WHERE true`: SQLite's grammar for an upsert after a SELECT.
-        try db.execute(
-            sql: """
-                INSERT INTO main.\(table) (\(names.map(StoreCopy.quoted).joined(separator: ", ")))
-                SELECT \(selected.joined(separator: ", ")) FROM \(staged) s \(joins.joined(separator: " ")) WHERE true ORDER BY s.rowid
-                """ + upsert(slice, conflict: slice.conflict?.sqlite, columns: names))
-    }
-
-    /// Replaces the slices in PostgreSQL, in `transaction`, with `database`'s (SQLite), read whole.
-    public static func replace(_ slices: [RowSlice], in transaction: PostgresTransaction, from database: AppDatabase) async throws {
-        let types = try await columns(slices, transaction)
-        let names = types.mapValues { $0.map(\.name) }
-        let rows = try await database.read { db in try read(slices, from: db, columns: names) }
-        for slice in slices.reversed() where !slice.addsOnly {
-            try await transaction.rows(PostgresQuery(unsafeSQL: "DELETE FROM \(StoreCopy.quoted(slice.table)) WHERE \(slice.filter)"))
-        }
-        var renumbered: [String: [Int64: Int64]] = [:]
-        for (slice, incoming) in zip(slices, rows) where !incoming.rows.isEmpty {
-            let table = StoreCopy.quoted(slice.table)
-            let columns = types[slice.table] ?? []
-            if let key = slice.key {
-                let keys = try keyValues(incoming, key).compactMap(String.fromDatabaseValue)
-                try await transaction.rows(
-                    PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE \(StoreCopy.quoted(key)) = ANY($1)", binds: binds(keys)))
-            }
-            var fresh: [Int64] = []
-            if let identity = slice.identity {
-                let sequence = "pg_get_serial_sequence('\(table)', '\(identity)')"
-                let allocated = try await transaction.rows(
-                    PostgresQuery(unsafeSQL: "SELECT nextval(\(sequence)) FROM generate_series(1, \(incoming.rows.count))"))
-                fresh = try allocated.map { try $0.decode(Int64.self) }
-            }
-            let values = try renumber(incoming, slice, fresh: fresh, maps: &renumbered)
-            for start in stride(from: 0, to: values.count, by: StoreCopy.batchRows) {
-                try await StoreCopy.insert(
-                    values[start..<min(start + StoreCopy.batchRows, values.count)], into: slice.table, columns: columns,
-                    suffix: upsert(slice, conflict: slice.conflict?.postgres, columns: incoming.columns), connection: transaction.connection,
-                    logger: transaction.logger)
-            }
-        }
-    }
-
-    static func binds(_ texts: [String]) -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 1)
-        bindings.append(texts)
-        return bindings
+        // `WHERE true`: SQLite's grammar for an upsert after a SELECT, which PostgreSQL reads alike.
+        steps.append(
+            .run(
+                """
+                INSERT INTO \(dialect.destination(table)) (\(names.map(StoreCopy.quoted).joined(separator: ", ")))
+                SELECT \(selected.joined(separator: ", ")) FROM \(staged) s \(joins.joined(separator: " ")) WHERE true\(order)
+                """ + upsert(slice, conflict: dialect.conflict(slice), columns: names)))
+        return steps
     }
 
     /// `ON CONFLICT … DO UPDATE` of every column but the identity, when the slice names a conflict.
@@ -237,42 +303,6 @@ public enum SliceCopy {
         guard let conflict else { return "" }
         let updated = columns.filter { $0 != slice.identity }.map { "\(StoreCopy.quoted($0)) = excluded.\(StoreCopy.quoted($0))" }
         return " ON CONFLICT \(conflict) DO UPDATE SET \(updated.joined(separator: ", "))"
-    }
-
-    static func keyValues(_ rows: SliceRows, _ key: String) throws -> [DatabaseValue] {
-        guard let index = rows.columns.firstIndex(of: key) else { throw SliceCopyError("\(rows.table) has no column \(key)") }
-        return rows.rows.map { $0[index] }
-    }
-
-    /// The rows with their identity taken from `fresh` (old → new recorded in `maps` under the table) and each
-    /// referencing column mapped through the table it names.
-    static func renumber(_ rows: SliceRows, _ slice: RowSlice, fresh: [Int64], maps: inout [String: [Int64: Int64]]) throws -> [[DatabaseValue]] {
-        var values = rows.rows
-        if let identity = slice.identity {
-            guard let index = rows.columns.firstIndex(of: identity) else {
-                throw SliceCopyError("\(rows.table) has no column \(identity)")
-            }
-            var map: [Int64: Int64] = [:]
-            for (position, row) in values.enumerated() {
-                guard let old = Int64.fromDatabaseValue(row[index]) else {
-                    throw SliceCopyError("a row of \(rows.table) has no \(identity)")
-                }
-                map[old] = fresh[position]
-                values[position][index] = fresh[position].databaseValue
-            }
-            maps[slice.table] = map
-        }
-        for (column, parent) in slice.references {
-            guard let index = rows.columns.firstIndex(of: column) else { throw SliceCopyError("\(rows.table) has no column \(column)") }
-            let map = maps[parent] ?? [:]
-            for position in values.indices {
-                guard let old = Int64.fromDatabaseValue(values[position][index]), let new = map[old] else {
-                    throw SliceCopyError("a row of \(rows.table) refers to \(parent) \(values[position][index]), which was not copied")
-                }
-                values[position][index] = new.databaseValue
-            }
-        }
-        return values
     }
 }
 

@@ -212,6 +212,61 @@ struct SharedImportsTests {
         }
     }
 
+    /// Each published slice's row count on the database.
+    func publishedCounts(_ store: PostgresStore) async throws -> [String: Int] {
+        try await store.transaction { transaction in
+            var counts: [String: Int] = [:]
+            for slice in ImportedContent.published {
+                counts[slice.table] = try await transaction.value(
+                    PostgresQuery(unsafeSQL: "SELECT count(*) FROM \"\(slice.table)\" WHERE \(slice.filter)"), as: Int.self)
+            }
+            return counts
+        }
+    }
+
+    /// A publish reads the copy a chunk of rows at a time, each chunk a read of its own, in each table's key's order
+    /// (its rowid, or the primary key of a table without one, as `hadith_verse`'s of three columns): in chunks of
+    /// one row, every row arrives, once, and a copy following shows what the publishing copy shows.
+    @Test func aPublishReadOneRowAtATimeArrivesWhole() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let (store, first) = try await storeWithHadithPublished(address)
+            let published = try shown(first)
+            let before = try await publishedCounts(store)
+            try #require((before["hadith"] ?? 0) > 2 && (before["hadith_verse"] ?? 0) > 2, "\(before)")
+            try await store.transaction { transaction in
+                try await SliceCopy.replace(ImportedContent.published, in: transaction, from: first, chunk: 1)
+                try await transaction.rows("UPDATE meta SET value = 'one row at a time' WHERE key = 'imports_revision'")
+            }
+            #expect(try await publishedCounts(store) == before)
+            let second = try seededDatabase()
+            #expect(try await store.followImports(into: second) { bundledContent })
+            #expect(try shown(second) == published)
+            await store.close()
+        }
+    }
+
+    /// Rows in the publishing copy that do not hold together (a verse link to a hadith that is not there) stop the
+    /// publish with one line naming them, and the database keeps what it had, under the same revision.
+    @Test func aPublishOfRowsThatDoNotHoldTogetherStopsAndLeavesTheDatabaseAsItWas() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let (store, first) = try await storeWithHadithPublished(address)
+            let (before, revision) = (try await publishedCounts(store), try await store.importsRevision())
+            let error = await #expect(throws: SliceCopyError.self) {
+                try await store.publishImport(through: first, bundled: { bundledContent }) { database in
+                    try database.writeWithoutTransaction { db in
+                        try db.execute(sql: "PRAGMA foreign_keys = OFF")
+                        try db.execute(sql: "INSERT INTO hadith_verse (surah, ayah, hadith_id) VALUES (1, 1, 987654321)")
+                        try db.execute(sql: "PRAGMA foreign_keys = ON")
+                    }
+                }
+            }
+            #expect(error?.description == "a row of hadith_verse refers to hadith 987654321, which was not copied")
+            #expect(try await store.importsRevision() == revision)
+            #expect(try await publishedCounts(store) == before)
+            await store.close()
+        }
+    }
+
     @Test func anInstallationsImportsCopiedByMigrateStoreAreFollowed() async throws {
         // An installation that imported an edition before it had the bundled ones (as one made before they were):
         // its imported blocks have the first ids, which every copy's bundled blocks have too.
