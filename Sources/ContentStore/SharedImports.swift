@@ -78,14 +78,24 @@ extension PostgresStore {
 
     /// Makes `copy`'s imported content the database's when the database's has changed since `copy` last followed it
     /// (or `copy` never did), with the bundled content (`bundled`, read only if needed) seeded again; whether it did.
+    /// Not while an import is being published (through this copy or another): the follow waits for the next call.
     @discardableResult
     public func followImports(into copy: AppDatabase, bundled: @escaping @Sendable () throws -> BundledContent) async throws -> Bool {
         // Asked outside a transaction first: each minute, a round trip rather than three.
         guard try await importsRevision() != copy.followedImports() else { return false }
         // In one snapshot: the revision and every slice as one import left them, though another commits meanwhile
         // (read statement by statement, a follow could take one import's blocks with the next one's verses).
-        return try await snapshot { try await $0.bringImports(into: copy, bundled: bundled) }
+        return try await snapshot { transaction in
+            // An import under way may be writing this very copy (`import` on a machine whose `serve` shares its content
+            // copy): a follow now would put the database's imports back in the copy under it, and the import would
+            // publish them, not itself. Publishing holds the lock alone; follows share it.
+            guard try await transaction.tryLockShared(Self.importsLock) else { return false }
+            return try await transaction.bringImports(into: copy, bundled: bundled)
+        }
     }
+
+    /// The lock an import holds while it is published, and a follow shares.
+    static let importsLock = "content imports"
 
     /// An import into the shared content: under a lock (one import at a time), `copy` first follows the database,
     /// then `body` imports into `copy` (with every check the import makes), then `copy`'s imported content replaces
@@ -95,7 +105,7 @@ extension PostgresStore {
         through copy: AppDatabase, bundled: @escaping @Sendable () throws -> BundledContent, _ body: @escaping @Sendable (AppDatabase) throws -> T
     ) async throws -> T {
         let (result, revision) = try await transaction { transaction in
-            try await transaction.lock("content imports")
+            try await transaction.lock(Self.importsLock)
             try await transaction.bringImports(into: copy, bundled: bundled)
             try copy.forgetFollowedImports()
             let result = try body(copy)

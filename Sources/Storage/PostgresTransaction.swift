@@ -29,6 +29,12 @@ public struct PostgresTransaction: Sendable {
     public func lock(_ name: String) async throws {
         try await rows("SELECT pg_advisory_xact_lock(hashtext(\("dailyverse: " + name)))")
     }
+
+    /// Takes the lock named `name` shared, beside other transactions holding it shared, unless one holds it as `lock`
+    /// takes it (then at once false, without waiting); held until the transaction ends.
+    public func tryLockShared(_ name: String) async throws -> Bool {
+        try await value("SELECT pg_try_advisory_xact_lock_shared(hashtext(\("dailyverse: " + name)))", as: Bool.self) ?? false
+    }
 }
 
 extension PostgresStore {

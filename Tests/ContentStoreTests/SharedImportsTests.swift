@@ -212,6 +212,32 @@ struct SharedImportsTests {
         }
     }
 
+    /// While an import is published (its lock held alone), a follow leaves the copy as it is and says it did not
+    /// follow: on a machine whose `serve` shares the importing command's content copy, a follow then would put the
+    /// database's imports back under the import, which would publish them in its place. The next follow after takes
+    /// the import.
+    @Test func noFollowWritesACopyWhileAnImportIsPublished() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let (store, _) = try await storeWithHadithPublished(address)
+            let copy = try seededDatabase()
+            #expect(try await store.followImports(into: copy) { bundledContent })
+            let (before, revision) = (try shown(copy), try await store.importsRevision())
+            try await PostgresTesting.administer(
+                address, "DELETE FROM hadith_verse", "DELETE FROM hadith", "DELETE FROM hadith_book",
+                "UPDATE meta SET value = 'later' WHERE key = 'imports_revision'")
+            let followed = try await PostgresTesting.holding(address, "SELECT pg_advisory_xact_lock(hashtext('dailyverse: content imports'))") {
+                try await store.followImports(into: copy) { bundledContent }
+            }
+            #expect(!followed)
+            #expect(try copy.followedImports() == revision)
+            #expect(try shown(copy) == before)
+            #expect(try await store.followImports(into: copy) { bundledContent })
+            #expect(try copy.followedImports() == "later")
+            #expect(try shown(copy).hadith.isEmpty)
+            await store.close()
+        }
+    }
+
     /// Each published slice's row count on the database.
     func publishedCounts(_ store: PostgresStore) async throws -> [String: Int] {
         try await store.transaction { transaction in
