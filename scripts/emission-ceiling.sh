@@ -32,7 +32,7 @@ for keyed in false true; do
     PGOPTIONS="-c search_path=$schema" psql "$DAILYVERSE_TEST_POSTGRES" -q -X -v n="$devices" -v rows="$scratch/rows.tsv" -v keyed="$keyed" \
         -f "$(dirname "$0")/emission-ceiling.sql" >"$scratch/out"
     awk -v outbox="$outbox" '
-        /^[ABCD]$/ { step = $1; next }
+        /^[ABCDE]$/ { step = $1; next }
         /^Time: / && step != "" { ms[step] = $2; step = "" }
         END {
             printf "%s:\n", outbox
@@ -40,5 +40,6 @@ for keyed in false true; do
             printf "  B  COPY into a table like the outbox                       %7.2f s  ratio %.2f\n", ms["B"] / 1000, ms["A"] / ms["B"]
             printf "  C  made in the server, a statement a minute, no queue      %7.2f s  ratio %.2f\n", ms["C"] / 1000, ms["A"] / ms["C"]
             printf "  D  C, and each device'"'"'s queue entry moved a day on        %7.2f s  ratio %.2f\n", ms["D"] / 1000, ms["A"] / ms["D"]
+            printf "  E  C, and the minute'"'"'s devices share-locked              %7.2f s  ratio %.2f\n", ms["E"] / 1000, ms["A"] / ms["E"]
         }' "$scratch/out"
 done

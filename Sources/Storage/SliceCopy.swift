@@ -39,9 +39,10 @@ public struct RowSlice: Sendable {
 /// by the same statements in both dialects: a fresh `identity` each, `references` following it, `key` and
 /// `conflict` as the slice names them, and rows that do not hold together stopping the copy with one line.
 ///
-/// Into PostgreSQL: an import published, on the machine that made it, in the caller's transaction (the staged rows in
-/// temporary tables that go with it). Into SQLite: every process's copy following, staged in a scratch database
-/// attached to the copy.
+/// Into PostgreSQL: an import published, on the machine that made it, in the caller's transaction (the copy's slices
+/// read in one of its transactions into a scratch database attached to it, then sent by `COPY` into temporary tables
+/// that go with the transaction). Into SQLite: every process's copy following, staged in a scratch database attached
+/// to the copy.
 public enum SliceCopy {
     /// The slices' columns and their PostgreSQL types, from PostgreSQL's schema.
     static func columns(_ slices: [RowSlice], _ transaction: PostgresTransaction) async throws -> [String: [StoreCopy.Column]] {
@@ -70,7 +71,7 @@ public enum SliceCopy {
         try database.writeWithoutTransaction { db in try db.execute(sql: "ATTACH DATABASE '' AS \(stage)") }
         do {
             for slice in slices {
-                try await self.stage(slice, columns: types[slice.table] ?? [], from: transaction, into: database, as: dialect, chunk: chunk)
+                try await self.stage(slice, columns: types[slice.table] ?? [], from: transaction, into: database, as: dialect, chunk: max(1, chunk))
             }
             let result = try put(slices, columns: types.mapValues { $0.map(\.name) }, in: database, dialect, body)
             try database.writeWithoutTransaction { db in try db.execute(sql: "DETACH DATABASE \(stage)") }
@@ -101,27 +102,40 @@ public enum SliceCopy {
         }
     }
 
-    /// Replaces the slices in PostgreSQL, in `transaction`, with `database`'s (SQLite): each slice's rows staged by
-    /// `COPY`, `chunk` rows read at a time, into a temporary table dropped when the transaction ends.
+    /// Replaces the slices in PostgreSQL, in `transaction`, with `database`'s (SQLite). The slices are read in one
+    /// transaction of `database`, so that they hold together whoever writes it meanwhile: copied as they are into a
+    /// scratch database attached to its writer (on disk once it grows). From there each slice goes by `COPY`, `chunk`
+    /// rows read at a time, into a temporary table of `transaction`, dropped when it ends; then the same statements as
+    /// a follow's put them in.
     public static func replace(
         _ slices: [RowSlice], in transaction: PostgresTransaction, from database: AppDatabase, chunk: Int = 1_000
     )
         async throws
     {
         let types = try await columns(slices, transaction)
-        let dialect = Dialect.postgres
-        for slice in slices {
-            try await stage(slice, columns: types[slice.table] ?? [], from: database, into: transaction, as: dialect, chunk: chunk)
-        }
-        for statement in deletions(slices, dialect) { try await transaction.rows(PostgresQuery(unsafeSQL: statement)) }
-        for slice in slices {
-            for step in try steps(slice, columns: types[slice.table]?.map(\.name) ?? [], dialect) {
-                switch step {
-                case .run(let statement): try await transaction.rows(PostgresQuery(unsafeSQL: statement))
-                case .check(let query, let failure):
-                    if let row = try await transaction.rows(PostgresQuery(unsafeSQL: query)).first { throw failure(try row.decode(String?.self)) }
+        let stage = "slice_stage_\(UInt32.random(in: 0...UInt32.max))"
+        let local = Dialect.sqlite(stage: stage)
+        try database.writeWithoutTransaction { db in try db.execute(sql: "ATTACH DATABASE '' AS \(stage)") }
+        do {
+            try copy(slices, columns: types, in: database, to: local)
+            let dialect = Dialect.postgres
+            for slice in slices {
+                try await self.stage(slice, columns: types[slice.table] ?? [], from: local, of: database, into: transaction, chunk: max(1, chunk))
+            }
+            for statement in deletions(slices, dialect) { try await transaction.rows(PostgresQuery(unsafeSQL: statement)) }
+            for slice in slices {
+                for step in try steps(slice, columns: types[slice.table]?.map(\.name) ?? [], dialect) {
+                    switch step {
+                    case .run(let statement): try await transaction.rows(PostgresQuery(unsafeSQL: statement))
+                    case .check(let query, let failure):
+                        if let row = try await transaction.rows(PostgresQuery(unsafeSQL: query)).first { throw failure(try row.decode(String?.self)) }
+                    }
                 }
             }
+            try database.writeWithoutTransaction { db in try db.execute(sql: "DETACH DATABASE \(stage)") }
+        } catch {
+            _ = try? database.writeWithoutTransaction { db in try db.execute(sql: "DETACH DATABASE \(stage)") }
+            throw error
         }
     }
 
@@ -152,28 +166,50 @@ public enum SliceCopy {
         if !pending.isEmpty { try flush() }
     }
 
-    /// Copies a slice's rows from SQLite into its temporary table in PostgreSQL (made like the slice's table, without
-    /// its constraints) by one `COPY`, `chunk` rows read and sent at a time, each value in its column's kind.
+    /// Copies the slices' rows in `database` as they are into `local`'s scratch tables, in one transaction.
+    static func copy(_ slices: [RowSlice], columns: [String: [StoreCopy.Column]], in database: AppDatabase, to local: Dialect) throws {
+        try database.write { db in
+            for slice in slices {
+                let names = (columns[slice.table] ?? []).map { StoreCopy.quoted($0.name) }.joined(separator: ", ")
+                try db.execute(sql: "CREATE TABLE \(local.staged(slice.table)) (\(names))")
+                try db.execute(
+                    sql:
+                        "INSERT INTO \(local.staged(slice.table)) (\(names)) SELECT \(names) FROM \(local.destination(slice.table)) WHERE \(slice.filter)"
+                )
+            }
+        }
+    }
+
+    /// Copies a slice's rows from its scratch table in SQLite (`local`'s, on `database`'s writer, where it is
+    /// attached) into a temporary table in PostgreSQL made like the slice's table, without its constraints, by one
+    /// `COPY`: `chunk` rows read and sent at a time, each value in its column's kind.
     static func stage(
-        _ slice: RowSlice, columns: [StoreCopy.Column], from database: AppDatabase, into transaction: PostgresTransaction, as dialect: Dialect,
+        _ slice: RowSlice, columns: [StoreCopy.Column], from local: Dialect, of database: AppDatabase, into transaction: PostgresTransaction,
         chunk: Int
     ) async throws {
         let names = columns.map { StoreCopy.quoted($0.name) }.joined(separator: ", ")
         try await transaction.rows(
             PostgresQuery(
                 unsafeSQL:
-                    "CREATE TEMP TABLE \(StoreCopy.quoted(Dialect.stagedName(slice.table))) ON COMMIT DROP AS SELECT \(names) FROM \(dialect.destination(slice.table)) WITH NO DATA"
+                    "CREATE TEMP TABLE \(StoreCopy.quoted(Dialect.stagedName(slice.table))) ON COMMIT DROP AS SELECT \(names) FROM \(Dialect.postgres.destination(slice.table)) WITH NO DATA"
             ))
+        let read = "SELECT rowid, \(names) FROM \(local.staged(slice.table)) WHERE rowid > ? ORDER BY rowid LIMIT \(chunk)"
         try await transaction.connection.copyFrom(table: Dialect.stagedName(slice.table), columns: columns.map(\.name), logger: transaction.logger) {
             writer in
-            try await StoreCopy.forEachBatch(of: slice.table, columns: columns.map(\.name), where: slice.filter, from: database, size: chunk) {
-                rows in
+            var last: Int64 = 0
+            while true {
+                let rows = try database.writeWithoutTransaction { db in try Row.fetchAll(db, sql: read, arguments: [last]) }
+                guard let final = rows.last else { break }
                 var text = CopyTextRows()
                 for row in rows {
-                    for (column, value) in zip(columns, row) { text.value(try StoreCopy.convert(value, column, table: slice.table)) }
+                    for (index, column) in columns.enumerated() {
+                        text.value(try StoreCopy.convert(row[index + 1], column, table: slice.table))
+                    }
                     text.endRow()
                 }
                 try await writer.write(text.buffer)
+                last = final[0]
+                if rows.count < chunk { break }
             }
         }
     }
@@ -264,7 +300,8 @@ public enum SliceCopy {
         if let identity = slice.identity {
             let index = try position(identity)
             let (map, old) = (dialect.map(table), selected[index])
-            steps.append(.check("SELECT NULL FROM \(staged) s WHERE \(old) IS NULL", { _ in SliceCopyError("a row of \(table) has no \(identity)") }))
+            steps.append(
+                .check("SELECT NULL FROM \(staged) s WHERE \(old) IS NULL LIMIT 1", { _ in SliceCopyError("a row of \(table) has no \(identity)") }))
             // Made though nothing is staged: the slices after look their references up in it.
             steps.append(.run(dialect.makeMap(table)))
             steps.append(

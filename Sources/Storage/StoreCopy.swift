@@ -213,56 +213,44 @@ public enum StoreCopy {
         }
     }
 
-    /// Copies one table batch by batch, telling `copied` the rows written so far, and returns them with their
-    /// checksum.
+    /// Copies one table batch by batch, in its key's order (rowid, or the primary key of a table without one), telling
+    /// `copied` the rows written so far, and returns them with their checksum.
     static func copyTable(
         _ table: String, columns: [Column], from source: AppDatabase, into connection: PostgresConnection, logger: Logger,
         copied: @Sendable (Int) -> Void
     ) async throws -> (rows: Int, sum: UInt64) {
-        var rows = 0
-        var sum: UInt64 = 0
-        try await forEachBatch(of: table, columns: columns.map(\.name), from: source, size: batchRows) { batch in
-            try await insert(batch, into: table, columns: columns, connection: connection, logger: logger) { values in
-                var hasher = SHA256()
-                for value in values { value.feed(&hasher) }
-                sum &+= rowSum(hasher)
-            }
-            rows += batch.count
-            copied(rows)
-        }
-        return (rows, sum)
-    }
-
-    /// `table`'s rows that `filter` selects, `size` at a time in the table's key's order (rowid, or the primary key of
-    /// a table without one), each batch a read of its own: `body` is given each batch's `columns`, as SQLite holds
-    /// them, and never more than a batch is in memory.
-    static func forEachBatch(
-        of table: String, columns: [String], where filter: String = "true", from source: AppDatabase, size: Int,
-        _ body: ([[DatabaseValue]]) async throws -> Void
-    ) async throws {
         let key = try await source.read { db -> [String] in
             let withoutRowid = try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE name = ?", arguments: [table]) ?? false
             guard withoutRowid else { return ["rowid"] }
             return try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", arguments: [table])
         }
-        let names = columns.map(quoted).joined(separator: ", ")
+        let names = columns.map { quoted($0.name) }.joined(separator: ", ")
         let keyList = key == ["rowid"] ? "rowid" : key.map(quoted).joined(separator: ", ")
         var cursor: [DatabaseValue]? = nil
+        var rows = 0
+        var sum: UInt64 = 0
         while true {
             let last = cursor
             let batch = try await source.read { db -> (rows: [[DatabaseValue]], last: [DatabaseValue]?) in
-                let after = last.map { _ in " AND (\(keyList)) > (\(key.map { _ in "?" }.joined(separator: ", ")))" } ?? ""
+                let after = last.map { _ in "WHERE (\(keyList)) > (\(key.map { _ in "?" }.joined(separator: ", ")))" } ?? ""
                 let fetched = try Row.fetchAll(
-                    db, sql: "SELECT \(keyList), \(names) FROM \(quoted(table)) WHERE (\(filter))\(after) ORDER BY \(keyList) LIMIT \(size)",
+                    db, sql: "SELECT \(keyList), \(names) FROM \(quoted(table)) \(after) ORDER BY \(keyList) LIMIT \(batchRows)",
                     arguments: StatementArguments(last ?? []))
                 let values = fetched.map { row in (key.count..<row.count).map { row[$0] as DatabaseValue } }
                 return (values, fetched.last.map { row in (0..<key.count).map { row[$0] as DatabaseValue } })
             }
             guard !batch.rows.isEmpty else { break }
-            try await body(batch.rows)
+            try await insert(batch.rows, into: table, columns: columns, connection: connection, logger: logger) { values in
+                var hasher = SHA256()
+                for value in values { value.feed(&hasher) }
+                sum &+= rowSum(hasher)
+            }
+            rows += batch.rows.count
+            copied(rows)
             cursor = batch.last
-            if batch.rows.count < size { break }
+            if batch.rows.count < batchRows { break }
         }
+        return (rows, sum)
     }
 
     /// One INSERT of `rows` (SQLite's values) into `table`'s `columns`, each value converted to its column's kind;
