@@ -7,10 +7,15 @@ public enum DatabaseLocation: Sendable, Equatable {
     case sqlite(path: String)
     case postgres(PostgresAddress)
 
-    /// A plain path is a SQLite file; `postgresql://…` or `postgres://…` is a PostgreSQL server.
+    /// A plain path is a SQLite file; `postgresql://…` or `postgres://…` is a PostgreSQL server. Any other address
+    /// (`postgresq://…`, `mysql://…`) is refused, its password hidden, rather than taken for a file's name.
     public init(_ text: String) throws(StorageError) {
         if PostgresAddress.looksLikeAddress(text) {
             self = .postgres(try PostgresAddress(text))
+        } else if text.contains("://") {
+            throw .badAddress(
+                address: PostgresAddress.redacted(text),
+                reason: "a database is a postgresql:// (or postgres://) address, or the path of a SQLite file")
         } else {
             self = .sqlite(path: text)
         }
@@ -68,13 +73,14 @@ public struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
     public init(_ text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(StorageError) {
         let shown = Self.redacted(text)
         func bad(_ reason: String) -> StorageError { .badAddress(address: shown, reason: reason) }
-        guard Self.looksLikeAddress(text), let components = URLComponents(string: text) else {
-            throw bad("expected postgresql://USER@HOST:PORT/DATABASE")
-        }
-        if components.password != nil {
+        // Before anything is read of it: what follows might name a part of the password (a parameter, a fragment).
+        if shown != text {
             throw bad(
                 "it carries a password, which would be shown wherever the address is; give the password in PGPASSWORD, a passfile or the systemd credential 'database-password'"
             )
+        }
+        guard Self.looksLikeAddress(text), let components = URLComponents(string: text) else {
+            throw bad("expected postgresql://USER@HOST:PORT/DATABASE")
         }
         guard let user = components.user, !user.isEmpty else { throw bad("it names no user (postgresql://USER@HOST/DATABASE)") }
         let name = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
@@ -137,14 +143,20 @@ public struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
         return text
     }
 
-    /// `text` with any password in its user part replaced by `***`, for messages about an address we refuse.
-    static func redacted(_ text: String) -> String {
+    /// `text` with any password replaced by `***`, for messages about an address we refuse: in the user part, from
+    /// the `:` before the first `@` to the last `@` (a password may hold `/`, `?`, `#` or `@` itself); as a
+    /// `password` parameter, from its value to the end. More is hidden than needed when a parameter holds an `@` too,
+    /// never less.
+    public static func redacted(_ text: String) -> String {
         guard let scheme = text.range(of: "://") else { return text }
-        let rest = text[scheme.upperBound...]
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
-        let authority = rest[..<authorityEnd]
-        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return text }
-        return text[..<scheme.upperBound] + authority[..<colon] + ":***" + rest[at...]
+        var rest = text[scheme.upperBound...]
+        if let parameter = rest.range(of: "?password=") ?? rest.range(of: "&password=") {
+            rest = rest[..<parameter.upperBound] + "***"
+        }
+        if let first = rest.firstIndex(of: "@"), let colon = rest[..<first].firstIndex(of: ":"), let last = rest.lastIndex(of: "@") {
+            rest = rest[..<colon] + ":***" + rest[last...]
+        }
+        return String(text[..<scheme.upperBound] + rest)
     }
 
     private static func encode(_ part: String) -> String {

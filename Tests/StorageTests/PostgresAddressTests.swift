@@ -65,6 +65,25 @@ struct PostgresAddressTests {
         #expect(!line.contains("s3cret"), "\(line)")
     }
 
+    /// A password is refused wherever it is written (the user part, a parameter; holding `/`, `?`, `#`, `@`, `:` or
+    /// `&`, as passwords do), and the line that refuses it shows none of it: not in the address, not in the reason
+    /// (a parameter's name or a fragment a password's `?` or `#` would make). Nor does an address of another scheme,
+    /// which is refused rather than taken for a SQLite file's name.
+    @Test(arguments: ["s3cret", "s3/cret", "s3?cret", "s3#cret", "s3@cret", "s3:cret", "s3&cret", "s3%2Fcret"])
+    func aPasswordIsShownNowhere(secret: String) {
+        for text in [
+            "postgresql://u:\(secret)@h/d", "postgres://u:\(secret)@h:5432/d?sslmode=bogus", "postgresql://u@h/d?password=\(secret)",
+            "postgresql://u@h/d?sslmode=require&password=\(secret)&x=1", "postgresql://u:\(secret)@h/d?application_name=a@b",
+            "postgresql://u:\(secret)@/d?host=/run/pg", "postgresq://u:\(secret)@h/d", "mysql://u:\(secret)@h/d?password=\(secret)",
+        ] {
+            let error = #expect(throws: StorageError.self, "\(text)") { try DatabaseLocation(text) }
+            let line = error.map { "\($0)" } ?? ""
+            #expect(line.hasPrefix("bad database address '") && !line.contains("\n"), "\(line)")
+            #expect(!line.contains("cret") && !line.contains("s3"), "\(line)")
+        }
+        #expect(PostgresAddress.redacted("postgresql://u@h:5432/d?sslmode=require") == "postgresql://u@h:5432/d?sslmode=require")
+    }
+
     @Test func aPathIsSQLiteAndAnAddressIsPostgreSQL() throws {
         #expect(try DatabaseLocation("/var/lib/dailyverse/dailyverse.sqlite") == .sqlite(path: "/var/lib/dailyverse/dailyverse.sqlite"))
         #expect(try DatabaseLocation("postgres.sqlite") == .sqlite(path: "postgres.sqlite"))
