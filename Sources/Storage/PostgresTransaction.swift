@@ -91,11 +91,14 @@ extension PostgresStore {
             return [.connectionError, .serverClosedConnection, .clientClosedConnection, .poolClosed, .uncleanShutdown, .sslUnsupported]
                 .contains(error.code)
         }
-        // Class 08 (connection exception), 53 (insufficient resources: too many connections, disk full), 57P (the
-        // server shutting down or not yet accepting connections), 58 (system error); and class 40, a transaction
-        // the server gave up (a deadlock, a serialization failure), which the client may send again.
+        // Class 08 (connection exception), 53 (insufficient resources: too many connections, disk full), 57 (operator
+        // intervention: the server shutting down or not yet accepting connections, a statement cancelled or past
+        // `statement_timeout`), 58 (system error); class 40, a transaction the server gave up (a deadlock, a
+        // serialization failure); 55P03, a lock not had within `lock_timeout`; and 25006, a write refused by a
+        // server that is read-only (a standby, as a failover can leave a connection): all of which the client may
+        // send again shortly.
         let state = error.serverInfo?[.sqlState] ?? ""
-        return ["08", "53", "57P", "58", "40"].contains { state.hasPrefix($0) }
+        return ["08", "53", "57", "58", "40", "55P03", "25006"].contains { state.hasPrefix($0) }
     }
 
     static func sqlState(_ error: any Error) -> String? { (error as? PSQLError)?.serverInfo?[.sqlState] }

@@ -200,6 +200,47 @@ struct SharedUserStoreTests {
         }
     }
 
+    /// The server's refusals of the moment (a statement past `statement_timeout`, a lock not had within
+    /// `lock_timeout`, a write to a read-only server, as a failover can leave a connection) are the database being
+    /// unavailable, which the API answers 503 and the client may send again; a refusal of what was asked (a key taken,
+    /// a value too large for an index) is not.
+    @Test func theServersRefusalsOfTheMomentAreUnavailableAndTheRequestsAreNot() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let logger = PostgresTesting.logger
+            let connection = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: logger)
+            func refusal(_ statements: String...) async -> (any Error)? {
+                do {
+                    _ = try await connection.query("BEGIN", logger: logger)
+                    for statement in statements { _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).collect() }
+                    Issue.record("not refused: \(statements)")
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    return error
+                }
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                return nil
+            }
+            _ = try await connection.query("CREATE TABLE refusals (k text PRIMARY KEY)", logger: logger)
+            _ = try await connection.query("INSERT INTO refusals VALUES ('taken')", logger: logger)
+            let timedOut = await refusal("SET LOCAL statement_timeout = '1ms'", "SELECT pg_sleep(30)")
+            let readOnly = await refusal("SET TRANSACTION READ ONLY", "INSERT INTO refusals VALUES ('x')")
+            let locked = try await PostgresTesting.holding(address, "LOCK TABLE refusals IN ACCESS EXCLUSIVE MODE") {
+                await refusal("SET LOCAL lock_timeout = '1ms'", "SELECT * FROM refusals")
+            }
+            let taken = await refusal("INSERT INTO refusals VALUES ('taken')")
+            // Incompressible text past the largest entry a B-tree index takes (about 2,700 bytes).
+            let tooLarge = await refusal(
+                "INSERT INTO refusals SELECT string_agg(md5(g::text), '') FROM generate_series(1, 200) g")
+            try await connection.close()
+            for (name, error, unavailable) in [
+                ("statement_timeout", timedOut, true), ("read only", readOnly, true), ("lock_timeout", locked, true), ("key taken", taken, false),
+                ("index entry too large", tooLarge, false),
+            ] {
+                #expect(error.map(PostgresStore.isUnavailable) == unavailable, "\(name): \(String(reflecting: error))")
+            }
+        }
+    }
+
     @Test func aClosedPoolIsUnavailableNotAnInternalError() async throws {
         try await PostgresTesting.withDatabase { address in
             let store = try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: PostgresTesting.logger)
