@@ -135,7 +135,7 @@ public struct DeviceRecord: Encodable, Sendable {
     }
 
     /// The longest line of a devices import: a device's keys with the longest token a platform takes (a Web Push
-    /// endpoint and its keys, an FCM token of 4,096 characters) fit many times over.
+    /// endpoint and its keys, an FCM token of 2,048 characters) fit many times over.
     public static let maximumLineBytes = 64 << 10
 
     /// The keys a device object may have: those it is printed with.

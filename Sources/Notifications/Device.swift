@@ -44,16 +44,18 @@ public enum PushToken: Hashable, Sendable {
         return .apns(token)
     }
 
+    /// FCM's tokens are about 160 characters; 2,048 leaves room for their growth and keeps a token (as a Web Push
+    /// endpoint) within what PostgreSQL's index of tokens takes in an entry, about 2,700 bytes.
     public static func fcm(validating token: String) throws(DeviceError) -> PushToken {
         let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_:")
-        guard (20...4096).contains(token.count), token.unicodeScalars.allSatisfy(allowed.contains) else {
+        guard (20...2048).contains(token.utf8.count), token.unicodeScalars.allSatisfy(allowed.contains) else {
             throw .invalidToken(platform: .fcm, value: token)
         }
         return .fcm(token)
     }
 
     public static func webpush(validatingEndpoint endpoint: String, p256dh: String, auth: String) throws(DeviceError) -> PushToken {
-        guard endpoint.count <= 2048, let url = URL(string: endpoint), url.scheme == "https", let host = url.host, !host.isEmpty else {
+        guard endpoint.utf8.count <= 2048, let url = URL(string: endpoint), url.scheme == "https", let host = url.host, !host.isEmpty else {
             throw .invalidToken(platform: .webpush, value: endpoint)
         }
         // p256dh: an uncompressed P-256 point (65 bytes, first 0x04); auth: a 16-byte secret; both base64url.
@@ -127,7 +129,7 @@ public enum DeviceError: UserFacingError, Equatable, Sendable {
             let shown = value.count > 80 ? String(value.prefix(77)) + "..." : value
             return switch platform {
             case .apns: "invalid APNs token '\(shown)': expected 64 to 200 hex digits"
-            case .fcm: "invalid FCM token '\(shown)': expected 20 to 4096 characters of A-Z a-z 0-9 - _ :"
+            case .fcm: "invalid FCM token '\(shown)': expected 20 to 2048 characters of A-Z a-z 0-9 - _ :"
             case .webpush:
                 "invalid Web Push subscription value '\(shown)': expected an https endpoint, a base64url P-256 key (p256dh) and a 16-byte base64url auth secret"
             }

@@ -116,6 +116,48 @@ import Testing
         }
     }
 
+    /// The longest token each platform's form takes is kept by both stores, incompressible as a real one is (an entry
+    /// of PostgreSQL's index of tokens takes at most about 2,700 bytes: a longer token was a 500 there), and one
+    /// character more is refused.
+    @Test(arguments: StoreKind.available) func theLongestTokensEachPlatformTakesAreKept(_ store: StoreKind) async throws {
+        // Characters no compression shortens, the same each run.
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func random(_ count: Int, of alphabet: String) -> String {
+            let characters = Array(alphabet)
+            return String(
+                (0..<count).map { _ in
+                    state ^= state << 13
+                    state ^= state >> 7
+                    state ^= state << 17
+                    return characters[Int(state % UInt64(characters.count))]
+                })
+        }
+        let letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+        let prefix = "https://push.example.org/"
+        let endpoint = prefix + random(2048 - prefix.count, of: letters)
+        let fcm = random(2048, of: letters + "-_:")
+        let apns = random(200, of: "0123456789abcdef")
+        try await store.run {
+            try await makeApp(now: fixedNow).test(.router) { client in
+                let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
+                func subscription(_ endpoint: String) -> [String: Any] {
+                    ["endpoint": endpoint, "p256dh": "B" + String(repeating: "A", count: 86), "auth": "AAAAAAAAAAAAAAAAAAAAAA"]
+                }
+                for (platform, token, taken) in [
+                    ("fcm", fcm as Any, true), ("fcm", fcm + "a", false), ("webpush", subscription(endpoint), true),
+                    ("webpush", subscription(endpoint + "a"), false),
+                    ("apns", apns, true), ("apns", apns + "00", false),
+                ] {
+                    let (status, body) = try await helper.send(
+                        client, .post, "/v1/devices", ["platform": platform, "token": token, "timezone": "UTC"], token: a)
+                    #expect(status == (taken ? 201 : 400), "\(platform) \(taken): \(body)")
+                    if !taken { #expect((body["error"] as? [String: Any])?["code"] as? String == "bad_token", "\(body)") }
+                }
+                #expect((try await helper.send(client, .get, "/v1/devices", token: a).1["devices"] as? [Any])?.count == 3)
+            }
+        }
+    }
+
     @Test(arguments: StoreKind.available) func settingsAndOnboardingReachTheDevices(_ store: StoreKind) async throws {
         try await store.run {
             try await makeApp(now: fixedNow).test(.router) { client in
