@@ -73,6 +73,7 @@ struct EmitOptions: ParsableArguments {
     ) throws -> Deliverer {
         var deliverer = Deliverer(queue: queue, sink: try makeSink(global, state: state, push: push, clock: clock))
         deliverer.grace = configuration.grace
+        deliverer.clock = clock
         return deliverer
     }
 

@@ -82,10 +82,14 @@ struct PushOptions: ParsableArguments {
         return data.count <= limit ? data : nil
     }
 
+    /// How long a push service may take to answer one request (`push_timeout`).
+    func timeout(_ global: GlobalOptions) throws -> TimeInterval {
+        try value(global, nil, "push_timeout").map { try TimeSpan.checked($0, setting: "push_timeout", range: DurationSetting.pushTimeout) } ?? 30
+    }
+
     /// The senders, their provider tokens kept in `credentials` (shared by every process of the installation).
     func makeSenders(_ global: GlobalOptions, credentials: any CredentialStore) throws -> Senders {
-        let timeout =
-            try value(global, nil, "push_timeout").map { try TimeSpan.checked($0, setting: "push_timeout", range: DurationSetting.pushTimeout) } ?? 30
+        let timeout = try self.timeout(global)
         let client: PushClient
         do { client = try PushClient(caFile: try value(global, caFile, "push_ca_file"), timeout: timeout) } catch let error as PushConfigurationError
         {

@@ -363,10 +363,23 @@ extension ServeCommand {
     /// pauses there, and runs the hourly housekeeping one job at a time across processes; no scheduler lock. The
     /// day's content is read from this process's SQLite copy (`--content-db`), and so are the API's public reads; its
     /// users, sessions, devices, onboarding and hints are in PostgreSQL (`PostgresUserStore`).
+    /// How many `push_timeout`s a lease must last at least: a batch waiting for the one before (a provider token's
+    /// request, then the batch's own), then its own two.
+    static let leaseTimeouts: TimeInterval = 4
+
     func runShared(_ database: PostgresAddress, _ settings: Settings) async throws {
         let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: settings.level) }
         let address = try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
         let lease = try global.duration(.deliveryLease, flag: nil)
+        let pushTimeout = try push.timeout(global)
+        // A batch is taken while the one before is sent, and each may wait `push_timeout` for a provider token and
+        // again for its requests: a shorter lease ends while its rows are still being sent, and another process sends
+        // them too.
+        guard lease >= Self.leaseTimeouts * pushTimeout else {
+            throw CLIError(
+                "delivery_lease \(TimeSpan.formatted(lease)) is shorter than \(Int(Self.leaseTimeouts)) × push_timeout (\(TimeSpan.formatted(Self.leaseTimeouts * pushTimeout))): a batch could still be being sent when its lease ends, and another process would send it too; lengthen delivery_lease or shorten push_timeout"
+            )
+        }
         let content = try global.openContentCopy(flag: contentDB, pool: !once)
         let configuration = try emit.configuration(global, ahead: !once)
         let password = try PostgresPassword.resolve(for: database)

@@ -324,6 +324,10 @@ public struct Deliverer: Sendable {
     /// A row never handed to the sink by this long after its fire (the daemon was down) is recorded as missed and
     /// not sent, as the scheduler does with a fire found that late; nil: every row is sent, however late.
     public var grace: TimeInterval?
+    /// The time each batch is taken, judged and recorded at; nil: the pass's `now`. A pass can outlast a lease (a
+    /// backlog at the peak): a batch taken late is leased from when it is taken, not from when the pass began, or
+    /// another process would find its lease already over and send it too.
+    public var clock: (@Sendable () -> Date)?
 
     public init(queue: any OutboxQueue, sink: any Sink) {
         self.queue = queue
@@ -342,20 +346,23 @@ public struct Deliverer: Sendable {
         var summary = DeliverySummary()
         let overlap = sink.overlapsRecording
         var recording: Task<DeliverySummary, any Error>? = nil
+        let clock = clock
+        let moment: @Sendable () -> Date = { clock?() ?? now }
         do {
-            var next = try await fetch(after: nil, now: now)
+            var next = try await fetch(after: nil, now: moment())
             while let last = next.last {
                 let records = next
                 var live: [OutboxRecord] = [], expired: [OutboxRecord] = []
+                let judged = moment()
                 for record in records {
-                    if let grace, record.attempts == 0, Scheduler.action(fireAt: record.fireAt, now: now, grace: grace) == .missed {
+                    if let grace, record.attempts == 0, Scheduler.action(fireAt: record.fireAt, now: judged, grace: grace) == .missed {
                         expired.append(record)
                     } else {
                         live.append(record)
                     }
                 }
                 let prefetch: Task<[OutboxRecord], any Error>? =
-                    records.count < batchSize ? nil : Task { [self] in try await fetch(after: last.id, now: now) }
+                    records.count < batchSize ? nil : Task { [self] in try await fetch(after: last.id, now: moment()) }
                 var outcomes: [Int64: DeliveryOutcome] = [:]
                 var marks: [String: Int64] = [:]
                 if !live.isEmpty {
@@ -377,10 +384,10 @@ public struct Deliverer: Sendable {
                 if overlap {
                     let outcomesOfBatch = outcomes
                     recording = Task { [self] in
-                        try await record(live: live, outcomes: outcomesOfBatch, expired: expired, marks: marks, now: now)
+                        try await record(live: live, outcomes: outcomesOfBatch, expired: expired, marks: marks, now: moment())
                     }
                 } else {
-                    summary.add(try await record(live: live, outcomes: outcomes, expired: expired, marks: marks, now: now))
+                    summary.add(try await record(live: live, outcomes: outcomes, expired: expired, marks: marks, now: moment()))
                 }
                 // After a local failure the next batch would fail alike: the pass ends, and the rows wait their delay.
                 if shouldStop() || summary.localError != nil {

@@ -183,6 +183,19 @@ import FoundationNetworking
         }
     }
 
+    /// On PostgreSQL, a lease shorter than four push timeouts is refused at start, naming both: a batch could still be
+    /// being sent when its lease ended, and another process would send it too. (Checked before the database is asked.)
+    @Test func aLeaseThatCouldEndMidBatchIsRefused() throws {
+        let environment = ["DAILYVERSE_DELIVERY_LEASE": "1m", "DAILYVERSE_PUSH_TIMEOUT": "30s"]
+        let refused = CLI.run(
+            ["serve", "--once", "--sink", "stdout"], database: "postgresql://dailyverse@127.0.0.1:1/none", environment: environment)
+        #expect(
+            refused.status == 1
+                && refused.stderr
+                    == "dailyverse: delivery_lease 1m is shorter than 4 × push_timeout (2m): a batch could still be being sent when its lease ends, and another process would send it too; lengthen delivery_lease or shorten push_timeout\n",
+            "\(refused.stderr)")
+    }
+
     @Test func serveStopsCleanlyOnSIGTERM() throws {
         let db = CLI.freshDatabase()
         #expect(

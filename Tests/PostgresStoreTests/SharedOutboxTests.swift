@@ -67,6 +67,59 @@ struct SharedOutboxTests {
         }
     }
 
+    /// A sink whose every batch takes `seconds` of `clock`, during which another process (`other`) takes the first row
+    /// it may.
+    final class SlowSink: Sink, Sendable {
+        let name = "slow"
+        let clock: Mutex<Date>
+        let seconds: TimeInterval
+        let other: SharedOutbox
+        let given = Mutex<[Int64]>([])
+        let takenByOther = Mutex<[Int64]>([])
+
+        init(from start: Date, seconds: TimeInterval, other: SharedOutbox) {
+            clock = Mutex(start)
+            (self.seconds, self.other) = (seconds, other)
+        }
+
+        var now: Date { clock.withLock { $0 } }
+
+        func deliver(_ records: [OutboxRecord]) async throws -> [Int64: DeliveryOutcome] {
+            let now = clock.withLock { clock in
+                clock.addTimeInterval(seconds)
+                return clock
+            }
+            given.withLock { $0 += records.map(\.id) }
+            let taken = try await other.take(after: nil, now: now.addingTimeInterval(1), limit: 1, platforms: nil)
+            takenByOther.withLock { $0 += taken.map(\.id) }
+            return Dictionary(uniqueKeysWithValues: records.map { ($0.id, .delivered(id: "message-\($0.id)")) })
+        }
+    }
+
+    /// A pass that lasts longer than a lease (a backlog at the peak: here each batch takes a third of the lease)
+    /// leases each batch from when it takes it: another process taking rows meanwhile never takes one this pass still
+    /// holds, and every row goes to one of them. (Leased from the pass's start, the batches taken after the first
+    /// lease's end were taken by both.)
+    @Test func aPassLongerThanALeaseLeasesEachBatchFromWhenItTakesIt() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let pending = try await emitted(devices: 8, into: address)
+            try #require(pending >= 8)
+            let store = try await SharedEmitterTests().open(address)
+            let passStart = start.addingTimeInterval(25 * 3600)
+            let sink = SlowSink(from: passStart, seconds: 100, other: SharedOutbox(store: store, owner: "other", lease: 300, logger: logger))
+            var deliverer = Deliverer(queue: SharedOutbox(store: store, owner: "slow", lease: 300, logger: logger), sink: sink)
+            deliverer.batchSize = 1
+            deliverer.clock = { sink.now }
+            _ = try await deliverer.run(now: passStart)
+            let (given, other) = (sink.given.withLock { $0 }, sink.takenByOther.withLock { $0 })
+            #expect(Set(given).isDisjoint(with: other), "sent by both: \(Set(given).intersection(other).sorted())")
+            // The other process never records what it takes, so it takes its own rows again once their lease is over.
+            #expect(Set(given).union(other).count == pending && Set(given).count == given.count, "\(given) \(other)")
+            #expect(!other.isEmpty)
+            await store.close()
+        }
+    }
+
     /// A process takes a batch and dies before recording it: nobody takes those rows while its lease runs; after, another
     /// process takes and delivers them, and the first one's late record (it was only slow) changes nothing.
     @Test func aProcessThatDiesLeavesItsRowsToAnotherWhenItsLeaseEnds() async throws {
