@@ -461,8 +461,12 @@ extension AppDatabase {
         }
     }
 
-    /// A guest signing into an account: its devices become the account's. Runs inside the caller's transaction.
-    public static func moveDevices(_ db: Database, from guestID: String, to accountID: String, now: Date) throws {
+    /// A guest signing into an account: its devices become the account's, unless the account would then have more
+    /// than `maximum` (`DeviceError.tooManyToMerge`). Runs inside the caller's transaction.
+    public static func moveDevices(_ db: Database, from guestID: String, to accountID: String, maximum: Int = .max, now: Date) throws {
+        let guest = try Int.fetchOne(db, sql: "SELECT count(*) FROM device WHERE user_id = ?", arguments: [guestID]) ?? 0
+        let own = try Int.fetchOne(db, sql: "SELECT count(*) FROM device WHERE user_id = ?", arguments: [accountID]) ?? 0
+        if guest > 0, own + guest > maximum { throw DeviceError.tooManyToMerge(own: own, guest: guest, maximum: maximum) }
         try db.execute(
             sql: "UPDATE device SET user_id = ?, updated_at = ? WHERE user_id = ?", arguments: [accountID, now.timeIntervalSince1970, guestID])
     }

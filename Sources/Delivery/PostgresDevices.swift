@@ -213,8 +213,11 @@ extension PostgresTransaction {
         }
     }
 
-    /// As `AppDatabase.moveDevices`.
-    public func moveDevices(from guestID: String, to accountID: String, now: Date) async throws {
+    /// As `AppDatabase.moveDevices`; the caller holds both users' locks, so no device of theirs is added meanwhile.
+    public func moveDevices(from guestID: String, to accountID: String, maximum: Int, now: Date) async throws {
+        let guest = try await value("SELECT count(*) FROM device WHERE user_id = \(guestID)", as: Int.self) ?? 0
+        let own = try await value("SELECT count(*) FROM device WHERE user_id = \(accountID)", as: Int.self) ?? 0
+        if guest > 0, own + guest > maximum { throw DeviceError.tooManyToMerge(own: own, guest: guest, maximum: maximum) }
         try await rows("UPDATE device SET user_id = \(accountID), updated_at = \(now.timeIntervalSince1970) WHERE user_id = \(guestID)")
     }
 }

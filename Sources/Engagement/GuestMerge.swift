@@ -9,13 +9,14 @@ extension AppDatabase {
     /// Signs a guest into an account: in one transaction the guest's bookmarks join the account's, its devices move to
     /// the account, onboarding progress is kept from whichever is further along, the account's settings win where it
     /// has them, hints and event counts are carried over, and the guest is retired (its sessions with it). Each domain
-    /// moves its own rows; this is the one place that knows them all.
-    public func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, now: Date) throws {
+    /// moves its own rows; this is the one place that knows them all. Refused, changing nothing, when the account would
+    /// have more than `maximumDevices` devices with the guest's.
+    public func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, maximumDevices: Int = .max, now: Date) throws {
         guard guestID != accountID else { return }
         try write { db in
             guard try Self.isGuest(db, userID: guestID) else { return }
             try Self.mergeGuestBookmarks(db, from: guestID, into: accountID)
-            try Self.moveDevices(db, from: guestID, to: accountID, now: now)
+            try Self.moveDevices(db, from: guestID, to: accountID, maximum: maximumDevices, now: now)
             try Self.mergeOnboarding(db, from: guestID, into: accountID, flow: flow, now: now)
             try Self.mergeGuestSettings(db, from: guestID, into: accountID, now: now)
             try Self.mergeHints(db, from: guestID, into: accountID)

@@ -114,11 +114,11 @@ extension PostgresTransaction {
 
     /// As `AppDatabase.mergeGuest`: every domain's rows of the guest moved in one transaction, the guest retired.
     /// Both users are locked first, in a fixed order, so that two merges never wait on each other.
-    func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, now: Date) async throws {
+    func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, maximumDevices: Int, now: Date) async throws {
         for id in [guestID, accountID].sorted() { _ = try await lockUser(id) }
         guard try await isGuest(userID: guestID) else { return }
         try await mergeGuestBookmarks(from: guestID, into: accountID)
-        try await moveDevices(from: guestID, to: accountID, now: now)
+        try await moveDevices(from: guestID, to: accountID, maximum: maximumDevices, now: now)
         let guestState = try await onboardingState(userID: guestID, flow: flow)
         let accountState = try await onboardingState(userID: accountID, flow: flow)
         if AppDatabase.progress(guestState, flow) > AppDatabase.progress(accountState, flow) {
@@ -203,9 +203,9 @@ public struct PostgresUserStore: UserStore {
 
     public func closeSession(token: String) async throws { try await store.withoutTransaction { try await $0.closeSession(token: token) } }
 
-    public func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, now: Date) async throws {
+    public func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, maximumDevices: Int, now: Date) async throws {
         guard guestID != accountID else { return }
-        try await store.transaction { try await $0.mergeGuest(guestID, into: accountID, flow: flow, now: now) }
+        try await store.transaction { try await $0.mergeGuest(guestID, into: accountID, flow: flow, maximumDevices: maximumDevices, now: now) }
     }
 
     public func recordEvent(userID: String?, name: String, screen: String?, properties: [String: String], at: Date) async throws {

@@ -26,7 +26,9 @@ public protocol UserStore: Sendable {
     func openSession(userID: String, now: Date) async throws -> (User, token: String)
     func authenticate(token: String, now: Date, policy: SessionPolicy) async throws -> User?
     func closeSession(token: String) async throws
-    func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, now: Date) async throws
+    /// Refused (`DeviceError.tooManyToMerge`), changing nothing, when the account would have more than
+    /// `maximumDevices` devices with the guest's.
+    func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, maximumDevices: Int, now: Date) async throws
     func recordEvent(userID: String?, name: String, screen: String?, properties: [String: String], at: Date) async throws
 
     // Settings and bookmarks
@@ -155,8 +157,8 @@ public struct SQLiteUserStore: UserStore {
 
     public func closeSession(token: String) async throws { try await database.run { try $0.closeSession(token: token) } }
 
-    public func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, now: Date) async throws {
-        try await database.run { try $0.mergeGuest(guestID, into: accountID, flow: flow, now: now) }
+    public func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, maximumDevices: Int, now: Date) async throws {
+        try await database.run { try $0.mergeGuest(guestID, into: accountID, flow: flow, maximumDevices: maximumDevices, now: now) }
     }
 
     public func recordEvent(userID: String?, name: String, screen: String?, properties: [String: String], at: Date) async throws {

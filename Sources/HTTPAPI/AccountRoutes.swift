@@ -97,7 +97,11 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         try await throttles.signInPerEmail.release("email " + email, reservedAt: now)
         // Called with a guest's token, the guest is merged into the account and retired.
         if let guest = context.identity, guest.mode == .guest {
-            try await accounts.mergeGuest(guest.id, into: stored.userID, flow: environment.onboarding.flow, now: now)
+            // Refused, changing nothing, when the guest's devices would take the account past its limit (409).
+            try await answering(.answer) {
+                try await accounts.mergeGuest(
+                    guest.id, into: stored.userID, flow: environment.onboarding.flow, maximumDevices: environment.limits.devicesPerUser, now: now)
+            }
         }
         let (user, token) = try await accounts.openSession(userID: stored.userID, now: now)
         return json(SignedIn(user: user, token: token), status: .ok)

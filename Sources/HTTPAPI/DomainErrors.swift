@@ -54,7 +54,7 @@ extension APIError {
             case .invalidLocale: self = .badRequest("bad_locale", error.description)
             case .invalidDisplayTheme: self = .badRequest("bad_theme", error.description)
             case .missing: self = .badRequest("missing_field", error.description)
-            case .tooMany: self = APIError(.conflict, code: "too_many_devices", error.description)
+            case .tooMany, .tooManyToMerge: self = APIError(.conflict, code: "too_many_devices", error.description)
             }
         case let error as DeviceInputError:
             self = .badRequest("bad_device", error.description)

@@ -122,6 +122,8 @@ public enum DeviceError: UserFacingError, Equatable, Sendable {
     case missing(String)
     /// A user already has the most devices allowed.
     case tooMany(Int)
+    /// A guest's devices would take the account it signs into past the most allowed.
+    case tooManyToMerge(own: Int, guest: Int, maximum: Int)
 
     public var description: String {
         switch self {
@@ -141,6 +143,9 @@ public enum DeviceError: UserFacingError, Equatable, Sendable {
         case .notFound(let id): return "no device '\(id)'"
         case .missing(let field): return "missing \(field)"
         case .tooMany(let limit): return "this user already has \(limit) devices, the most allowed: remove one first"
+        case .tooManyToMerge(let own, let guest, let maximum):
+            return
+                "signing in would give the account \(own + guest) devices (\(own) of its own and \(guest) of this guest's), more than the \(maximum) allowed: remove \(own + guest - maximum) of the account's devices first, or sign in without the guest's session"
         case .duplicateToken(let token):
             return "a device with token '\(token.count > 80 ? String(token.prefix(77)) + "..." : token)' is already registered"
         }

@@ -36,6 +36,36 @@ import Testing
         }
     }
 
+    /// A guest signing into an account brings its devices, but never past the limit: the sign-in is refused, naming
+    /// the numbers, and changes nothing (the guest keeps its device, the account its twenty); with one of the account's
+    /// removed, it goes through.
+    @Test(arguments: StoreKind.available) func aGuestSigningInNeverTakesAnAccountPastTwentyDevices(_ store: StoreKind) async throws {
+        try await store.run {
+            try await makeApp(now: fixedNow).test(.router) { client in
+                let credentials = ["email": "amina@example.org", "password": "a long passphrase"]
+                let account = token(try await post(client, "/v1/accounts", credentials).1)
+                for n in 0..<20 { #expect(try await post(client, "/v1/devices", fcm(n), token: account).0 == 201) }
+                let guest = token(try await post(client, "/v1/guests", [:]).1)
+                #expect(try await post(client, "/v1/devices", fcm(100), token: guest).0 == 201)
+                let (status, reply) = try await post(client, "/v1/sessions", credentials, token: guest)
+                #expect(status == 409)
+                let error = reply["error"] as? [String: Any]
+                #expect(error?["code"] as? String == "too_many_devices")
+                #expect(
+                    (error?["message"] as? String)?.hasPrefix("signing in would give the account 21 devices (20 of its own and 1 of this guest's)")
+                        == true, "\(reply)")
+                let guestDevices = try await get(client, "/v1/devices", token: guest).1["devices"] as? [[String: Any]]
+                #expect(guestDevices?.count == 1)
+                let accountDevices = try #require(try await get(client, "/v1/devices", token: account).1["devices"] as? [[String: Any]])
+                #expect(accountDevices.count == 20)
+                let removed = try #require(accountDevices.first?["id"] as? String)
+                #expect(try await send(client, .delete, "/v1/devices/\(removed)", token: account).0 == 204)
+                #expect(try await post(client, "/v1/sessions", credentials, token: guest).0 == 200)
+                #expect((try await get(client, "/v1/devices", token: account).1["devices"] as? [Any])?.count == 20)
+            }
+        }
+    }
+
     @Test(arguments: StoreKind.available) func aSessionsChangesAreLimitedItsReadsAreNot(_ store: StoreKind) async throws {
         try await store.run {
             let clock = SettableClock()
