@@ -204,7 +204,7 @@ extension PostgresStore {
     public func purgeGuests(inactiveBefore cutoff: Date, chunk: Int = 10_000) async throws -> Int? {
         try await deleteInChunks(
             job: "guest purge",
-            #"DELETE FROM "user" WHERE id IN (SELECT id FROM "user" WHERE mode = 'guest' AND last_active_at < $1 LIMIT $2)"#,
+            #"DELETE FROM "user" WHERE id IN (SELECT id FROM "user" WHERE mode = 'guest' AND last_active_at < $1 LIMIT $2) AND mode = 'guest' AND last_active_at < $1"#,
             arguments: [cutoff.timeIntervalSince1970], chunk: chunk)
     }
 
@@ -216,6 +216,7 @@ extension PostgresStore {
             DELETE FROM session WHERE token_hash IN (
                 SELECT s.token_hash FROM session s JOIN "user" u ON u.id = s.user_id
                 WHERE s.last_used_at < $1 OR (u.mode = 'account' AND s.created_at < $2) LIMIT $3)
+                AND (last_used_at < $1 OR (created_at < $2 AND user_id IN (SELECT id FROM "user" WHERE mode = 'account')))
             """, arguments: [now.timeIntervalSince1970 - policy.idle, now.timeIntervalSince1970 - policy.lifetime], chunk: chunk)
     }
 }

@@ -120,7 +120,7 @@ extension PostgresStore {
     public func pruneProcesses(now: Date, chunk: Int = 10_000) async throws -> Int? {
         try await deleteInChunks(
             job: "process expiry",
-            "DELETE FROM dailyverse_process WHERE owner IN (SELECT owner FROM dailyverse_process WHERE last_seen_at < $1 LIMIT $2)",
+            "DELETE FROM dailyverse_process WHERE owner IN (SELECT owner FROM dailyverse_process WHERE last_seen_at < $1 LIMIT $2) AND last_seen_at < $1",
             arguments: [now.timeIntervalSince1970 - 86_400], chunk: chunk)
     }
 }

@@ -175,7 +175,10 @@ extension PostgresStore {
     public func pruneOutbox(settledBefore cutoff: Date, chunk: Int = 10_000) async throws -> Int? {
         try await deleteInChunks(
             job: "outbox prune",
-            "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE status <> 'pending' AND created_at < $1 ORDER BY id LIMIT $2)",
+            """
+            DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE status <> 'pending' AND created_at < $1 ORDER BY id LIMIT $2)
+                AND status <> 'pending' AND created_at < $1
+            """,
             arguments: [cutoff.timeIntervalSince1970], chunk: chunk)
     }
 }

@@ -97,6 +97,10 @@ public final class PostgresStore: Sendable {
     /// chunk until a chunk removes fewer rows than its size; how many rows went. Housekeeping that every process runs
     /// hourly is done by one at a time: each chunk first takes the job's advisory lock for its transaction, and a
     /// process that finds it taken stops there (nil), leaving the job to the one that holds it.
+    ///
+    /// `sql` repeats the chunk's conditions outside its subquery (`… WHERE id IN (SELECT id … WHERE c LIMIT $n) AND
+    /// c`): a row another transaction changed while the DELETE waited for it is judged again by those alone, so a
+    /// guest active again, or a row put back to pending, stays.
     public func deleteInChunks(job: String, _ sql: String, arguments: [Double], chunk: Int = 10_000) async throws -> Int? {
         var removed = 0
         while true {

@@ -57,6 +57,63 @@ struct HousekeepingTests {
         }
     }
 
+    /// A row past its retention that another transaction brings back while the job waits for it (a guest active
+    /// again, a session used, a row put back to pending, a process seen) stays: the job's DELETE judges it again as it
+    /// now is, not as the chunk's query found it.
+    @Test(arguments: ["guest purge", "session expiry", "outbox prune", "process expiry"])
+    func aRowBroughtBackWhileTheJobWaitsForItStays(job: String) async throws {
+        let (setup, change, left): ([String], String, String) =
+            switch job {
+            case "guest purge":
+                (
+                    [#"INSERT INTO "user" (id, mode, created_at, last_active_at) VALUES ('guest', 'guest', 0, 100)"#],
+                    #"UPDATE "user" SET last_active_at = 5000 WHERE id = 'guest'"#, #"SELECT count(*) FROM "user""#
+                )
+            case "session expiry":
+                (
+                    [
+                        #"INSERT INTO "user" (id, mode, created_at, last_active_at) VALUES ('guest', 'guest', 0, 5000)"#,
+                        "INSERT INTO session (token_hash, user_id, created_at, last_used_at) VALUES ('idle', 'guest', 10, 10)",
+                    ],
+                    "UPDATE session SET last_used_at = 5000", "SELECT count(*) FROM session"
+                )
+            case "outbox prune":
+                (
+                    [
+                        "INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at) VALUES (1, 'd', 'fcm', '2026-01-01', 0, '{}', '{}', 'failed', 10)"
+                    ],
+                    "UPDATE outbox SET status = 'pending'", "SELECT count(*) FROM outbox"
+                )
+            default:
+                (
+                    ["INSERT INTO dailyverse_process (owner, host, pid, started_at, last_seen_at) VALUES ('p', 'h', 1, 0, 0)"],
+                    "UPDATE dailyverse_process SET last_seen_at = 199000", "SELECT count(*) FROM dailyverse_process"
+                )
+            }
+        try await PostgresTesting.withDatabase { address in
+            let store = try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: logger)
+            for statement in setup { try await PostgresTesting.administer(address, statement) }
+            let removed = try await PostgresTesting.withHeldTransaction(address) { held, watcher in
+                _ = try await held.query(PostgresQuery(unsafeSQL: change), logger: logger)
+                let running = Task {
+                    switch job {
+                    case "guest purge": try await store.purgeGuests(inactiveBefore: Date(timeIntervalSince1970: 1000))
+                    case "session expiry":
+                        try await store.purgeExpiredSessions(now: Date(timeIntervalSince1970: 5000), policy: SessionPolicy(idle: 500, lifetime: 1000))
+                    case "outbox prune": try await store.pruneOutbox(settledBefore: Date(timeIntervalSince1970: 1000))
+                    default: try await store.pruneProcesses(now: Date(timeIntervalSince1970: 200_000))
+                    }
+                }
+                try await PostgresTesting.untilALockIsAwaited(watching: watcher)
+                _ = try await held.query("COMMIT", logger: logger)
+                return try await running.value
+            }
+            #expect(removed == 0)
+            #expect(try await store.client.query(PostgresQuery(unsafeSQL: left), logger: logger).collect().first?.decode(Int.self) == 1)
+            await store.close()
+        }
+    }
+
     /// While one process's transaction holds a job's lock, another's try of that job finds it taken (nil) and removes
     /// nothing; once it is free, the job runs.
     @Test func aJobRunsInOneProcessAtATime() async throws {
