@@ -116,7 +116,8 @@ struct ChaosBench: ParsableCommand {
             for (key, value) in [
                 "DAILYVERSE_DB": "\(address)", "DAILYVERSE_SINK": "push", "DAILYVERSE_PUSH_CA_FILE": ca, "DAILYVERSE_APNS_KEY_FILE": p8.path,
                 "DAILYVERSE_APNS_KEY_ID": standIn.apnsKeyID, "DAILYVERSE_APNS_TEAM_ID": standIn.teamID, "DAILYVERSE_APNS_ENVIRONMENT": "sandbox",
-                "DAILYVERSE_APNS_URL": "https://127.0.0.1:\(port)", "DAILYVERSE_APNS_TOPIC": standIn.topic, "DAILYVERSE_DELIVERY_LEASE": "10s", "DAILYVERSE_PUSH_TIMEOUT": "2s",
+                "DAILYVERSE_APNS_URL": "https://127.0.0.1:\(port)", "DAILYVERSE_APNS_TOPIC": standIn.topic, "DAILYVERSE_DELIVERY_LEASE": "10s",
+                "DAILYVERSE_PUSH_TIMEOUT": "2s",
                 "DAILYVERSE_LOG_LEVEL": "warning", "DAILYVERSE_DATA": try DataDirectory.locate(explicit: data).path,
             ] {
                 environment[key] = value
