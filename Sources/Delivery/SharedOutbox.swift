@@ -51,6 +51,12 @@ public struct SharedOutbox: OutboxQueue {
         return records.sorted { $0.id < $1.id }
     }
 
+    /// Ends this process's lease of rows it took and did not send, as they are.
+    public func release(_ ids: [Int64]) async throws {
+        _ = try await store.client.query(
+            "UPDATE outbox SET lease_owner = NULL, lease_until = NULL WHERE id = ANY(\(ids)::int8[]) AND lease_owner = \(owner)", logger: logger)
+    }
+
     public func settle(_ settlement: OutboxSettlement, now: Date) async throws -> Int {
         let at = now.timeIntervalSince1970
         let owner = owner

@@ -390,8 +390,9 @@ public struct Deliverer: Sendable {
                     summary.add(try await record(live: live, outcomes: outcomes, expired: expired, marks: marks, now: moment()))
                 }
                 // After a local failure the next batch would fail alike: the pass ends, and the rows wait their delay.
+                // The batch read ahead was taken: it is given back, not left to wait out a lease.
                 if shouldStop() || summary.localError != nil {
-                    prefetch?.cancel()
+                    if let taken = try? await prefetch?.value, !taken.isEmpty { try? await queue.release(taken.map(\.id)) }
                     break
                 }
                 next = try await prefetch?.value ?? []
@@ -491,6 +492,15 @@ public protocol OutboxQueue: Sendable {
 
     /// Writes a batch's settlement in one transaction; how many devices it disabled.
     func settle(_ settlement: OutboxSettlement, now: Date) async throws -> Int
+
+    /// Gives back rows taken and not handed to the sink (a pass stopping with a batch read ahead), so that they wait
+    /// for no lease.
+    func release(_ ids: [Int64]) async throws
+}
+
+extension OutboxQueue {
+    /// Nothing to give back where rows are read, not leased.
+    public func release(_ ids: [Int64]) async throws {}
 }
 
 /// The SQLite outbox: one process delivers from it (the scheduler lock), so rows are read, not leased.

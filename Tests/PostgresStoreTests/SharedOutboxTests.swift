@@ -120,6 +120,32 @@ struct SharedOutboxTests {
         }
     }
 
+    /// A sink that fails on this machine (a full disk): the pass ends at its first batch.
+    struct FullDiskSink: Sink {
+        let name = "full disk"
+        func deliver(_ records: [OutboxRecord]) async throws -> [Int64: DeliveryOutcome] {
+            throw SinkError.local("cannot write spool file 'x'", errno: ENOSPC)
+        }
+    }
+
+    /// A pass that stops early (a local failure here; a stop asked for alike) gives back the batch it had read ahead:
+    /// no row is left leased, to wait out a lease before another process may send it.
+    @Test func aPassThatStopsGivesBackTheBatchItReadAhead() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let pending = try await emitted(devices: 8, into: address)
+            try #require(pending >= 3)
+            let store = try await SharedEmitterTests().open(address)
+            var deliverer = Deliverer(queue: SharedOutbox(store: store, owner: "stopping", lease: 300, logger: logger), sink: FullDiskSink())
+            deliverer.batchSize = 1
+            let summary = try await deliverer.run(now: start.addingTimeInterval(25 * 3600))
+            #expect(summary.localError != nil && summary.deferred == 1)
+            let leased = try await store.client.query("SELECT count(*) FROM outbox WHERE lease_owner IS NOT NULL", logger: logger).collect()
+                .first?.decode(Int.self)
+            #expect(leased == 0)
+            await store.close()
+        }
+    }
+
     /// A process takes a batch and dies before recording it: nobody takes those rows while its lease runs; after, another
     /// process takes and delivers them, and the first one's late record (it was only slow) changes nothing.
     @Test func aProcessThatDiesLeavesItsRowsToAnotherWhenItsLeaseEnds() async throws {
