@@ -348,7 +348,9 @@ extension ServeCommand {
             )
         }
         let other: ProcessRecord?
-        do { other = try await store.processWithAnotherThrottleKey(than: throttleKey, owner: owner, now: now) } catch {
+        do {
+            other = try await store.claimThrottleKey(throttleKey, owner: owner, host: ProcessInfo.processInfo.hostName, pid: Int(getpid()), now: now)
+        } catch {
             throw CLIError(store.describe(error))
         }
         if let other {

@@ -78,12 +78,26 @@ extension PostgresStore {
         }
     }
 
-    /// A live process (other than `owner`) whose API counts attempts under another throttle key than `throttleKey`
-    /// (fingerprints; '' for none), if there is one: the processes of one database must count under one key, or each
-    /// counts apart from the others.
-    public func processWithAnotherThrottleKey(than throttleKey: String, owner: String, now: Date) async throws -> ProcessRecord? {
-        let live = try await liveProcesses(now: now, throttleKeyOtherThan: throttleKey)
-        return live.first { $0.owner != owner }
+    /// Lists a process starting with an API that counts attempts under `throttleKey` (its fingerprint; '' for none),
+    /// unless a live process (other than `owner`) counts under another: then that one, and nothing is written. The
+    /// processes of one database must count under one key, or each counts apart from the others. One start at a time
+    /// (an advisory lock): two processes started together with different keys cannot both find the other not yet
+    /// listed.
+    public func claimThrottleKey(_ throttleKey: String, owner: String, host: String, pid: Int, now: Date) async throws -> ProcessRecord? {
+        try await transaction { transaction in
+            try await transaction.lock("throttle keys")
+            if let other = try await transaction.liveProcesses(now: now, throttleKeyOtherThan: throttleKey).first(where: { $0.owner != owner }) {
+                return other
+            }
+            let at = now.timeIntervalSince1970
+            try await transaction.rows(
+                """
+                INSERT INTO dailyverse_process (owner, host, pid, started_at, last_seen_at, throttle_key)
+                VALUES (\(owner), \(host), \(pid), \(at), \(at), \(throttleKey))
+                ON CONFLICT (owner) DO UPDATE SET last_seen_at = excluded.last_seen_at, throttle_key = excluded.throttle_key
+                """)
+            return nil
+        }
     }
 
     /// The process stopped cleanly: it is no longer listed.
@@ -94,26 +108,7 @@ extension PostgresStore {
     /// The live processes, oldest first, with the rows each holds leased at `now`; only those whose throttle key's
     /// fingerprint is not `throttleKeyOtherThan`, if given.
     public func liveProcesses(now: Date, throttleKeyOtherThan key: String? = nil) async throws -> [ProcessRecord] {
-        let at = now.timeIntervalSince1970
-        return try await withoutTransaction { transaction in
-            try await transaction.rows(
-                """
-                SELECT p.owner, p.host, p.pid, p.started_at, p.last_seen_at, p.last_pass_at,
-                    (SELECT count(*) FROM outbox o WHERE o.status = 'pending' AND o.lease_owner = p.owner AND o.lease_until > \(at)),
-                    p.content_imports
-                FROM dailyverse_process p WHERE p.last_seen_at >= \(at - Self.processStaleAfter)
-                    AND (\(key)::text IS NULL OR p.throttle_key <> \(key))
-                ORDER BY p.started_at, p.owner
-                """
-            ).map { row in
-                let (owner, host, pid, started, seen, pass, leased, imports) = try row.decode(
-                    (String, String, Int, Double, Double, Double?, Int, String?).self)
-                return ProcessRecord(
-                    owner: owner, host: host, pid: pid, startedAt: Date(timeIntervalSince1970: started),
-                    lastSeenAt: Date(timeIntervalSince1970: seen),
-                    lastPassAt: pass.map(Date.init(timeIntervalSince1970:)), rowsLeased: leased, contentImports: imports)
-            }
-        }
+        try await withoutTransaction { try await $0.liveProcesses(now: now, throttleKeyOtherThan: key) }
     }
 
     /// Processes not seen for a day (killed, their machine gone), a chunk at a time; nil when another process is at it.
@@ -122,5 +117,29 @@ extension PostgresStore {
             job: "process expiry",
             "DELETE FROM dailyverse_process WHERE owner IN (SELECT owner FROM dailyverse_process WHERE last_seen_at < $1 LIMIT $2) AND last_seen_at < $1",
             arguments: [now.timeIntervalSince1970 - 86_400], chunk: chunk)
+    }
+}
+
+extension PostgresTransaction {
+    /// As `PostgresStore.liveProcesses`, in this transaction.
+    func liveProcesses(now: Date, throttleKeyOtherThan key: String? = nil) async throws -> [ProcessRecord] {
+        let at = now.timeIntervalSince1970
+        return try await rows(
+            """
+            SELECT p.owner, p.host, p.pid, p.started_at, p.last_seen_at, p.last_pass_at,
+                (SELECT count(*) FROM outbox o WHERE o.status = 'pending' AND o.lease_owner = p.owner AND o.lease_until > \(at)),
+                p.content_imports
+            FROM dailyverse_process p WHERE p.last_seen_at >= \(at - PostgresStore.processStaleAfter)
+                AND (\(key)::text IS NULL OR p.throttle_key <> \(key))
+            ORDER BY p.started_at, p.owner
+            """
+        ).map { row in
+            let (owner, host, pid, started, seen, pass, leased, imports) = try row.decode(
+                (String, String, Int, Double, Double, Double?, Int, String?).self)
+            return ProcessRecord(
+                owner: owner, host: host, pid: pid, startedAt: Date(timeIntervalSince1970: started),
+                lastSeenAt: Date(timeIntervalSince1970: seen),
+                lastPassAt: pass.map(Date.init(timeIntervalSince1970:)), rowsLeased: leased, contentImports: imports)
+        }
     }
 }

@@ -216,13 +216,33 @@ struct ThrottleKeyTests {
             try await store.recordProcess(owner: "a", host: "one", pid: 1, throttleKey: secret.fingerprint, now: now, lastPass: nil)
             // Serving no API, it counts nothing: no key to agree on.
             try await store.recordProcess(owner: "b", host: "two", pid: 2, throttleKey: nil, now: now, lastPass: nil)
-            #expect(try await store.processWithAnotherThrottleKey(than: secret.fingerprint, owner: "c", now: now) == nil)
-            #expect(try await store.processWithAnotherThrottleKey(than: "", owner: "c", now: now)?.owner == "a")
-            #expect(try await store.processWithAnotherThrottleKey(than: "0011223344556677", owner: "c", now: now)?.pid == 1)
+            #expect(try await store.claimThrottleKey("", owner: "c", host: "three", pid: 3, now: now)?.owner == "a")
+            #expect(try await store.claimThrottleKey("0011223344556677", owner: "c", host: "three", pid: 3, now: now)?.pid == 1)
+            // Refused, it is not listed; agreeing, it is, under its key, so that the next to start finds it.
+            #expect(try await store.liveProcesses(now: now).map(\.owner) == ["a", "b"])
+            #expect(try await store.claimThrottleKey(secret.fingerprint, owner: "c", host: "three", pid: 3, now: now) == nil)
+            #expect(try await store.liveProcesses(now: now).map(\.owner) == ["a", "b", "c"])
+            #expect(try await store.claimThrottleKey("", owner: "d", host: "four", pid: 4, now: now)?.owner == "a")
             // Itself, restarted under the same owner, is not another; nor is a process no longer seen.
-            #expect(try await store.processWithAnotherThrottleKey(than: "", owner: "a", now: now) == nil)
             let later = now.addingTimeInterval(PostgresStore.processStaleAfter + 1)
-            #expect(try await store.processWithAnotherThrottleKey(than: "", owner: "c", now: later) == nil)
+            #expect(try await store.claimThrottleKey("", owner: "d", host: "four", pid: 4, now: later) == nil)
+            #expect(try await store.claimThrottleKey("", owner: "d", host: "four", pid: 4, now: later) == nil)
+        }
+    }
+
+    /// Processes started at once with different keys: one is listed, and every other finds it, whichever came first
+    /// (each start is checked and listed under one lock; checked and listed apart, all of them passed).
+    @Test func processesStartedAtOnceWithDifferentKeysAgreeOnOne() async throws {
+        try await withStore { store in
+            let keys = ["", secret.fingerprint, "0011223344556677", "8899aabbccddeeff"]
+            let refused = try await withThrowingTaskGroup(of: ProcessRecord?.self) { group in
+                for (index, key) in keys.enumerated() {
+                    group.addTask { try await store.claimThrottleKey(key, owner: "p\(index)", host: "h", pid: index, now: now) }
+                }
+                return try await group.reduce(into: [ProcessRecord?]()) { $0.append($1) }
+            }
+            #expect(refused.filter { $0 == nil }.count == 1 && refused.count == keys.count)
+            #expect(try await store.liveProcesses(now: now).count == 1)
         }
     }
 
