@@ -40,6 +40,6 @@ for keyed in false true; do
             printf "  B  COPY into a table like the outbox                       %7.2f s  ratio %.2f\n", ms["B"] / 1000, ms["A"] / ms["B"]
             printf "  C  made in the server, a statement a minute, no queue      %7.2f s  ratio %.2f\n", ms["C"] / 1000, ms["A"] / ms["C"]
             printf "  D  C, and each device'"'"'s queue entry moved a day on        %7.2f s  ratio %.2f\n", ms["D"] / 1000, ms["A"] / ms["D"]
-            printf "  E  C, and the minute'"'"'s devices share-locked              %7.2f s  ratio %.2f\n", ms["E"] / 1000, ms["A"] / ms["E"]
+            printf "  E  C by the quarter hour, its devices share-locked        %7.2f s  ratio %.2f\n", ms["E"] / 1000, ms["A"] / ms["E"]
         }' "$scratch/out"
 done

@@ -360,15 +360,15 @@ extension ServeCommand {
         }
     }
 
+    /// How many `push_timeout`s a lease must last at least: a batch waiting for the one before (a provider token's
+    /// request, then the batch's own), then its own two.
+    static let leaseTimeouts: TimeInterval = 4
+
     /// `serve` on PostgreSQL: any number of these processes, on any number of machines, share the database. Each
     /// emits with row locks (`SharedEmitter`), delivers by leases (`SharedOutbox`), keeps the push services' tokens and
     /// pauses there, and runs the hourly housekeeping one job at a time across processes; no scheduler lock. The
     /// day's content is read from this process's SQLite copy (`--content-db`), and so are the API's public reads; its
     /// users, sessions, devices, onboarding and hints are in PostgreSQL (`PostgresUserStore`).
-    /// How many `push_timeout`s a lease must last at least: a batch waiting for the one before (a provider token's
-    /// request, then the batch's own), then its own two.
-    static let leaseTimeouts: TimeInterval = 4
-
     func runShared(_ database: PostgresAddress, _ settings: Settings) async throws {
         let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: settings.level) }
         let address = try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
