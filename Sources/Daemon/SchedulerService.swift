@@ -244,7 +244,7 @@ public struct SchedulerService: Service {
     /// row written ahead or a retry is due, at most `maximumSleep`. (The queue's first entry may be one left behind
     /// by a change: that only wakes the loop early.)
     func nextWake(after now: Date) async throws -> TimeInterval {
-        guard let next = try await emitter.nextWork() else { return maximumSleep }
+        guard let next = try await emitter.nextWork(platforms: deliverer.sink.platforms) else { return maximumSleep }
         return min(maximumSleep, max(0.05, next - now.timeIntervalSince1970))
     }
 }

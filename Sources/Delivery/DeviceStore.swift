@@ -221,14 +221,15 @@ extension AppDatabase {
 
     static func updateDevice(_ db: Database, id: String, _ settings: DeviceSettings, now: Date) throws -> Device {
         // Rows written ahead of their time carry the old settings: withdrawn, so that their dates fire again with the
-        // new ones (and count as not yet fired below). A row whose time has come stays, to be delivered.
-        // (Not yet due, written at most an hour ahead: on the UTC dates of now and the day after.)
+        // new ones (and count as not yet fired below). A row whose time has come, or comes within
+        // `withdrawalMargin`, stays, to be delivered. (Not yet due, written at most an hour ahead: on the UTC dates of
+        // now and the day after.)
         try db.execute(
             sql: """
                 DELETE FROM outbox WHERE \(AppDatabase.outboxDay) IN (\(outboxDays(around: now, back: 1, ahead: 2)))
                 AND device_seq = (SELECT seq FROM device WHERE id = ?) AND \(writtenAhead)
                 """,
-            arguments: [id, now.timeIntervalSince1970])
+            arguments: [id, now.timeIntervalSince1970 + AppDatabase.withdrawalMargin])
         guard let state = try Self.deviceState(db, id: id, now: now) else { throw DeviceError.notFound(id) }
         let device = try Self.changed(state, settings, now: now)
         if let token = settings.token {

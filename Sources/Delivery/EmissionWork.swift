@@ -10,8 +10,10 @@ public protocol EmissionWork: Sendable {
     func emit(now: Date, shouldStop: @escaping @Sendable () -> Bool) async throws -> EmitSummary
 
     /// When there is next something to do, in seconds since 1970: the first queued fire less the emitter's lead, or
-    /// the first pending row's next attempt; nil when nothing is queued or pending.
-    func nextWork() async throws -> Double?
+    /// the first pending row's next attempt among `platforms`, those the sink takes (nil: all); nil when nothing is
+    /// queued or pending. (A row of a platform the sink does not take stays pending and is never due for it: counted,
+    /// it woke the loop every 50 ms.)
+    func nextWork(platforms: Set<String>?) async throws -> Double?
 
     /// Throws when nothing more can be written where the store was opened (a SQLite file removed or replaced).
     func checkStore() throws
@@ -28,7 +30,9 @@ extension Emitter: EmissionWork {
         }
     }
 
-    public func nextWork() async throws -> Double? { try database.nextWork(lead: configuration.lead) }
+    public func nextWork(platforms: Set<String>?) async throws -> Double? {
+        try database.nextWork(lead: configuration.lead, platforms: platforms)
+    }
 
     public func checkStore() throws { try database.checkFile() }
 
@@ -40,12 +44,16 @@ extension SharedEmitter: EmissionWork {
         try await run(now: now, shouldStop: shouldStop)
     }
 
-    public func nextWork() async throws -> Double? {
-        try await store.client.query(
+    public func nextWork(platforms: Set<String>?) async throws -> Double? {
+        // No platform list: every platform (an array parameter cannot be NULL here, so an empty one stands for "all");
+        // a sink that takes none has no row to wait for.
+        let (only, none) = (platforms?.sorted() ?? [], platforms?.isEmpty == true)
+        return try await store.client.query(
             """
             SELECT min(t) FROM (
                 SELECT min(next_fire_at) - \(configuration.lead) AS t FROM schedule
-                UNION ALL SELECT min(coalesce(next_attempt_at, lease_until)) FROM outbox WHERE status = 'pending') AS work
+                UNION ALL SELECT min(coalesce(next_attempt_at, lease_until)) FROM outbox WHERE status = 'pending' AND NOT \(none)
+                    AND (cardinality(\(only)::text[]) = 0 OR platform = ANY(\(only)::text[]))) AS work
             """, logger: logger
         ).collect().first?.decode(Double?.self)
     }

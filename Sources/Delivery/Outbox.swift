@@ -16,16 +16,24 @@ extension AppDatabase {
 
 extension AppDatabase {
     /// When there is next something to do, in seconds since 1970: the first queued fire less `lead` (the emitter
-    /// writes that far ahead), or the first pending row's next attempt; nil when there is nothing queued or pending.
-    public func nextWork(lead: TimeInterval) throws -> Double? {
-        try read { db in
-            try Double.fetchOne(
+    /// writes that far ahead), or the first pending row's next attempt among `platforms` (nil: all); nil when there is
+    /// nothing queued or pending.
+    public func nextWork(lead: TimeInterval, platforms: Set<String>? = nil) throws -> Double? {
+        let only = platforms.map { $0.sorted() }
+        return try read { db in
+            var arguments: StatementArguments = [lead]
+            var filter = ""
+            if let only {
+                filter = " AND platform IN (" + (only.isEmpty ? "NULL" : only.map { _ in "?" }.joined(separator: ",")) + ")"
+                for platform in only { arguments += [platform] }
+            }
+            return try Double.fetchOne(
                 db,
                 sql: """
                     SELECT min(t) FROM (
                         SELECT min(next_fire_at) - ? AS t FROM schedule
-                        UNION ALL SELECT min(next_attempt_at) FROM outbox WHERE status = 'pending')
-                    """, arguments: [lead])
+                        UNION ALL SELECT min(next_attempt_at) FROM outbox WHERE status = 'pending'\(filter))
+                    """, arguments: arguments)
         }
     }
 }
@@ -224,6 +232,11 @@ extension AppDatabase {
 
     /// The rows written ahead of their time and still waiting for it, with now as the argument.
     static let writtenAhead = "status = 'pending' AND fire_at > ?"
+
+    /// How long before its time a row written ahead stays when its device changes: one due this close may already be
+    /// on its way (the deliverer took it on its own clock, seconds ahead of the change's, or while the change waited
+    /// for the writer), and withdrawn it would be written and sent again with the new settings. It goes as it is.
+    public static let withdrawalMargin: TimeInterval = 60
 
     /// Pending rows written ahead of their time, waiting for it.
     public func outboxWrittenAhead(now: Date) throws -> Int {

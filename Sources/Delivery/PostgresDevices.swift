@@ -149,7 +149,8 @@ extension PostgresTransaction {
         try await rows(
             """
             DELETE FROM outbox WHERE local_date = ANY(\(Self.outboxDates(around: now, back: 1, ahead: 2))::date[])
-            AND device_seq = \(locked) AND status = 'pending' AND fire_at > \(at)
+            AND device_seq = \(locked) AND status = 'pending' AND fire_at > \(at + AppDatabase.withdrawalMargin)
+                AND (lease_until IS NULL OR lease_until <= \(at))
             """)
         guard let state = try await deviceState(id: id, now: now) else { throw DeviceError.notFound(id) }
         let device = try AppDatabase.changed(state, settings, now: now)

@@ -113,6 +113,20 @@ import Testing
                 sql: "UPDATE outbox SET status = 'delivered' WHERE fire_at = ?", arguments: [at("2025-03-01T08:10:00Z").timeIntervalSince1970])
         }
         #expect(try await early.nextWake(after: at("2025-03-01T08:10:00Z")) == 120)
+        // A sink that does not take the rows' platform never sends them: it waits for the queue instead (an hour at
+        // most here), where it woke every 50 ms.
+        let fcmOnly = SchedulerService(
+            emitter: early.emitter, deliverer: Deliverer(database: database, sink: FCMOnlySink()), clock: { at("2025-03-01T08:00:00Z") },
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, notifier: SystemdNotifier(environment: [:]), heartbeat: Heartbeat(),
+            maximumSleep: 3600)
+        #expect(try await fcmOnly.nextWake(after: at("2025-03-01T08:10:00Z")) == 3600)
+    }
+
+    /// A sink of FCM rows only.
+    struct FCMOnlySink: Sink {
+        let name = "fcm only"
+        var platforms: Set<String>? { ["fcm"] }
+        func deliver(_ records: [OutboxRecord]) async throws -> [Int64: DeliveryOutcome] { [:] }
     }
 
     @Test func notifierSpeaksTheSdNotifyProtocol() throws {

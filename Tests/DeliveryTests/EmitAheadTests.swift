@@ -126,6 +126,25 @@ import Testing
         #expect(rows.first { $0.deviceID == sent.id }?.fireAt == instant("2025-03-01T08:00:00Z"))
     }
 
+    /// A row due within `withdrawalMargin` of a change stays as it was written, and the date still fires once: the
+    /// deliverer may have taken it already (on its own clock, or while the change waited for the writer), and
+    /// withdrawn it would be written and sent again. One due later is withdrawn.
+    @Test func aRowDueWithinTheMinuteStaysWhenItsDeviceChanges() async throws {
+        let database = try seededDatabase()
+        let soon = try utcDevice(database, 10, at: "08:10")
+        let later = try utcDevice(database, 11, at: "08:12")
+        let emitter = Emitter(database: database, configuration: ahead)
+        #expect(try emitter.run(now: instant("2025-03-01T08:09:10Z")).queued == 2)
+        let changedAt = instant("2025-03-01T08:09:30Z")
+        for device in [soon, later] { _ = try database.updateDevice(id: device.id, DeviceSettings(locale: .ar), now: changedAt) }
+        #expect(try database.outbox().map(\.deviceID) == [soon.id])
+        #expect(try emitter.run(now: instant("2025-03-01T08:11:00Z")).queued == 1)
+        let deliverer = Deliverer(database: database, sink: RecordingSink())
+        #expect(try await deliverer.run(now: instant("2025-03-01T08:12:00Z")).delivered == 2)
+        #expect(try emitter.run(now: instant("2025-03-01T08:13:00Z")).queued == 0)
+        #expect(try database.outbox(date: try CivilDate(parsing: "2025-03-01")).count == 2)
+    }
+
     @Test func aRemovedDeviceIsSentNothingMoreWhoeverRemovesIt() async throws {
         let database = try seededDatabase()
         let removed = try utcDevice(database, 7, at: "08:10")

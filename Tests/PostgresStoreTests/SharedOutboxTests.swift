@@ -146,6 +146,27 @@ struct SharedOutboxTests {
         }
     }
 
+    /// The loop wakes for the pending rows the sink takes only: a row of a platform it does not take is never due for
+    /// it (counted, it woke the loop every 50 ms).
+    @Test func theNextWorkIsOfThePlatformsTheSinkTakes() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let store = try await SharedEmitterTests().open(address)
+            try await PostgresTesting.administer(
+                address,
+                """
+                INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at, next_attempt_at)
+                VALUES (1, 'd', 'fcm', '2026-01-01', 1000, '{}', '{}', 'pending', 10, 1000)
+                """)
+            let emitter = SharedEmitter(
+                store: store, content: try AppDatabase.inMemory(), configuration: SharedEmitterTests().configuration, logger: logger)
+            #expect(try await emitter.nextWork(platforms: nil) == 1000)
+            #expect(try await emitter.nextWork(platforms: ["fcm", "apns"]) == 1000)
+            #expect(try await emitter.nextWork(platforms: ["apns"]) == nil)
+            #expect(try await emitter.nextWork(platforms: []) == nil)
+            await store.close()
+        }
+    }
+
     /// A process takes a batch and dies before recording it: nobody takes those rows while its lease runs; after, another
     /// process takes and delivers them, and the first one's late record (it was only slow) changes nothing.
     @Test func aProcessThatDiesLeavesItsRowsToAnotherWhenItsLeaseEnds() async throws {
