@@ -151,11 +151,20 @@ extension AppDatabase {
                     shown_at = coalesce(min(shown_at, excluded.shown_at), shown_at, excluded.shown_at),
                     dismissed_at = coalesce(min(dismissed_at, excluded.dismissed_at), dismissed_at, excluded.dismissed_at)
                 """, arguments: [accountID, guestID])
+        // The guest's counts of names the account has are added; its other names join while the account has room
+        // for them (`maximumEventNames`), the latest first.
         try db.execute(
             sql: """
                 INSERT INTO app_event_count (user_id, name, count, last_at)
-                SELECT ?, name, count, last_at FROM app_event_count WHERE user_id = ? AND true
+                SELECT :account, name, count, last_at FROM app_event_count
+                WHERE user_id = :guest AND (
+                    name IN (SELECT name FROM app_event_count WHERE user_id = :account)
+                    OR name IN (
+                        SELECT name FROM app_event_count WHERE user_id = :guest
+                            AND name NOT IN (SELECT name FROM app_event_count WHERE user_id = :account)
+                        ORDER BY last_at DESC, name
+                        LIMIT max(0, :maximum - (SELECT count(*) FROM app_event_count WHERE user_id = :account))))
                 ON CONFLICT (user_id, name) DO UPDATE SET count = count + excluded.count, last_at = max(last_at, excluded.last_at)
-                """, arguments: [accountID, guestID])
+                """, arguments: ["account": accountID, "guest": guestID, "maximum": maximumEventNames])
     }
 }

@@ -141,7 +141,14 @@ extension PostgresTransaction {
         try await rows(
             """
             INSERT INTO app_event_count (user_id, name, count, last_at)
-            SELECT \(accountID), name, count, last_at FROM app_event_count WHERE user_id = \(guestID)
+            SELECT \(accountID), name, count, last_at FROM app_event_count
+            WHERE user_id = \(guestID) AND (
+                name IN (SELECT name FROM app_event_count WHERE user_id = \(accountID))
+                OR name IN (
+                    SELECT name FROM app_event_count WHERE user_id = \(guestID)
+                        AND name NOT IN (SELECT name FROM app_event_count WHERE user_id = \(accountID))
+                    ORDER BY last_at DESC, name
+                    LIMIT greatest(0, \(maximumEventNames) - (SELECT count(*) FROM app_event_count WHERE user_id = \(accountID)))))
             ON CONFLICT (user_id, name) DO UPDATE SET count = app_event_count.count + excluded.count,
                 last_at = greatest(app_event_count.last_at, excluded.last_at)
             """)

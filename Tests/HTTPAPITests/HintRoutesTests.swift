@@ -101,6 +101,30 @@ import Testing
         }
     }
 
+    /// A guest's event names join its account's only while the account has room for them: the counts of names both
+    /// have are added, and of the guest's others the latest join until the account has the most allowed (signing in
+    /// guests one after another took an account past it).
+    @Test(arguments: StoreKind.available) func aGuestsEventNamesNeverTakeItsAccountPastTheLimit(_ store: StoreKind) async throws {
+        try await store.run {
+            try await makeApp(now: fixedNow).test(.router) { client in
+                let credentials = ["email": "names@example.org", "password": "correct horse battery"]
+                let account = helper.token(try await helper.post(client, "/v1/accounts", credentials).1)
+                try await event(client, "shared", account)
+                // 98 names: room for two more.
+                for n in 3..<maximumEventNames { try await event(client, "account_\(n)", account) }
+                let guest = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
+                for name in ["shared", "guest_a", "guest_b", "guest_c", "guest_d"] { try await event(client, name, guest) }
+                #expect(try await helper.post(client, "/v1/sessions", credentials, token: guest).0 == 200)
+                // 1 + 1 before, and this one.
+                #expect(try await helper.post(client, "/v1/events", ["name": "shared"], token: account).1["count"] as? Int == 3)
+                // Room for two more: guest_a and guest_b (the same moment, so by name); not guest_c, nor a new one.
+                #expect(try await helper.post(client, "/v1/events", ["name": "guest_b"], token: account).1["count"] as? Int == 2)
+                #expect(try await helper.post(client, "/v1/events", ["name": "guest_c"], token: account).0 == 409)
+                #expect(try await helper.post(client, "/v1/events", ["name": "brand_new"], token: account).0 == 409)
+            }
+        }
+    }
+
     @Test(arguments: StoreKind.available) func aGuestsHintsFollowItIntoItsAccount(_ store: StoreKind) async throws {
         try await store.run {
             try await makeApp(now: fixedNow).test(.router) { client in
