@@ -24,12 +24,14 @@ public struct APIContext: RequestContext {
     /// Request bodies are small JSON objects.
     public var maxUploadSize: Int { 16 * 1024 }
 
-    /// A path parameter, percent-decoded (`2%3A255` is `2:255`); 400 naming it when its encoding is not valid UTF-8.
+    /// A path parameter, percent-decoded (`2%3A255` is `2:255`); 400 naming it when its encoding is not valid UTF-8
+    /// or it holds a NUL character (`%00`), which no id or key has and PostgreSQL cannot take.
     public func pathParameter(_ name: String) throws -> String {
         let raw = parameters.get(name) ?? ""
         guard let decoded = raw.removingPercentEncoding else {
             throw APIError.badRequest("bad_path", "the path parameter '\(name)' is not valid percent-encoded UTF-8")
         }
+        guard !decoded.contains("\u{0}") else { throw APIError.badRequest("bad_path", "the path parameter '\(name)' holds a NUL character") }
         return decoded
     }
 

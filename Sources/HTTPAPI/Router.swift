@@ -279,6 +279,11 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             var answer = APIError(.serviceUnavailable, code: "database_unavailable", "the database cannot be reached just now; try again shortly")
             answer.headers[.retryAfter] = "2"
             throw answer
+        } catch  where PostgresStore.isDataException(error) {
+            // A value of the request PostgreSQL cannot hold (a NUL character, a number past its column) that no check
+            // before it caught: the request's fault, said as the server says it.
+            context.logger.info("a value the database cannot hold", metadata: ["error": "\(PostgresStore.reason(error))"])
+            throw APIError.badRequest("bad_request", "a value of the request cannot be stored: \(PostgresStore.reason(error))")
         } catch  where AppDatabase.isMissingReference(error) || PostgresStore.isMissingReference(error) || error is UserStoreError {
             // The caller's user went while the request ran (a guest merged into an account by a sign-in, or purged):
             // their token is no longer valid, as the next request would find.

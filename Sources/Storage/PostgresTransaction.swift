@@ -76,6 +76,10 @@ extension PostgresStore {
     /// request was acting for was removed meanwhile.
     public static func isMissingReference(_ error: any Error) -> Bool { sqlState(error) == "23503" }
 
+    /// Whether `error` is PostgreSQL's refusal of a value itself (class 22, data exception: a NUL character in text,
+    /// a number out of its column's range, text that is not a date).
+    public static func isDataException(_ error: any Error) -> Bool { sqlState(error)?.hasPrefix("22") == true }
+
     /// Whether `error` is PostgreSQL's refusal of a row whose unique key another row has (SQLSTATE 23505).
     public static func isUniqueViolation(_ error: any Error) -> Bool { sqlState(error) == "23505" }
 

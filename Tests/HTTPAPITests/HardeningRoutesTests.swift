@@ -222,6 +222,23 @@ import Testing
         }
     }
 
+    /// A NUL character, which no id, key or email holds and PostgreSQL cannot take, is answered as on SQLite, never
+    /// 500: a sign-in with it is the usual 401, a path parameter with it a 400 naming it.
+    @Test(arguments: StoreKind.available) func aNulCharacterIsAnsweredAlikeOnBothStores(_ store: StoreKind) async throws {
+        try await store.run {
+            try await makeApp(now: fixedNow).test(.router) { client in
+                let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
+                let (status, body) = try await helper.post(client, "/v1/sessions", ["email": "a\u{0}@example.org", "password": "a long passphrase"])
+                #expect(status == 401 && (body["error"] as? [String: Any])?["code"] as? String == "invalid_credentials", "\(body)")
+                for method in [HTTPRequest.Method.patch, .delete] {
+                    let (status, body) = try await helper.send(client, method, "/v1/devices/%00", ["enabled": false], token: a)
+                    #expect(status == 400 && (body["error"] as? [String: Any])?["code"] as? String == "bad_path", "\(method) \(body)")
+                }
+                #expect(try await helper.send(client, .put, "/v1/bookmarks/2%3A255%00", token: a).0 == 400)
+            }
+        }
+    }
+
     @Test func accountFieldsAreCheckedAsTheDocumentSays() async throws {
         try await makeApp(now: fixedNow).test(.router) { client in
             let cases: [([String: Any], Int, String?)] = [

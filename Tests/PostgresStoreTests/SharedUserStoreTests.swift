@@ -228,16 +228,21 @@ struct SharedUserStoreTests {
                 await refusal("SET LOCAL lock_timeout = '1ms'", "SELECT * FROM refusals")
             }
             let taken = await refusal("INSERT INTO refusals VALUES ('taken')")
+            // A NUL character in a text sent as a parameter, as a request's would be.
+            var nul: (any Error)? = nil
+            do { _ = try await connection.query("SELECT \("a\u{0}")::text", logger: logger).collect() } catch { nul = error }
             // Incompressible text past the largest entry a B-tree index takes (about 2,700 bytes).
             let tooLarge = await refusal(
                 "INSERT INTO refusals SELECT string_agg(md5(g::text), '') FROM generate_series(1, 200) g")
             try await connection.close()
             for (name, error, unavailable) in [
                 ("statement_timeout", timedOut, true), ("read only", readOnly, true), ("lock_timeout", locked, true), ("key taken", taken, false),
-                ("index entry too large", tooLarge, false),
+                ("index entry too large", tooLarge, false), ("NUL", nul, false),
             ] {
                 #expect(error.map(PostgresStore.isUnavailable) == unavailable, "\(name): \(String(reflecting: error))")
             }
+            // A value the server cannot hold is the request's to mend (400), not the database's.
+            #expect(nul.map(PostgresStore.isDataException) == true && taken.map(PostgresStore.isDataException) == false)
         }
     }
 
