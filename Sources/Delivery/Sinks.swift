@@ -81,6 +81,10 @@ public final class JSONLinesSpool: Sink, Sendable {
     public let reconcileLines: Int
     /// How many appends' keys are remembered per file (a batch the outbox failed to record comes back next pass).
     static let rememberedAppends = 4
+    /// How many files' appends are remembered: a day's file is written for two days or so (the zones, retries); an
+    /// older one's keys are let go, and a late row for it reads the file's end back, as a new process does. (Kept
+    /// for every file, the keys grew by a day's file each day, for as long as the process ran.)
+    static let rememberedFiles = 8
     /// By file name, the keys of its last appends, oldest first. Held for a whole delivery: appends are one at a time.
     private let recent = Mutex<[String: [Set<String>]]>([:])
     /// The files appended to by the last delivery, with their sizes after it: for the outbox to record.
@@ -141,9 +145,14 @@ public final class JSONLinesSpool: Sink, Sendable {
                 sizes[url.path] = size
             }
             marks.withLock { $0 = sizes }
+            // Files are named by their local date: the earliest not written just now go first.
+            while recent.count > Self.rememberedFiles, let oldest = recent.keys.filter({ byFile[$0] == nil }).min() { recent[oldest] = nil }
             return outcomes
         }
     }
+
+    /// How many files' appends are remembered now.
+    var filesRemembered: Int { recent.withLock { $0.count } }
 
     public func takeMarks() -> [String: Int64] {
         marks.withLock { marks in

@@ -148,6 +148,30 @@ struct SmallFilesystem {
         #expect(!keys.contains("cut-off"))
     }
 
+    /// A spool running for months remembers the keys of a few files, not of every day's, and a late row for a file it
+    /// let go is still written once (the file's end is read back, as a new process reads it).
+    @Test func aLongRunningSpoolRemembersAFewFilesAndStillWritesEachRowOnce() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-days-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func record(_ day: Int) -> OutboxRecord {
+            let date = day < 31 ? String(format: "2025-03-%02d", day + 1) : String(format: "2025-04-%02d", day - 30)
+            return OutboxRecord(
+                Row([
+                    "id": Int64(day + 1), "device_id": "device", "platform": "apns", "local_date": date,
+                    "fire_at": 1_740_816_000.0 + Double(day) * 86_400,
+                    "headers": "{}", "payload": "{}", "status": "pending", "attempts": 0, "last_error": nil, "delivered_at": nil,
+                ]))
+        }
+        let sink = try JSONLinesSpool(directory: folder)
+        for day in 0..<40 { _ = try sink.deliver([record(day)]) }
+        #expect(sink.filesRemembered == JSONLinesSpool.rememberedFiles)
+        // The first day's row again (its batch's record was lost): one line still.
+        _ = try sink.deliver([record(0)])
+        let first = try String(contentsOf: folder.appendingPathComponent("2025-03-01.jsonl"), encoding: .utf8)
+        #expect(first.split(separator: "\n").count == 1)
+        #expect(sink.filesRemembered == JSONLinesSpool.rememberedFiles)
+    }
+
     /// A new process reads back the end of the day's file only, not all of it.
     @Test func reconcilingReadsTheFilesTailOnly() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-tail-\(UUID().uuidString)")
