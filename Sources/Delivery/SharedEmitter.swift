@@ -34,6 +34,7 @@ public struct SharedEmitter: Sendable {
     /// One pass at `now`, batch by batch until the due entries run out (or `shouldStop`, asked between batches).
     public func run(now: Date, shouldStop: @Sendable () -> Bool = { false }) async throws -> EmitSummary {
         var summary = EmitSummary()
+        summary.problems = try await rescheduleAheadOfClock(now: now)
         guard let through = try await horizon(now: now) else { return summary }
         var planner = Emitter.Planner(emitter: Emitter(database: content, configuration: configuration), now: now, through: through)
         var cursor: (fireAt: Double, deviceSeq: Int64) = (-Double.greatestFiniteMagnitude, 0)
@@ -60,6 +61,52 @@ public struct SharedEmitter: Sendable {
         let first = try await store.client.query("SELECT min(next_fire_at) FROM schedule", logger: logger).collect().first?.decode(Double?.self)
         guard let first, first <= now.timeIntervalSince1970 + configuration.lead else { return nil }
         return now.addingTimeInterval(ahead)
+    }
+
+    /// As `Emitter.rescheduleAheadOfClock`: every queue entry further ahead of the clock than a pass at `now` could
+    /// have written (a clock that ran days ahead, on this machine or another, or a command run with `--now` in the
+    /// future) is queued again at `now` for a live device, with its rows for dates still more than a day ahead gone
+    /// and a creation time ahead of the clock made now; entries left behind by a change are dropped. Entries another
+    /// process holds are passed over, for its pass or the next one.
+    func rescheduleAheadOfClock(now: Date) async throws -> [ScheduleProblem] {
+        let limit = now.addingTimeInterval(Scheduler.aheadOfClock).timeIntervalSince1970
+        // Asked first outside a transaction: a pass that finds none takes no lock for it.
+        guard try await !store.client.query("SELECT 1 FROM schedule WHERE next_fire_at > \(limit) LIMIT 1", logger: logger).collect().isEmpty
+        else { return [] }
+        let at = now.timeIntervalSince1970
+        // The last local date a legitimate row can have: a day after the UTC date of now.
+        let lastDate = CivilDate(instant: now, timeZone: TimeZone(identifier: "UTC")!).adding(days: 1).description
+        return try await store.transaction { transaction in
+            let rows = try await transaction.rows(
+                """
+                SELECT s.next_fire_at, s.device_seq, s.version, s.last_local_day, d.id, d.schedule_version = s.version AND d.enabled = 1
+                FROM schedule s LEFT JOIN device d ON d.seq = s.device_seq WHERE s.next_fire_at > \(limit)
+                FOR UPDATE OF s SKIP LOCKED
+                """)
+            var problems: [ScheduleProblem] = []
+            for row in rows {
+                let (fireAt, seq, version, lastDay, id, live) = try row.decode((Double, Int64, Int64, Int?, String?, Bool?).self)
+                try await transaction.rows("DELETE FROM schedule WHERE next_fire_at = \(fireAt) AND device_seq = \(seq)")
+                guard let id, live == true else { continue }
+                try await transaction.rows(
+                    """
+                    INSERT INTO schedule (next_fire_at, device_seq, version, last_local_day) VALUES (\(at), \(seq), \(version), NULL)
+                    ON CONFLICT (next_fire_at, device_seq) DO UPDATE SET version = excluded.version, last_local_day = NULL
+                    """)
+                try await transaction.rows("DELETE FROM outbox WHERE local_date > \(lastDate)::date AND device_seq = \(seq)")
+                try await transaction.rows("UPDATE device SET created_at = \(at) WHERE seq = \(seq) AND created_at > \(limit)")
+                let lastFired = lastDay.map { CivilDate(dayNumber: $0).description } ?? "never"
+                let problem = ScheduleProblem(
+                    deviceID: id, kind: .clockAhead, detail: "next fire \(Date(timeIntervalSince1970: fireAt).iso8601UTC), last fired \(lastFired)")
+                try await transaction.rows(
+                    """
+                    INSERT INTO schedule_problem (device_seq, kind, detail, found_at) VALUES (\(seq), \(problem.kind.rawValue), \(problem.detail), \(at))
+                    ON CONFLICT (device_seq, kind) DO UPDATE SET detail = excluded.detail, found_at = excluded.found_at
+                    """)
+                problems.append(problem)
+            }
+            return problems
+        }
     }
 
     /// Whether `error` ended a batch because an outbox row it copied was already there (SQLSTATE 23505).

@@ -69,6 +69,41 @@ struct SharedEmitterTests {
         try await connection.close()
     }
 
+    /// As on SQLite: a clock that ran a week ahead (here, or on another machine sharing the database) left every
+    /// device queued a week on; back at the real time, each is found, said once, and queued from now, its rows for the
+    /// days ahead gone, so that the next real day fires, once, for every device. (PostgreSQL's pass did not look, and
+    /// the devices were silent for the week.)
+    @Test func aClockSteppedForwardThenBackFiresOnTheNextRealDay() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let sqlite = try seededDatabase()
+            let devices = try (0..<3).map { n in
+                try sqlite.addDevice(
+                    DeviceSettings(token: try .apns(validating: String(format: "%064x", 100 + n)), timeZone: "UTC"),
+                    now: instant("2025-02-01T00:00:00Z"))
+            }
+            try await copy(sqlite, into: address)
+            let store = try await open(address)
+            let emitter = SharedEmitter(store: store, content: sqlite, configuration: configuration, logger: logger)
+            #expect(try await emitter.run(now: instant("2025-03-01T08:01:00Z")).queued == 3)
+            #expect(try await emitter.run(now: instant("2025-03-08T11:31:00Z")).devices == 3)
+            let back = try await emitter.run(now: instant("2025-03-01T12:00:00Z"))
+            #expect(back.problems.count == 3 && back.problems.allSatisfy { $0.kind == .clockAhead })
+            #expect(back.queued == 0)
+            #expect(try await emitter.run(now: instant("2025-03-02T08:00:30Z")).queued == 3)
+            #expect(try await emitter.run(now: instant("2025-03-02T08:05:00Z")).queued == 0)
+            #expect(try await emitter.run(now: instant("2025-03-03T08:00:30Z")).problems.isEmpty)
+            let outbox = try await postgresOutbox(store)
+            for device in devices {
+                let dates = outbox.filter { $0.key.hasPrefix(device.id) && !$0.value.hasPrefix("missed") }.map { $0.key.split(separator: " ")[1] }
+                #expect(dates.sorted() == ["2025-03-01", "2025-03-02", "2025-03-03"], "\(device.id)")
+            }
+            let found = try await store.client.query("SELECT count(*) FROM schedule_problem WHERE kind = 'clock_ahead'", logger: logger).collect()
+                .first?.decode(Int.self)
+            #expect(found == 3)
+            await store.close()
+        }
+    }
+
     /// Three processes pass every quarter of an hour through a day and more, all at once on one database: the outbox
     /// ends exactly as one SQLite pass leaves it (each device's fire written once, with the same payload), and the
     /// rows they say they wrote add up to it.
