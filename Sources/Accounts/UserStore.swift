@@ -118,13 +118,16 @@ extension AppDatabase {
     }
 
     public func openSession(userID: String, now: Date) throws -> (User, token: String) {
-        try write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM user WHERE id = ?", arguments: [userID]) else {
-                throw SignInError.invalidCredentials
-            }
-            try db.execute(sql: "UPDATE user SET last_active_at = ? WHERE id = ?", arguments: [now.timeIntervalSince1970, userID])
-            return (Self.user(row), try Self.openSession(db, userID: userID, now: now))
+        try write { db in try Self.openUserSession(db, userID: userID, now: now) }
+    }
+
+    /// `openSession`, inside the caller's transaction: the user and a new session's token.
+    public static func openUserSession(_ db: Database, userID: String, now: Date) throws -> (User, token: String) {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM user WHERE id = ?", arguments: [userID]) else {
+            throw SignInError.invalidCredentials
         }
+        try db.execute(sql: "UPDATE user SET last_active_at = ? WHERE id = ?", arguments: [now.timeIntervalSince1970, userID])
+        return (Self.user(row), try Self.openSession(db, userID: userID, now: now))
     }
 
     static func openSession(_ db: Database, userID: String, now: Date) throws -> String {

@@ -112,7 +112,7 @@ extension PostgresTransaction {
         try await rows("UPDATE session SET tutorial = 0 WHERE user_id = \(userID)")
     }
 
-    /// As `AppDatabase.mergeGuest`: every domain's rows of the guest moved in one transaction, the guest retired.
+    /// As SQLite's `mergeGuest`: every domain's rows of the guest moved in one transaction, the guest retired.
     /// Both users are locked first, in a fixed order, so that two merges never wait on each other.
     func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, maximumDevices: Int, now: Date) async throws {
         for id in [guestID, accountID].sorted() { _ = try await lockUser(id) }
@@ -210,9 +210,17 @@ public struct PostgresUserStore: UserStore {
 
     public func closeSession(token: String) async throws { try await store.withoutTransaction { try await $0.closeSession(token: token) } }
 
-    public func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, maximumDevices: Int, now: Date) async throws {
-        guard guestID != accountID else { return }
-        try await store.transaction { try await $0.mergeGuest(guestID, into: accountID, flow: flow, maximumDevices: maximumDevices, now: now) }
+    public func signIn(
+        userID: String, mergingGuest guestID: String?, flow: OnboardingFlow, maximumDevices: Int, now: Date
+    ) async throws -> (
+        User, token: String
+    ) {
+        try await store.transaction { transaction in
+            if let guestID, guestID != userID {
+                try await transaction.mergeGuest(guestID, into: userID, flow: flow, maximumDevices: maximumDevices, now: now)
+            }
+            return try await transaction.openSession(userID: userID, now: now)
+        }
     }
 
     public func recordEvent(userID: String?, name: String, screen: String?, properties: [String: String], at: Date) async throws {

@@ -26,9 +26,14 @@ public protocol UserStore: Sendable {
     func openSession(userID: String, now: Date) async throws -> (User, token: String)
     func authenticate(token: String, now: Date, policy: SessionPolicy) async throws -> User?
     func closeSession(token: String) async throws
-    /// Refused (`DeviceError.tooManyToMerge`), changing nothing, when the account would have more than
-    /// `maximumDevices` devices with the guest's.
-    func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, maximumDevices: Int, now: Date) async throws
+    /// A sign-in in one transaction: `guestID`'s guest, if any, merged into the account, and a session opened. Refused
+    /// (`DeviceError.tooManyToMerge`), changing nothing, when the account would have more than `maximumDevices`
+    /// devices with the guest's; a failure leaves the guest and its token as they were.
+    func signIn(
+        userID: String, mergingGuest guestID: String?, flow: OnboardingFlow, maximumDevices: Int, now: Date
+    ) async throws -> (
+        User, token: String
+    )
     func recordEvent(userID: String?, name: String, screen: String?, properties: [String: String], at: Date) async throws
 
     // Settings and bookmarks
@@ -157,8 +162,12 @@ public struct SQLiteUserStore: UserStore {
 
     public func closeSession(token: String) async throws { try await database.run { try $0.closeSession(token: token) } }
 
-    public func mergeGuest(_ guestID: String, into accountID: String, flow: OnboardingFlow, maximumDevices: Int, now: Date) async throws {
-        try await database.run { try $0.mergeGuest(guestID, into: accountID, flow: flow, maximumDevices: maximumDevices, now: now) }
+    public func signIn(
+        userID: String, mergingGuest guestID: String?, flow: OnboardingFlow, maximumDevices: Int, now: Date
+    ) async throws -> (
+        User, token: String
+    ) {
+        try await database.run { try $0.signIn(userID: userID, mergingGuest: guestID, flow: flow, maximumDevices: maximumDevices, now: now) }
     }
 
     public func recordEvent(userID: String?, name: String, screen: String?, properties: [String: String], at: Date) async throws {

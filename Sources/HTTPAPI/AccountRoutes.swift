@@ -96,15 +96,14 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         // A success clears the email's failures; the address keeps its attempt (each costs a hash).
         try await throttles.signIn.reset(keys[0])
         try await throttles.signInPerEmail.release("email " + email, reservedAt: now)
-        // Called with a guest's token, the guest is merged into the account and retired.
-        if let guest = context.identity, guest.mode == .guest {
-            // Refused, changing nothing, when the guest's devices would take the account past its limit (409).
-            try await answering(.answer) {
-                try await accounts.mergeGuest(
-                    guest.id, into: stored.userID, flow: environment.onboarding.flow, maximumDevices: environment.limits.devicesPerUser, now: now)
-            }
+        // Called with a guest's token, the guest is merged into the account and retired, in the transaction that opens
+        // the session: refused, changing nothing, when the guest's devices would take the account past its limit (409).
+        let guest = context.identity.flatMap { $0.mode == .guest ? $0.id : nil }
+        let (user, token) = try await answering(.answer) {
+            try await accounts.signIn(
+                userID: stored.userID, mergingGuest: guest, flow: environment.onboarding.flow, maximumDevices: environment.limits.devicesPerUser,
+                now: now)
         }
-        let (user, token) = try await accounts.openSession(userID: stored.userID, now: now)
         return json(SignedIn(user: user, token: token), status: .ok)
     }
 

@@ -1,11 +1,13 @@
 import Accounts
 import DailyVerseTestSupport
+import Delivery
 import Engagement
 import Foundation
 import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Notifications
 import Onboarding
 import Storage
 import Testing
@@ -63,6 +65,44 @@ import Testing
                 #expect(try await post(client, "/v1/sessions", credentials, token: guest).0 == 200)
                 #expect((try await get(client, "/v1/devices", token: account).1["devices"] as? [Any])?.count == 20)
             }
+        }
+    }
+
+    /// A sign-in with a guest's token merges the guest and opens the session in one transaction: when the session
+    /// cannot be opened, the guest is as it was (its token signs it in, its device is its own) and the account has
+    /// nothing of it. (In two transactions, the guest was merged and gone while the client was told the sign-in
+    /// failed, and its retry with the guest's token was refused.)
+    @Test(arguments: StoreKind.available) func aSignInThatFailsLeavesTheGuestAsItWas(_ store: StoreKind) async throws {
+        try await store.run {
+            let database = try AppDatabase.inMemory()
+            try database.seed(bundledContent)
+            let users: any UserStore =
+                try StoreKind.postgres.map { PostgresUserStore(store: $0, themes: Set(try database.displayThemes().map(\.id))) }
+                ?? SQLiteUserStore(database)
+            let flow = try OnboardingFlow.load(from: dataDirectory)
+            let (guest, guestToken) = try await users.createGuest(now: fixedNow)
+            let (account, _) = try await users.createAccount(
+                email: "amina@example.org", passwordHash: "x", displayName: nil, upgrading: nil, now: fixedNow)
+            let settings = DeviceSettings(token: try .apns(validating: String(format: "%064x", 5)), timeZone: "UTC")
+            _ = try await users.registerDevice(settings, userID: guest.id, now: fixedNow, maximum: 20)
+            // Sessions refused from now on.
+            if let postgres = StoreKind.postgres {
+                _ = try await postgres.client.query(
+                    "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$",
+                    logger: PostgresTesting.logger)
+                _ = try await postgres.client.query(
+                    "CREATE TRIGGER no_sessions BEFORE INSERT ON session FOR EACH ROW EXECUTE FUNCTION refuse()", logger: PostgresTesting.logger)
+            } else {
+                try await database.write { db in
+                    try db.execute(sql: "CREATE TRIGGER no_sessions BEFORE INSERT ON session BEGIN SELECT RAISE(ABORT, 'refused'); END")
+                }
+            }
+            await #expect(throws: (any Error).self) {
+                try await users.signIn(userID: account.id, mergingGuest: guest.id, flow: flow, maximumDevices: 20, now: fixedNow)
+            }
+            #expect(try await users.authenticate(token: guestToken, now: fixedNow, policy: SessionPolicy())?.id == guest.id)
+            #expect(try await users.devices(userID: guest.id, now: fixedNow).count == 1)
+            #expect(try await users.devices(userID: account.id, now: fixedNow).isEmpty)
         }
     }
 
