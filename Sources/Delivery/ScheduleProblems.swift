@@ -28,7 +28,8 @@ extension Emitter {
     /// Takes every queue entry further ahead of the clock than a pass at `now` could have written and, for a live one,
     /// queues the device again at `now` with no last fired date, so that this pass schedules it from the clock's now.
     /// Its outbox rows for dates still more than a day ahead go too: they were written for days that have not come,
-    /// and would stop those days from firing when they do; and a creation time ahead of the clock (a device added by a
+    /// and would stop those days from firing when they do; so do the rows that clock wrote and did not send (the real
+    /// days it took for missed); and a creation time ahead of the clock (a device added by a
     /// command run with `--now` in the future) becomes now, since fires before it are not the device's. Exactly once
     /// per real local date still holds: the outbox's unique key refuses a second row for a date already fired.
     /// Entries left behind by a change are dropped.
@@ -58,7 +59,9 @@ extension Emitter {
                     sql: "INSERT OR REPLACE INTO schedule (next_fire_at, device_seq, version, last_local_day) VALUES (?, ?, ?, NULL)",
                     arguments: [now.timeIntervalSince1970, seq, row[2] as Int])
                 try db.execute(
-                    sql: "DELETE FROM outbox WHERE \(AppDatabase.outboxDay) > ? AND device_seq = ?", arguments: [lastDay, seq])
+                    sql: """
+                        DELETE FROM outbox WHERE device_seq = ? AND (\(AppDatabase.outboxDay) > ? OR (created_at > ? AND status <> 'delivered'))
+                        """, arguments: [seq, lastDay, limit])
                 try db.execute(
                     sql: "UPDATE device SET created_at = ? WHERE seq = ? AND created_at > ?", arguments: [now.timeIntervalSince1970, seq, limit])
                 let lastFired = (row[3] as Int?).map { CivilDate(dayNumber: $0).description } ?? "never"

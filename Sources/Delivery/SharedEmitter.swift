@@ -66,7 +66,7 @@ public struct SharedEmitter: Sendable {
     /// As `Emitter.rescheduleAheadOfClock`: every queue entry further ahead of the clock than a pass at `now` could
     /// have written (a clock that ran days ahead, on this machine or another, or a command run with `--now` in the
     /// future) is queued again at `now` for a live device, with its rows for dates still more than a day ahead gone
-    /// and a creation time ahead of the clock made now; entries left behind by a change are dropped. Entries another
+    /// (and those that clock wrote and did not send) and a creation time ahead of the clock made now; entries left behind by a change are dropped. Entries another
     /// process holds are passed over, for its pass or the next one.
     func rescheduleAheadOfClock(now: Date) async throws -> [ScheduleProblem] {
         let limit = now.addingTimeInterval(Scheduler.aheadOfClock).timeIntervalSince1970
@@ -93,7 +93,11 @@ public struct SharedEmitter: Sendable {
                     INSERT INTO schedule (next_fire_at, device_seq, version, last_local_day) VALUES (\(at), \(seq), \(version), NULL)
                     ON CONFLICT (next_fire_at, device_seq) DO UPDATE SET version = excluded.version, last_local_day = NULL
                     """)
-                try await transaction.rows("DELETE FROM outbox WHERE local_date > \(lastDate)::date AND device_seq = \(seq)")
+                try await transaction.rows(
+                    """
+                    DELETE FROM outbox WHERE device_seq = \(seq)
+                        AND (local_date > \(lastDate)::date OR (created_at > \(limit) AND status <> 'delivered'))
+                    """)
                 try await transaction.rows("UPDATE device SET created_at = \(at) WHERE seq = \(seq) AND created_at > \(limit)")
                 let lastFired = lastDay.map { CivilDate(dayNumber: $0).description } ?? "never"
                 let problem = ScheduleProblem(

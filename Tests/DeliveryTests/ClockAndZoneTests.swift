@@ -56,6 +56,22 @@ import Testing
         #expect(status.lastClockAhead == instant("2025-03-01T12:00:00Z"))
     }
 
+    /// A clock a little more than two days ahead: its pass writes the real days it thinks it missed (1 and 2 March, as
+    /// missed) and its own day. Back at the real time, the rows it wrote for days that have not come are gone, the
+    /// missed ones too, so that 1 and 2 March fire when they come. (Only rows dated past tomorrow went: the two
+    /// missed rows stayed, and refused the days' real fires.)
+    @Test func aClockTwoDaysAheadLeavesNoRowThatStopsARealDay() throws {
+        let (database, devices, emitter) = try fixture()
+        #expect(try emitter.run(now: instant("2025-02-28T08:01:00Z")).queued == 1)
+        let ahead = try emitter.run(now: instant("2025-03-03T10:30:00Z"))
+        #expect(ahead.devices == 1 && ahead.missed >= 2)
+        let back = try emitter.run(now: instant("2025-03-01T07:00:00Z"))
+        #expect(back.problems.map(\.kind) == [.clockAhead])
+        #expect(try emitter.run(now: instant("2025-03-01T08:00:30Z")).queued == 1)
+        #expect(try emitter.run(now: instant("2025-03-02T08:00:30Z")).queued == 1)
+        #expect(try dates(database, devices[0]) == ["2025-02-28", "2025-03-01", "2025-03-02"])
+    }
+
     @Test func aDeviceCreatedAtAClockAheadFiresFromTheRealNow() throws {
         let database = try seededDatabase()
         let emitter = Emitter(database: database, configuration: configuration)

@@ -104,6 +104,27 @@ struct SharedEmitterTests {
         }
     }
 
+    /// As on SQLite: a clock a little more than two days ahead leaves no row that stops a real day from firing.
+    @Test func aClockTwoDaysAheadLeavesNoRowThatStopsARealDay() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let sqlite = try seededDatabase()
+            let device = try sqlite.addDevice(
+                DeviceSettings(token: try .apns(validating: String(format: "%064x", 100)), timeZone: "UTC"), now: instant("2025-02-01T00:00:00Z"))
+            try await copy(sqlite, into: address)
+            let store = try await open(address)
+            let emitter = SharedEmitter(store: store, content: sqlite, configuration: configuration, logger: logger)
+            #expect(try await emitter.run(now: instant("2025-02-28T08:01:00Z")).queued == 1)
+            #expect(try await emitter.run(now: instant("2025-03-03T10:30:00Z")).missed >= 2)
+            #expect(try await emitter.run(now: instant("2025-03-01T07:00:00Z")).problems.map(\.kind) == [.clockAhead])
+            #expect(try await emitter.run(now: instant("2025-03-01T08:00:30Z")).queued == 1)
+            #expect(try await emitter.run(now: instant("2025-03-02T08:00:30Z")).queued == 1)
+            let dates = try await postgresOutbox(store).filter { $0.key.hasPrefix(device.id) && !$0.value.hasPrefix("missed") }
+                .map { String($0.key.split(separator: " ")[1]) }
+            #expect(dates.sorted() == ["2025-02-28", "2025-03-01", "2025-03-02"])
+            await store.close()
+        }
+    }
+
     /// Three processes pass every quarter of an hour through a day and more, all at once on one database: the outbox
     /// ends exactly as one SQLite pass leaves it (each device's fire written once, with the same payload), and the
     /// rows they say they wrote add up to it.
