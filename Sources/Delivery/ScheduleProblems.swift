@@ -22,6 +22,13 @@ public struct ScheduleProblem: Equatable, Sendable {
     public init(deviceID: String, kind: Kind, detail: String) {
         (self.deviceID, self.kind, self.detail) = (deviceID, kind, detail)
     }
+
+    /// A device's queue entry found ahead of the clock: its instant and the last date it fired (a day number).
+    static func clockAhead(deviceID: String, nextFire: Double, lastFired: Int?) -> ScheduleProblem {
+        let last = lastFired.map { CivilDate(dayNumber: $0).description } ?? "never"
+        return ScheduleProblem(
+            deviceID: deviceID, kind: .clockAhead, detail: "next fire \(Date(timeIntervalSince1970: nextFire).iso8601UTC), last fired \(last)")
+    }
 }
 
 extension Emitter {
@@ -64,10 +71,7 @@ extension Emitter {
                         """, arguments: [seq, lastDay, limit])
                 try db.execute(
                     sql: "UPDATE device SET created_at = ? WHERE seq = ? AND created_at > ?", arguments: [now.timeIntervalSince1970, seq, limit])
-                let lastFired = (row[3] as Int?).map { CivilDate(dayNumber: $0).description } ?? "never"
-                let problem = ScheduleProblem(
-                    deviceID: id, kind: .clockAhead,
-                    detail: "next fire \(Date(timeIntervalSince1970: fireAt).iso8601UTC), last fired \(lastFired)")
+                let problem = ScheduleProblem.clockAhead(deviceID: id, nextFire: fireAt, lastFired: row[3])
                 try Self.record(db, problem, seq: seq, now: now, replacing: true)
                 problems.append(problem)
             }

@@ -34,8 +34,13 @@ public struct SharedEmitter: Sendable {
     /// One pass at `now`, batch by batch until the due entries run out (or `shouldStop`, asked between batches).
     public func run(now: Date, shouldStop: @Sendable () -> Bool = { false }) async throws -> EmitSummary {
         var summary = EmitSummary()
-        summary.problems = try await rescheduleAheadOfClock(now: now)
-        guard let through = try await horizon(now: now) else { return summary }
+        // One question a pass: the queue's first fire (for the horizon) and its last (an entry ahead of the clock).
+        var span = try await queueSpan()
+        if let last = span.last, Scheduler.isAheadOfClock(Date(timeIntervalSince1970: last), now: now) {
+            summary.problems = try await rescheduleAheadOfClock(now: now)
+            span = try await queueSpan()
+        }
+        guard let through = horizon(now: now, first: span.first) else { return summary }
         var planner = Emitter.Planner(emitter: Emitter(database: content, configuration: configuration), now: now, through: through)
         var cursor: (fireAt: Double, deviceSeq: Int64) = (-Double.greatestFiniteMagnitude, 0)
         while true {
@@ -53,12 +58,17 @@ public struct SharedEmitter: Sendable {
         return summary
     }
 
-    /// As `Emitter.horizon`: the instant until which this pass writes fires, or nil when, writing ahead, the queue's
-    /// first fire is not yet within `refill` of now.
-    func horizon(now: Date) async throws -> Date? {
+    /// The queue's first and last fire instants (nil when it is empty): both ends of its key, in one round trip.
+    func queueSpan() async throws -> (first: Double?, last: Double?) {
+        try await store.client.query("SELECT min(next_fire_at), max(next_fire_at) FROM schedule", logger: logger).collect().first?
+            .decode((Double?, Double?).self) ?? (nil, nil)
+    }
+
+    /// As `Emitter.horizon`, given the queue's `first` fire: the instant until which this pass writes fires, or nil
+    /// when, writing ahead, that fire is not yet within `refill` of now.
+    func horizon(now: Date, first: Double?) -> Date? {
         let ahead = configuration.ahead
         guard ahead > 0 else { return now }
-        let first = try await store.client.query("SELECT min(next_fire_at) FROM schedule", logger: logger).collect().first?.decode(Double?.self)
         guard let first, first <= now.timeIntervalSince1970 + configuration.lead else { return nil }
         return now.addingTimeInterval(ahead)
     }
@@ -66,50 +76,54 @@ public struct SharedEmitter: Sendable {
     /// As `Emitter.rescheduleAheadOfClock`: every queue entry further ahead of the clock than a pass at `now` could
     /// have written (a clock that ran days ahead, on this machine or another, or a command run with `--now` in the
     /// future) is queued again at `now` for a live device, with its rows for dates still more than a day ahead gone
-    /// (and those that clock wrote and did not send) and a creation time ahead of the clock made now; entries left behind by a change are dropped. Entries another
-    /// process holds are passed over, for its pass or the next one.
+    /// (and those that clock wrote and did not send) and a creation time ahead of the clock made now; entries left
+    /// behind by a change are dropped. Entries another process holds are passed over, for its pass or the next one.
+    /// A statement for all of them, not one per device: a clock that ran ahead moved every device.
     func rescheduleAheadOfClock(now: Date) async throws -> [ScheduleProblem] {
-        let limit = now.addingTimeInterval(Scheduler.aheadOfClock).timeIntervalSince1970
-        // Asked first outside a transaction: a pass that finds none takes no lock for it.
-        guard try await !store.client.query("SELECT 1 FROM schedule WHERE next_fire_at > \(limit) LIMIT 1", logger: logger).collect().isEmpty
-        else { return [] }
-        let at = now.timeIntervalSince1970
+        let (at, limit) = (now.timeIntervalSince1970, now.addingTimeInterval(Scheduler.aheadOfClock).timeIntervalSince1970)
         // The last local date a legitimate row can have: a day after the UTC date of now.
         let lastDate = CivilDate(instant: now, timeZone: TimeZone(identifier: "UTC")!).adding(days: 1).description
         return try await store.transaction { transaction in
-            let rows = try await transaction.rows(
+            var (fireAts, seqs) = ([Double](), [Int64]())
+            var live: (seqs: [Int64], versions: [Int64], problems: [ScheduleProblem]) = ([], [], [])
+            for row in try await transaction.rows(
                 """
                 SELECT s.next_fire_at, s.device_seq, s.version, s.last_local_day, d.id, d.schedule_version = s.version AND d.enabled = 1
                 FROM schedule s LEFT JOIN device d ON d.seq = s.device_seq WHERE s.next_fire_at > \(limit)
                 FOR UPDATE OF s SKIP LOCKED
                 """)
-            var problems: [ScheduleProblem] = []
-            for row in rows {
-                let (fireAt, seq, version, lastDay, id, live) = try row.decode((Double, Int64, Int64, Int?, String?, Bool?).self)
-                try await transaction.rows("DELETE FROM schedule WHERE next_fire_at = \(fireAt) AND device_seq = \(seq)")
-                guard let id, live == true else { continue }
-                try await transaction.rows(
-                    """
-                    INSERT INTO schedule (next_fire_at, device_seq, version, last_local_day) VALUES (\(at), \(seq), \(version), NULL)
-                    ON CONFLICT (next_fire_at, device_seq) DO UPDATE SET version = excluded.version, last_local_day = NULL
-                    """)
-                try await transaction.rows(
-                    """
-                    DELETE FROM outbox WHERE device_seq = \(seq)
-                        AND (local_date > \(lastDate)::date OR (created_at > \(limit) AND status <> 'delivered'))
-                    """)
-                try await transaction.rows("UPDATE device SET created_at = \(at) WHERE seq = \(seq) AND created_at > \(limit)")
-                let lastFired = lastDay.map { CivilDate(dayNumber: $0).description } ?? "never"
-                let problem = ScheduleProblem(
-                    deviceID: id, kind: .clockAhead, detail: "next fire \(Date(timeIntervalSince1970: fireAt).iso8601UTC), last fired \(lastFired)")
-                try await transaction.rows(
-                    """
-                    INSERT INTO schedule_problem (device_seq, kind, detail, found_at) VALUES (\(seq), \(problem.kind.rawValue), \(problem.detail), \(at))
-                    ON CONFLICT (device_seq, kind) DO UPDATE SET detail = excluded.detail, found_at = excluded.found_at
-                    """)
-                problems.append(problem)
+            {
+                let (fireAt, seq, version, lastDay, id, isLive) = try row.decode((Double, Int64, Int64, Int?, String?, Bool?).self)
+                fireAts.append(fireAt)
+                seqs.append(seq)
+                guard let id, isLive == true else { continue }
+                live.seqs.append(seq)
+                live.versions.append(version)
+                live.problems.append(.clockAhead(deviceID: id, nextFire: fireAt, lastFired: lastDay))
             }
-            return problems
+            guard !fireAts.isEmpty else { return [] }
+            try await transaction.rows(
+                "DELETE FROM schedule WHERE (next_fire_at, device_seq) IN (SELECT * FROM unnest(\(fireAts)::float8[], \(seqs)::int8[]))")
+            guard !live.seqs.isEmpty else { return [] }
+            try await transaction.rows(
+                """
+                INSERT INTO schedule (next_fire_at, device_seq, version, last_local_day)
+                SELECT \(at), s, v, NULL FROM unnest(\(live.seqs)::int8[], \(live.versions)::int8[]) AS t(s, v)
+                ON CONFLICT (next_fire_at, device_seq) DO UPDATE SET version = excluded.version, last_local_day = NULL
+                """)
+            try await transaction.rows(
+                """
+                DELETE FROM outbox WHERE device_seq = ANY(\(live.seqs)::int8[])
+                    AND (local_date > \(lastDate)::date OR (created_at > \(limit) AND status <> 'delivered'))
+                """)
+            try await transaction.rows("UPDATE device SET created_at = \(at) WHERE seq = ANY(\(live.seqs)::int8[]) AND created_at > \(limit)")
+            try await transaction.rows(
+                """
+                INSERT INTO schedule_problem (device_seq, kind, detail, found_at)
+                SELECT s, \(ScheduleProblem.Kind.clockAhead.rawValue), d, \(at) FROM unnest(\(live.seqs)::int8[], \(live.problems.map(\.detail))::text[]) AS t(s, d)
+                ON CONFLICT (device_seq, kind) DO UPDATE SET detail = excluded.detail, found_at = excluded.found_at
+                """)
+            return live.problems
         }
     }
 
