@@ -19,22 +19,24 @@ extension AppDatabase {
     /// writes that far ahead), or the first pending row's next attempt among `platforms` (nil: all); nil when there is
     /// nothing queued or pending.
     public func nextWork(lead: TimeInterval, platforms: Set<String>? = nil) throws -> Double? {
-        let only = platforms.map { $0.sorted() }
+        let only = Self.platformFilter(platforms)
         return try read { db in
-            var arguments: StatementArguments = [lead]
-            var filter = ""
-            if let only {
-                filter = " AND platform IN (" + (only.isEmpty ? "NULL" : only.map { _ in "?" }.joined(separator: ",")) + ")"
-                for platform in only { arguments += [platform] }
-            }
-            return try Double.fetchOne(
+            try Double.fetchOne(
                 db,
                 sql: """
                     SELECT min(t) FROM (
                         SELECT min(next_fire_at) - ? AS t FROM schedule
-                        UNION ALL SELECT min(next_attempt_at) FROM outbox WHERE status = 'pending'\(filter))
-                    """, arguments: arguments)
+                        UNION ALL SELECT min(next_attempt_at) FROM outbox WHERE status = 'pending'\(only.sql))
+                    """, arguments: [lead] + only.arguments)
         }
+    }
+
+    /// ` AND platform IN (…)` for the outbox rows of `platforms`, with its arguments: nil is every platform (no
+    /// condition), none is no row.
+    static func platformFilter(_ platforms: Set<String>?) -> (sql: String, arguments: StatementArguments) {
+        guard let platforms else { return ("", []) }
+        let only = platforms.sorted()
+        return (" AND platform IN (" + (only.isEmpty ? "NULL" : only.map { _ in "?" }.joined(separator: ",")) + ")", StatementArguments(only))
     }
 }
 
@@ -203,12 +205,11 @@ extension AppDatabase {
             filter += " AND id > ?"
             arguments += [after]
         }
-        if let platforms {
-            // Nothing to send when the sink takes no platform at all.
-            guard !platforms.isEmpty else { return [] }
-            filter += " AND platform IN (" + platforms.map { _ in "?" }.joined(separator: ",") + ")"
-            for platform in platforms.sorted() { arguments += [platform] }
-        }
+        // Nothing to send when the sink takes no platform at all.
+        if platforms?.isEmpty == true { return [] }
+        let only = platformFilter(platforms)
+        filter += only.sql
+        arguments += only.arguments
         arguments += [limit]
         return try Row.fetchAll(
             db,
