@@ -65,15 +65,22 @@ public enum SliceCopy {
         _ body: (Database, _ replace: () throws -> Void) throws -> T
     ) async throws -> T {
         let types = try await columns(slices, transaction)
-        // A name of this call's own: the attachment lives on the writer's connection, which other work shares.
-        let stage = "slice_stage_\(UInt32.random(in: 0...UInt32.max))"
-        let dialect = Dialect.sqlite(stage: stage)
-        try database.writeWithoutTransaction { db in try db.execute(sql: "ATTACH DATABASE '' AS \(stage)") }
-        do {
+        return try await withStage(in: database) { dialect in
             for slice in slices {
                 try await self.stage(slice, columns: types[slice.table] ?? [], from: transaction, into: database, as: dialect, chunk: max(1, chunk))
             }
-            let result = try put(slices, columns: types.mapValues { $0.map(\.name) }, in: database, dialect, body)
+            return try put(slices, columns: types.mapValues { $0.map(\.name) }, in: database, dialect, body)
+        }
+    }
+
+    /// Runs `body` with a scratch database attached to `database`'s writer (SQLite's temporary database: on disk once
+    /// it grows), detached after whatever happens; `body` is given its dialect.
+    static func withStage<T>(in database: AppDatabase, _ body: (Dialect) async throws -> T) async throws -> T {
+        // A name of this call's own: the attachment lives on the writer's connection, which other work shares.
+        let stage = "slice_stage_\(UInt32.random(in: 0...UInt32.max))"
+        try database.writeWithoutTransaction { db in try db.execute(sql: "ATTACH DATABASE '' AS \(stage)") }
+        do {
+            let result = try await body(.sqlite(stage: stage))
             try database.writeWithoutTransaction { db in try db.execute(sql: "DETACH DATABASE \(stage)") }
             return result
         } catch {
@@ -113,10 +120,7 @@ public enum SliceCopy {
         async throws
     {
         let types = try await columns(slices, transaction)
-        let stage = "slice_stage_\(UInt32.random(in: 0...UInt32.max))"
-        let local = Dialect.sqlite(stage: stage)
-        try database.writeWithoutTransaction { db in try db.execute(sql: "ATTACH DATABASE '' AS \(stage)") }
-        do {
+        try await withStage(in: database) { local in
             try copy(slices, columns: types, in: database, to: local)
             let dialect = Dialect.postgres
             for slice in slices {
@@ -132,10 +136,6 @@ public enum SliceCopy {
                     }
                 }
             }
-            try database.writeWithoutTransaction { db in try db.execute(sql: "DETACH DATABASE \(stage)") }
-        } catch {
-            _ = try? database.writeWithoutTransaction { db in try db.execute(sql: "DETACH DATABASE \(stage)") }
-            throw error
         }
     }
 
