@@ -108,7 +108,7 @@ extension PostgresStore {
     /// Attempts older than the longest window, a chunk at a time; nil when another process is removing them.
     public func pruneThrottleEvents(now: Date, chunk: Int = 10_000) async throws -> Int? {
         try await deleteInChunks(
-            job: "throttle expiry", "DELETE FROM throttle_event WHERE ctid IN (SELECT ctid FROM throttle_event WHERE at < $1 LIMIT $2) AND at < $1",
+            job: "throttle expiry", from: "throttle_event", key: "ctid", where: "at < $1",
             arguments: [now.timeIntervalSince1970 - ThrottleEvents.longestWindow], chunk: chunk)
     }
 }

@@ -206,20 +206,15 @@ extension PostgresStore {
     /// As `AppDatabase.purgeGuests`, in chunks; nil when another process is purging.
     public func purgeGuests(inactiveBefore cutoff: Date, chunk: Int = 10_000) async throws -> Int? {
         try await deleteInChunks(
-            job: "guest purge",
-            #"DELETE FROM "user" WHERE id IN (SELECT id FROM "user" WHERE mode = 'guest' AND last_active_at < $1 LIMIT $2) AND mode = 'guest' AND last_active_at < $1"#,
+            job: "guest purge", from: #""user""#, key: "id", where: "mode = 'guest' AND last_active_at < $1",
             arguments: [cutoff.timeIntervalSince1970], chunk: chunk)
     }
 
     /// As `AppDatabase.purgeExpiredSessions`; nil when another process is removing them.
     public func purgeExpiredSessions(now: Date, policy: SessionPolicy, chunk: Int = 10_000) async throws -> Int? {
         try await deleteInChunks(
-            job: "session expiry",
-            """
-            DELETE FROM session WHERE token_hash IN (
-                SELECT s.token_hash FROM session s JOIN "user" u ON u.id = s.user_id
-                WHERE s.last_used_at < $1 OR (u.mode = 'account' AND s.created_at < $2) LIMIT $3)
-                AND (last_used_at < $1 OR (created_at < $2 AND user_id IN (SELECT id FROM "user" WHERE mode = 'account')))
-            """, arguments: [now.timeIntervalSince1970 - policy.idle, now.timeIntervalSince1970 - policy.lifetime], chunk: chunk)
+            job: "session expiry", from: "session", key: "token_hash",
+            where: #"last_used_at < $1 OR (created_at < $2 AND user_id IN (SELECT id FROM "user" WHERE mode = 'account'))"#,
+            arguments: [now.timeIntervalSince1970 - policy.idle, now.timeIntervalSince1970 - policy.lifetime], chunk: chunk)
     }
 }

@@ -114,8 +114,7 @@ extension PostgresStore {
     /// Processes not seen for a day (killed, their machine gone), a chunk at a time; nil when another process is at it.
     public func pruneProcesses(now: Date, chunk: Int = 10_000) async throws -> Int? {
         try await deleteInChunks(
-            job: "process expiry",
-            "DELETE FROM dailyverse_process WHERE owner IN (SELECT owner FROM dailyverse_process WHERE last_seen_at < $1 LIMIT $2) AND last_seen_at < $1",
+            job: "process expiry", from: "dailyverse_process", key: "owner", where: "last_seen_at < $1",
             arguments: [now.timeIntervalSince1970 - 86_400], chunk: chunk)
     }
 }

@@ -180,11 +180,7 @@ extension PostgresStore {
     /// another process is pruning.
     public func pruneOutbox(settledBefore cutoff: Date, chunk: Int = 10_000) async throws -> Int? {
         try await deleteInChunks(
-            job: "outbox prune",
-            """
-            DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE status <> 'pending' AND created_at < $1 ORDER BY id LIMIT $2)
-                AND status <> 'pending' AND created_at < $1
-            """,
+            job: "outbox prune", from: "outbox", key: "id", where: "status <> 'pending' AND created_at < $1", order: "id",
             arguments: [cutoff.timeIntervalSince1970], chunk: chunk)
     }
 }

@@ -169,8 +169,7 @@ extension PostgresStore {
     /// As `AppDatabase.pruneEvents`; nil when another process is pruning.
     public func pruneEvents(before cutoff: Date, chunk: Int = 10_000) async throws -> Int? {
         try await deleteInChunks(
-            job: "event prune",
-            "DELETE FROM analytics_event WHERE id IN (SELECT id FROM analytics_event WHERE at < $1 ORDER BY at LIMIT $2) AND at < $1",
+            job: "event prune", from: "analytics_event", key: "id", where: "at < $1", order: "at",
             arguments: [cutoff.timeIntervalSince1970], chunk: chunk)
     }
 }

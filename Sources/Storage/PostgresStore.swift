@@ -93,15 +93,23 @@ public final class PostgresStore: Sendable {
 
     // MARK: - Housekeeping
 
-    /// Runs `sql`, a DELETE whose parameters are `arguments` then a chunk's size (`… LIMIT $n)`), one transaction per
-    /// chunk until a chunk removes fewer rows than its size; how many rows went. Housekeeping that every process runs
-    /// hourly is done by one at a time: each chunk first takes the job's advisory lock for its transaction, and a
-    /// process that finds it taken stops there (nil), leaving the job to the one that holds it.
+    /// Deletes the rows of `table` that `condition` (its parameters `arguments`, `$1`…) selects, a chunk of them (by
+    /// `key`, in `order` if given) a transaction, until a chunk removes fewer rows than its size; how many rows went.
+    /// Housekeeping that every process runs hourly is done by one at a time: each chunk first takes the job's advisory
+    /// lock for its transaction, and a process that finds it taken stops there (nil), leaving the job to the one that
+    /// holds it.
     ///
-    /// `sql` repeats the chunk's conditions outside its subquery (`… WHERE id IN (SELECT id … WHERE c LIMIT $n) AND
-    /// c`): a row another transaction changed while the DELETE waited for it is judged again by those alone, so a
-    /// guest active again, or a row put back to pending, stays.
-    public func deleteInChunks(job: String, _ sql: String, arguments: [Double], chunk: Int = 10_000) async throws -> Int? {
+    /// The condition is asked again of each row as it is deleted (`… WHERE key IN (SELECT key … WHERE c LIMIT n) AND
+    /// c`): a row another transaction changed while the DELETE waited for it is judged as it now is, so a guest active
+    /// again, or a row put back to pending, stays.
+    public func deleteInChunks(
+        job: String, from table: String, key: String, where condition: String, order: String? = nil, arguments: [Double], chunk: Int = 10_000
+    ) async throws -> Int? {
+        let ordered = order.map { " ORDER BY \($0)" } ?? ""
+        let sql = """
+            DELETE FROM \(table) WHERE \(key) IN (SELECT \(key) FROM \(table) WHERE \(condition)\(ordered) LIMIT $\(arguments.count + 1))
+                AND (\(condition))
+            """
         var removed = 0
         while true {
             let count = try await client.withTransaction(logger: backgroundLogger) { connection -> Int? in
