@@ -97,7 +97,7 @@ struct PushOptions: ParsableArguments {
         }
         do {
             let senders: [(any PushSender)?] = [
-                try makeAPNs(global, client: client, credentials: credentials), try makeFCM(global, client: client),
+                try makeAPNs(global, client: client, credentials: credentials), try makeFCM(global, client: client, credentials: credentials),
                 try makeWebPush(global, client: client),
             ]
             return Senders(client: client, list: senders.compactMap { $0 })
@@ -134,7 +134,7 @@ struct PushOptions: ParsableArguments {
             store: credentials)
     }
 
-    func makeFCM(_ global: GlobalOptions, client: PushClient) throws -> FCMSender? {
+    func makeFCM(_ global: GlobalOptions, client: PushClient, credentials: any CredentialStore) throws -> FCMSender? {
         guard let file = try value(global, fcmServiceAccountFile, "fcm_service_account_file") else { return nil }
         let account: ServiceAccount
         do { account = try ServiceAccount.parse(Data(try Self.read(file, setting: "fcm_service_account_file").utf8)) } catch let error
@@ -144,7 +144,7 @@ struct PushOptions: ParsableArguments {
         }
         let url = try value(global, nil, "fcm_url").map { try Self.checkURL($0, setting: "fcm_url") }
         let tokenURL = try value(global, nil, "fcm_token_url").map { try Self.checkURL($0, setting: "fcm_token_url") }
-        return FCMSender(client: client, account: account, baseURL: url, tokenURI: tokenURL)
+        return FCMSender(client: client, account: account, baseURL: url, tokenURI: tokenURL, store: credentials)
     }
 
     func makeWebPush(_ global: GlobalOptions, client: PushClient) throws -> WebPushSender? {

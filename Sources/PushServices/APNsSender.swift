@@ -88,7 +88,8 @@ public actor APNsProviderTokens {
         self.keyID = keyID
         self.teamID = teamID
         self.key = key
-        self.store = store
+        // Sealed under the key itself: the database alone cannot send as the installation.
+        self.store = SealedCredentialStore(store: store, secret: key.rawRepresentation, purpose: "apns")
         let digest = Hex.encode(SHA256.hash(data: key.publicKey.x963Representation).prefix(6))
         self.name = "apns/\(teamID)/\(keyID)/\(digest)"
     }

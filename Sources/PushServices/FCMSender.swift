@@ -1,4 +1,6 @@
+import Crypto
 import CryptoExtras
+import Encodings
 import Foundation
 import NIOCore
 
@@ -59,19 +61,23 @@ public struct FCMSender: Sendable {
     public let baseURL: String
     public let tokens: FCMAccessTokens
 
-    public init(client: PushClient, account: ServiceAccount, baseURL: String? = nil, tokenURI: String? = nil) {
+    /// `store` keeps the access token, so that every process of the installation uses the same one.
+    public init(client: PushClient, account: ServiceAccount, baseURL: String? = nil, tokenURI: String? = nil, store: any CredentialStore) {
         self.client = client
         self.account = account
         self.baseURL = APNsSender.trimmed(baseURL ?? Self.defaultBaseURL)
-        self.tokens = FCMAccessTokens(client: client, account: account, tokenURI: tokenURI ?? account.tokenURI)
+        self.tokens = FCMAccessTokens(client: client, account: account, tokenURI: tokenURI ?? account.tokenURI, store: store)
     }
 
-    /// Sends one rendered `{"message": …}`; a 401 gets a new access token and one more try.
+    /// Sends one rendered `{"message": …}`; a 401 gets a new access token (unless another request or process got one
+    /// since this one was refused) and one more try.
     public func send(message: ByteBuffer, now: Date) async -> PushOutcome {
-        var refused = false
+        var refused: String? = nil
         for _ in 0..<2 {
             let token: String
-            do { token = try await tokens.token(now: now, forceNew: refused) } catch let failure as FCMAccessTokens.Failure {
+            do {
+                if let refused { token = try await tokens.renew(refused: refused, now: now) } else { token = try await tokens.token(now: now) }
+            } catch let failure as FCMAccessTokens.Failure {
                 switch failure {
                 case .configuration(let reason): return .configuration(reason: reason)
                 case .transient(let reason): return .retry(reason: reason, after: nil)
@@ -89,15 +95,16 @@ public struct FCMSender: Sendable {
             }
             let outcome = Answers.fcm(answer, now: now)
             guard case .renewCredentials(let reason) = outcome else { return outcome }
-            if refused { return .configuration(reason: reason + " (again with a new access token)") }
-            refused = true
+            if refused != nil { return .configuration(reason: reason + " (again with a new access token)") }
+            refused = token
         }
         return .retry(reason: "FCM: no answer", after: nil)
     }
 }
 
 /// The OAuth 2 access token: an RS256 assertion exchanged at the token URI, kept until five minutes before it
-/// lapses; one exchange at a time.
+/// lapses, in the store every process of the installation shares (sealed under the service account's key); one
+/// exchange at a time in a process.
 public actor FCMAccessTokens {
     public enum Failure: Error, CustomStringConvertible {
         case configuration(String)
@@ -112,23 +119,67 @@ public actor FCMAccessTokens {
     let client: PushClient
     let account: ServiceAccount
     let tokenURI: String
+    let store: any CredentialStore
+    /// The store's name for the token: the account and a digest of its public key (a replaced key gets its own).
+    public nonisolated let name: String
     var current: StoredCredential?
     var exchange: Task<StoredCredential, any Error>?
     public private(set) var exchanges = 0
 
-    init(client: PushClient, account: ServiceAccount, tokenURI: String) {
+    init(client: PushClient, account: ServiceAccount, tokenURI: String, store: any CredentialStore) {
         self.client = client
         self.account = account
         self.tokenURI = tokenURI
+        self.store = SealedCredentialStore(store: store, secret: account.privateKey.derRepresentation, purpose: "fcm")
+        let digest = Hex.encode(SHA256.hash(data: account.privateKey.publicKey.derRepresentation).prefix(6))
+        self.name = "fcm/\(account.clientEmail)/\(digest)"
     }
 
     public func age(now: Date) -> TimeInterval? { current.map { now.timeIntervalSince($0.issuedAt) } }
 
-    public func token(now: Date, forceNew: Bool = false) async throws -> String {
-        if !forceNew, let current, now < current.expiresAt.addingTimeInterval(-300) { return current.value }
-        if forceNew { current = nil }
+    /// The token to send with: this process's, another process's from the store, or a new one.
+    public func token(now: Date) async throws -> String {
+        if let current, Self.usable(current, now: now) { return current.value }
+        let stored = try await loadStored()
+        // Another call may have got one while this one waited for the store.
+        if let current, Self.usable(current, now: now) { return current.value }
+        if let stored, Self.usable(stored, now: now) {
+            current = stored
+            return stored.value
+        }
+        return try await exchanged(now: now, previous: stored ?? current)
+    }
+
+    /// A token after FCM refused `refused`: the one another request or process got since, or else a new one. A burst
+    /// of requests refused together makes one exchange, not one each.
+    public func renew(refused: String, now: Date) async throws -> String {
+        if let current, current.value != refused, Self.usable(current, now: now) { return current.value }
+        let stored = try await loadStored()
+        if let current, current.value != refused, Self.usable(current, now: now) { return current.value }
+        if let stored, stored.value != refused, Self.usable(stored, now: now) {
+            current = stored
+            return stored.value
+        }
+        return try await exchanged(now: now, previous: stored ?? current)
+    }
+
+    func loadStored() async throws -> StoredCredential? {
+        do { return try await store.load(name) } catch { throw Failure.transient("FCM token store: \(error)") }
+    }
+
+    /// Kept until five minutes before it lapses; one from a clock ahead of ours is not trusted.
+    static func usable(_ credential: StoredCredential, now: Date) -> Bool {
+        now < credential.expiresAt.addingTimeInterval(-300) && credential.issuedAt <= now.addingTimeInterval(60)
+    }
+
+    /// One exchange at a time: a call that comes while one runs waits for its token. The token is stored unless another
+    /// process stored one after `previous`, and then that one is used.
+    func exchanged(now: Date, previous: StoredCredential?) async throws -> String {
         if let exchange { return try await exchange.value.value }
-        let task = Task { try await self.exchangeAssertion(now: now) }
+        let task = Task { () -> StoredCredential in
+            let fresh = try await self.exchangeAssertion(now: now)
+            do { return try await self.store.save(fresh, unlessNewerThan: previous?.issuedAt) } catch { return fresh }
+        }
         exchange = task
         defer { exchange = nil }
         let fresh = try await task.value
@@ -170,6 +221,6 @@ public actor FCMAccessTokens {
         }
         let lifetime = min(max((json?["expires_in"] as? Int) ?? 3600, 60), 86_400)
         return StoredCredential(
-            name: "fcm/\(account.clientEmail)", value: token, issuedAt: now, expiresAt: now.addingTimeInterval(TimeInterval(lifetime)))
+            name: name, value: token, issuedAt: now, expiresAt: now.addingTimeInterval(TimeInterval(lifetime)))
     }
 }

@@ -170,7 +170,8 @@ struct DeliverBench: ParsableCommand {
         let apns = APNsSender(
             client: client, keyID: standIn.apnsKeyID, teamID: standIn.teamID, key: standIn.apnsKey, environment: .sandbox, baseURL: base,
             store: store)
-        let fcm = FCMSender(client: client, account: try ServiceAccount.parse(Data(standIn.serviceAccountJSON(port: port).utf8)), baseURL: base)
+        let fcm = FCMSender(
+            client: client, account: try ServiceAccount.parse(Data(standIn.serviceAccountJSON(port: port).utf8)), baseURL: base, store: store)
         let web = WebPushSender(
             client: client, vapid: try VAPIDKey(privateKey: standIn.vapidKey, subject: "mailto:bench@example.org"), allowedHosts: ["127.0.0.1"])
         let senders: [any PushSender] = [apns, fcm, web]
@@ -206,7 +207,7 @@ struct DeliverBench: ParsableCommand {
             }
         case "fcm":
             let sender = FCMSender(
-                client: client, account: try ServiceAccount.parse(Data(standIn.serviceAccountJSON(port: port).utf8)), baseURL: base)
+                client: client, account: try ServiceAccount.parse(Data(standIn.serviceAccountJSON(port: port).utf8)), baseURL: base, store: store)
             let bearer = try await sender.tokens.token(now: now)
             return rows.map { row in
                 Prepared(

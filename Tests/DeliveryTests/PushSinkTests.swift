@@ -32,8 +32,9 @@ import Testing
                 client: client, keyID: standIn.apnsKeyID, teamID: standIn.teamID, key: apnsKey ?? standIn.apnsKey, environment: .sandbox,
                 baseURL: "https://127.0.0.1:\(port)", store: DatabaseCredentialStore(database: database))
             let fcmSender = try FCMSender(
-                client: client, account: ServiceAccount.parse(Data(standIn.serviceAccountJSON(port: port).utf8)), baseURL: "https://127.0.0.1:\(port)"
-            )
+                client: client, account: ServiceAccount.parse(Data(standIn.serviceAccountJSON(port: port).utf8)),
+                baseURL: "https://127.0.0.1:\(port)",
+                store: DatabaseCredentialStore(database: database))
             let webPushSender = WebPushSender(
                 client: client, vapid: try VAPIDKey(privateKey: standIn.vapidKey, subject: "mailto:ops@example.org"), allowedHosts: ["127.0.0.1"])
             let clock = clock

@@ -184,9 +184,74 @@ import Testing
         try await client.shutdown()
     }
 
-    func fcm(_ h: Harness) throws -> FCMSender {
+    func fcm(_ h: Harness, store: any CredentialStore = MemoryCredentialStore()) throws -> FCMSender {
         let account = try ServiceAccount.parse(Data(h.standIn.serviceAccountJSON(port: h.port).utf8))
-        return FCMSender(client: h.client, account: account, baseURL: "https://127.0.0.1:\(h.port)")
+        return FCMSender(client: h.client, account: account, baseURL: "https://127.0.0.1:\(h.port)", store: store)
+    }
+
+    /// The FCM access token is shared as the APNs provider token is: a second process of the installation uses the
+    /// stored one; a request refused after another request (or process) already replaced the token uses the new one
+    /// rather than exchanging again (a burst of requests refused together made an exchange each).
+    @Test func fcmAccessTokensAreSharedAndRenewedOncePerRefusal() async throws {
+        try await withStandIn { h in
+            let store = MemoryCredentialStore()
+            let (sender, other) = (try fcm(h, store: store), try fcm(h, store: store))
+            let token = "fcm-token:APA91bStandIn_0001"
+            #expect(
+                await sender.send(message: Self.fcmMessage(token), now: h.clock.now) == .delivered(id: "projects/stand-in-project/messages/0:n_0001"))
+            #expect(
+                await other.send(message: Self.fcmMessage(token), now: h.clock.now) == .delivered(id: "projects/stand-in-project/messages/0:n_0001"))
+            #expect(await h.script.tokenExchanges == 1)
+            let first = try await sender.tokens.token(now: h.clock.now)
+            #expect(try await other.tokens.token(now: h.clock.now) == first)
+            // Refused: one exchange, whichever asks first; the late ones refused with the old token take the new one.
+            let renewed = try await sender.tokens.renew(refused: first, now: h.clock.now)
+            #expect(renewed != first)
+            #expect(try await sender.tokens.renew(refused: first, now: h.clock.now) == renewed)
+            #expect(try await other.tokens.renew(refused: first, now: h.clock.now) == renewed)
+            #expect(await h.script.tokenExchanges == 2)
+            // The new one refused in turn: a new exchange.
+            #expect(try await other.tokens.renew(refused: renewed, now: h.clock.now) != renewed)
+            #expect(await h.script.tokenExchanges == 3)
+            #expect(await h.script.problems.isEmpty)
+        }
+    }
+
+    /// A token at rest is sealed under the key that made it: the store holds neither the APNs provider token nor the
+    /// FCM access token the services saw, a store read with another key (or with its times changed) gives nothing,
+    /// and a value an earlier version stored unsealed is still read.
+    @Test func tokensAreSealedAtRest() async throws {
+        try await withStandIn { h in
+            let store = MemoryCredentialStore()
+            _ = await apns(h, store: store).send(
+                deviceToken: String(repeating: "cd", count: 32), headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now)
+            let fcmSender = try fcm(h, store: store)
+            _ = await fcmSender.send(message: Self.fcmMessage("fcm-token:APA91bStandIn_0001"), now: h.clock.now)
+            let apnsName = apns(h, store: store).tokens.name
+            let stored = try #require(await store.load(apnsName))
+            let fcmStored = try #require(await store.load(fcmSender.tokens.name))
+            let seen = await h.script.providerTokens.map(\.token)
+            #expect(seen.count == 1)
+            #expect(!seen.contains(stored.value) && stored.value.hasPrefix(SealedCredentialStore.prefix))
+            let fcmToken = try await fcmSender.tokens.token(now: h.clock.now)
+            #expect(!fcmStored.value.contains(fcmToken) && fcmStored.value.hasPrefix(SealedCredentialStore.prefix))
+            // Opened with the right key, as it was; with another key, or its expiry moved, nothing.
+            let sealed = SealedCredentialStore(store: store, secret: h.standIn.apnsKey.rawRepresentation, purpose: "apns")
+            #expect(try await sealed.load(apnsName).map { seen.contains($0.value) } == true)
+            let stranger = SealedCredentialStore(store: store, secret: P256.Signing.PrivateKey().rawRepresentation, purpose: "apns")
+            #expect(try await stranger.load(apnsName) == nil)
+            let moved = StoredCredential(
+                name: stored.name, value: stored.value, issuedAt: stored.issuedAt, expiresAt: stored.expiresAt.addingTimeInterval(86_400))
+            #expect(sealed.open(moved) == nil)
+            // An unreadable token is replaced by a readable one when this process makes its own.
+            let own = StoredCredential(name: apnsName, value: "own", issuedAt: stored.issuedAt, expiresAt: stored.expiresAt)
+            #expect(try await stranger.save(own, unlessNewerThan: nil) == own)
+            #expect(try await stranger.load(apnsName) == own)
+            // Unsealed (an earlier version's): read as it is.
+            let plain = StoredCredential(name: "old", value: "plain-token", issuedAt: Self.start, expiresAt: Self.start.addingTimeInterval(60))
+            _ = await store.save(plain, unlessNewerThan: nil)
+            #expect(try await sealed.load("old") == plain)
+        }
     }
 
     static func fcmMessage(_ token: String) -> ByteBuffer {
