@@ -98,7 +98,7 @@ struct PushOptions: ParsableArguments {
         do {
             let senders: [(any PushSender)?] = [
                 try makeAPNs(global, client: client, credentials: credentials), try makeFCM(global, client: client, credentials: credentials),
-                try makeWebPush(global, client: client),
+                try makeWebPush(global, client: client, credentials: credentials),
             ]
             return Senders(client: client, list: senders.compactMap { $0 })
         } catch {
@@ -147,7 +147,7 @@ struct PushOptions: ParsableArguments {
         return FCMSender(client: client, account: account, baseURL: url, tokenURI: tokenURL, store: credentials)
     }
 
-    func makeWebPush(_ global: GlobalOptions, client: PushClient) throws -> WebPushSender? {
+    func makeWebPush(_ global: GlobalOptions, client: PushClient, credentials: any CredentialStore) throws -> WebPushSender? {
         let file = try value(global, vapidKeyFile, "vapid_key_file")
         let subject = try value(global, vapidSubject, "vapid_subject")
         guard file != nil || subject != nil else { return nil }
@@ -170,7 +170,7 @@ struct PushOptions: ParsableArguments {
             }
             hosts += added
         }
-        return WebPushSender(client: client, vapid: vapid, allowedHosts: hosts)
+        return WebPushSender(client: client, vapid: vapid, allowedHosts: hosts, store: credentials)
     }
 
     static func checkURL(_ text: String, setting: String) throws -> String {

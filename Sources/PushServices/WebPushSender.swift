@@ -1,3 +1,4 @@
+import Crypto
 import Encodings
 import Foundation
 import NIOCore
@@ -16,14 +17,19 @@ public struct WebPushSender: Sendable {
     public let allowedHosts: [String]
     let state: WebPushState
 
-    public init(client: PushClient, vapid: VAPIDKey, allowedHosts: [String] = WebPushSender.knownServices) {
+    /// `store` keeps the subscriptions known to accept this key, shared by every process of the installation.
+    public init(client: PushClient, vapid: VAPIDKey, allowedHosts: [String] = WebPushSender.knownServices, store: any CredentialStore) {
         self.client = client
         self.vapid = vapid
         self.allowedHosts = allowedHosts.map { $0.lowercased() }
-        self.state = WebPushState(vapid: vapid)
+        self.state = WebPushState(vapid: vapid, store: store)
     }
 
-    /// After this many 403s in a row, with none accepted between, the VAPID key is taken to be wrong: paused.
+    /// After 403s from this many subscriptions in a row, with none accepted between, the VAPID key may be wrong: it is
+    /// paused if no subscription has ever accepted this key (a new or replaced key), or if one of them was a
+    /// subscription that accepted it before. Otherwise the 403s are the subscriptions' own: a subscription made with
+    /// another server's key (anyone can register one) is refused by its service, and a run of them must not stop
+    /// Web Push for everyone.
     public static let forbiddenInARow = 10
 
     /// Whether `endpoint` is an https URL on an allowed host.
@@ -67,20 +73,40 @@ public struct WebPushSender: Sendable {
             return .retry(reason: "Web Push: \(PushClient.describe(error))", after: nil)
         }
         let outcome = Answers.webPush(answer, now: now)
-        if await state.record(status: answer.status) >= Self.forbiddenInARow, case .failed(let reason) = outcome {
+        if await state.record(status: answer.status, endpoint: endpoint, now: now), case .failed(let reason) = outcome {
             return .configuration(reason: reason + " on every request: check the VAPID key and subject")
         }
         return outcome
     }
 }
 
-/// VAPID tokens per origin (12 hours, renewed with an hour left) and the run of 403s.
+/// VAPID tokens per origin (12 hours, renewed with an hour left), the run of 403s, and the subscriptions known to
+/// accept this key and subject.
+///
+/// The known ones are a few (`knownLimit`) of the subscriptions that accepted a push, as digests of their endpoints,
+/// kept in the store under the key's and subject's digest: every process reads them once, and adds to them until
+/// they are that many.
 actor WebPushState {
     let vapid: VAPIDKey
+    let store: any CredentialStore
+    /// The store's name for the known subscriptions of this key and subject.
+    let name: String
     var tokens: [String: (header: String, expires: Date)] = [:]
-    var forbidden = 0
+    /// The endpoints (digests) of the current run of 403s, and whether one of them is known to accept the key.
+    var run: Set<String> = []
+    var runHasKnown = false
+    /// The known subscriptions as stored (nil until read), and when the stored list was written.
+    var known: Set<String>?
+    var knownWritten: Date?
 
-    init(vapid: VAPIDKey) { self.vapid = vapid }
+    static let knownLimit = 64
+
+    init(vapid: VAPIDKey, store: any CredentialStore) {
+        self.vapid = vapid
+        self.store = store
+        let digest = Hex.encode(SHA256.hash(data: Data((vapid.publicKeyBase64URL + " " + vapid.subject).utf8)).prefix(6))
+        self.name = "webpush/accepted/\(digest)"
+    }
 
     func authorization(origin: String, now: Date) throws -> String {
         if let cached = tokens[origin], now < cached.expires.addingTimeInterval(-3600) { return cached.header }
@@ -90,9 +116,48 @@ actor WebPushState {
         return header
     }
 
-    /// Counts 403s in a row; any other answer ends the run.
-    func record(status: Int) -> Int {
-        forbidden = status == 403 ? forbidden + 1 : 0
-        return forbidden
+    /// Records an answer from `endpoint`; true when the run of 403s it ends or extends says the key is wrong.
+    func record(status: Int, endpoint: String, now: Date) async -> Bool {
+        let digest = Self.digest(endpoint)
+        guard status == 403 else {
+            (run, runHasKnown) = ([], false)
+            if (200..<300).contains(status) { await remember(digest, now: now) }
+            return false
+        }
+        run.insert(digest)
+        let known = await knownSubscriptions()
+        if known.contains(digest) { runHasKnown = true }
+        return run.count >= WebPushSender.forbiddenInARow && (known.isEmpty || runHasKnown)
     }
+
+    /// The known subscriptions, read from the store the first time (nothing known while it cannot be read).
+    func knownSubscriptions() async -> Set<String> {
+        if let known { return known }
+        let stored: StoredCredential?
+        do { stored = try await store.load(name) } catch { return [] }
+        if known == nil {
+            known = Set(stored?.value.split(separator: ",").map(String.init) ?? [])
+            knownWritten = stored?.issuedAt
+        }
+        return known ?? []
+    }
+
+    /// Adds a subscription that accepted a push to the known ones, until they are `knownLimit`.
+    func remember(_ digest: String, now: Date) async {
+        let current = await knownSubscriptions()
+        guard current.count < Self.knownLimit, !current.contains(digest) else { return }
+        let list = current.union([digest])
+        known = list
+        let written = max(now, (knownWritten ?? .distantPast).addingTimeInterval(0.001))
+        guard
+            let stored = try? await store.save(
+                StoredCredential(name: name, value: list.sorted().joined(separator: ","), issuedAt: written, expiresAt: .distantFuture),
+                unlessNewerThan: knownWritten)
+        else { return }
+        // Another process wrote its list since: both lists are known here, and the next subscription writes them.
+        known = (known ?? []).union(stored.value.split(separator: ",").map(String.init))
+        knownWritten = stored.issuedAt
+    }
+
+    static func digest(_ endpoint: String) -> String { Hex.encode(SHA256.hash(data: Data(endpoint.utf8)).prefix(12)) }
 }

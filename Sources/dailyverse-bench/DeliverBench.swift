@@ -173,7 +173,8 @@ struct DeliverBench: ParsableCommand {
         let fcm = FCMSender(
             client: client, account: try ServiceAccount.parse(Data(standIn.serviceAccountJSON(port: port).utf8)), baseURL: base, store: store)
         let web = WebPushSender(
-            client: client, vapid: try VAPIDKey(privateKey: standIn.vapidKey, subject: "mailto:bench@example.org"), allowedHosts: ["127.0.0.1"])
+            client: client, vapid: try VAPIDKey(privateKey: standIn.vapidKey, subject: "mailto:bench@example.org"), allowedHosts: ["127.0.0.1"],
+            store: store)
         let senders: [any PushSender] = [apns, fcm, web]
         return PushSink(
             pauses: database, client: client, senders: senders.filter { $0.platform.rawValue == platform }, concurrency: concurrency, clock: { now })

@@ -36,7 +36,8 @@ import Testing
                 baseURL: "https://127.0.0.1:\(port)",
                 store: DatabaseCredentialStore(database: database))
             let webPushSender = WebPushSender(
-                client: client, vapid: try VAPIDKey(privateKey: standIn.vapidKey, subject: "mailto:ops@example.org"), allowedHosts: ["127.0.0.1"])
+                client: client, vapid: try VAPIDKey(privateKey: standIn.vapidKey, subject: "mailto:ops@example.org"), allowedHosts: ["127.0.0.1"],
+                store: DatabaseCredentialStore(database: database))
             let clock = clock
             let senders: [any PushSender] = [apns] + (fcm ? [fcmSender] : []) + (webPush ? [webPushSender] : [])
             return PushSink(pauses: database, client: client, senders: senders, concurrency: 8, clock: { clock.now }, metrics: metrics)

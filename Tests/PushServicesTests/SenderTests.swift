@@ -301,10 +301,10 @@ import Testing
         }
     }
 
-    func webPush(_ h: Harness, key: P256.Signing.PrivateKey? = nil) throws -> WebPushSender {
+    func webPush(_ h: Harness, key: P256.Signing.PrivateKey? = nil, store: any CredentialStore = MemoryCredentialStore()) throws -> WebPushSender {
         WebPushSender(
             client: h.client, vapid: try VAPIDKey(privateKey: key ?? h.standIn.vapidKey, subject: "mailto:ops@example.org"),
-            allowedHosts: ["127.0.0.1"])
+            allowedHosts: ["127.0.0.1"], store: store)
     }
 
     @Test func webPushEncryptsSignsAndAnswersEachAsRFC8030Says() async throws {
@@ -425,6 +425,43 @@ import Testing
                         now: h.clock.now))
             }
             #expect(outcomes.dropLast().allSatisfy { $0 == .failed(reason: "Web Push 403") })
+            #expect(outcomes.last == .configuration(reason: "Web Push 403 on every request: check the VAPID key and subject"))
+        }
+    }
+
+    /// Once a key has worked, a run of 403s pauses Web Push only if a subscription that accepted the key is in it:
+    /// subscriptions made with another server's key (which anyone can register, and which are sent one after another
+    /// when they share a reminder time) are refused each on its own, and did pause Web Push for every device. Another
+    /// process of the installation knows what this one learnt.
+    @Test func subscriptionsMadeWithAnotherKeyDoNotPauseWebPush() async throws {
+        try await withStandIn { h in
+            let store = MemoryCredentialStore()
+            let sender = try webPush(h, store: store)
+            func send(_ n: Int, by sender: WebPushSender) async -> PushOutcome {
+                let sub = h.standIn.subscription(n, port: h.port)
+                return await sender.send(
+                    endpoint: sub.endpoint, p256dh: sub.p256dh, auth: sub.auth, ttl: 60, urgency: "normal", topic: "t", plaintext: Data("x".utf8),
+                    now: h.clock.now)
+            }
+            #expect(await send(0, by: sender) == .delivered(id: "https://127.0.0.1/message/sub-0"))
+            // Fourteen strangers refused in a row, twice as many as would pause: each fails alone.
+            for n in 1...14 {
+                await h.script.answer("sub-\(n)", with: .init(status: 403))
+                #expect(await send(n, by: sender) == .failed(reason: "Web Push 403"))
+            }
+            // A subscription that accepted the key refusing it now: the key is wrong.
+            await h.script.answer("sub-0", with: .init(status: 403))
+            #expect(await send(0, by: sender) == .configuration(reason: "Web Push 403 on every request: check the VAPID key and subject"))
+            // A second process, started later, reads what the first learnt.
+            let other = try webPush(h, store: store)
+            for n in 1...14 {
+                await h.script.answer("sub-\(n)", with: .init(status: 403))
+                #expect(await send(n, by: other) == .failed(reason: "Web Push 403"))
+            }
+            // The same store under a new key knows nothing of it: ten refusals pause.
+            let replaced = try webPush(h, key: P256.Signing.PrivateKey(), store: store)
+            var outcomes: [PushOutcome] = []
+            for n in 1...WebPushSender.forbiddenInARow { outcomes.append(await send(n, by: replaced)) }
             #expect(outcomes.last == .configuration(reason: "Web Push 403 on every request: check the VAPID key and subject"))
         }
     }
