@@ -69,8 +69,9 @@ public struct StdoutSink: Sink {
 /// that takes the database back further than the spool (its log is synced at checkpoints, the spool at each append)
 /// writes no line twice. A restart reads what the last durable record does not know — in a normal restart the last
 /// batch — not the whole day's file; without a recorded size (a spool written before v13, a database without one) it
-/// reads the last `reconcileLines` lines. It keeps the keys of its last few appends per file: memory and start-up time
-/// do not grow with the spool.
+/// reads the last `reconcileLines` lines. While it runs it keeps the keys of each file's appends the outbox has not
+/// recorded yet (those past the recorded size), a few at most: past that it lets the file go and reads it back from
+/// the recorded size at its next append, as a restart does. Memory and start-up time do not grow with the spool.
 ///
 /// An append is all or nothing: when a write or sync fails (a full disk), the file is cut back to where the append
 /// began, and the error says so as a `local` failure that the deliverer retries until it clears.
@@ -79,14 +80,23 @@ public final class JSONLinesSpool: Sink, Sendable {
     public let directory: URL
     /// How many lines are read back from a file's end the first time this process writes to it.
     public let reconcileLines: Int
-    /// How many appends' keys are remembered per file (a batch the outbox failed to record comes back next pass).
+    /// How many unrecorded appends' keys are remembered per file (a batch the outbox failed to record comes back next
+    /// pass); one more and the file is read back instead. (Forgetting the oldest, as this did, wrote its lines again
+    /// when their batch went unrecorded that long: another file of the batch that could not be written.)
     static let rememberedAppends = 4
     /// How many files' appends are remembered: a day's file is written for two days or so (the zones, retries); an
     /// older one's keys are let go, and a late row for it reads the file's end back, as a new process does. (Kept
     /// for every file, the keys grew by a day's file each day, for as long as the process ran.)
     static let rememberedFiles = 8
-    /// By file name, the keys of its last appends, oldest first. Held for a whole delivery: appends are one at a time.
-    private let recent = Mutex<[String: [Set<String>]]>([:])
+    /// By file name, the keys of its appends the outbox may not have recorded, oldest first, each with the file's size
+    /// after it. Held for a whole delivery: appends are one at a time.
+    private let recent = Mutex<[String: [Appended]]>([:])
+
+    struct Appended {
+        /// The file's size after the append: once the outbox records that size or more, the append's rows are recorded.
+        let end: Int64
+        let keys: Set<String>
+    }
     /// The files appended to by the last delivery, with their sizes after it: for the outbox to record.
     private let marks = Mutex<[String: Int64]>([:])
     /// The size the outbox recorded for a file (by path), if any.
@@ -125,13 +135,18 @@ public final class JSONLinesSpool: Sink, Sendable {
             let byFile = Dictionary(grouping: records) { "\($0.localDate).jsonl" }
             for (file, group) in byFile.sorted(by: { $0.key < $1.key }) {
                 let url = directory.appendingPathComponent(file)
-                if recent[file] == nil { recent[file] = [try reconcile(url)] }
+                if recent[file] == nil {
+                    recent[file] = [try reconcile(url)]
+                } else if let recorded = try? recordedSize(url.path) {
+                    // What the outbox has recorded will not come back.
+                    recent[file]?.removeAll { $0.end <= recorded }
+                }
                 let remembered = recent[file] ?? []
                 var written = Set<String>()
                 var text = ""
                 for record in group {
                     let key = record.idempotencyKey
-                    if !remembered.contains(where: { $0.contains(key) }) && written.insert(key).inserted { text += record.jsonLine() + "\n" }
+                    if !remembered.contains(where: { $0.keys.contains(key) }) && written.insert(key).inserted { text += record.jsonLine() + "\n" }
                     outcomes[record.id] = .delivered()
                 }
                 guard !text.isEmpty else { continue }
@@ -141,7 +156,8 @@ public final class JSONLinesSpool: Sink, Sendable {
                     recent[file] = nil
                     throw error
                 }
-                recent[file] = Array((remembered + [written]).suffix(Self.rememberedAppends))
+                // Too many appends unrecorded: the file is read back from its recorded size before its next append.
+                recent[file] = remembered.count < Self.rememberedAppends ? remembered + [Appended(end: size, keys: written)] : nil
                 sizes[url.path] = size
             }
             marks.withLock { $0 = sizes }
@@ -154,6 +170,9 @@ public final class JSONLinesSpool: Sink, Sendable {
     /// How many files' appends are remembered now.
     var filesRemembered: Int { recent.withLock { $0.count } }
 
+    /// How many of `file`'s appends are remembered now (nil: none; it is read back before its next append).
+    func appendsRemembered(_ file: String) -> Int? { recent.withLock { $0[file]?.count } }
+
     public func takeMarks() -> [String: Int64] {
         marks.withLock { marks in
             defer { marks = [:] }
@@ -163,15 +182,19 @@ public final class JSONLinesSpool: Sink, Sendable {
 
     /// The keys of the lines of a spool file that the outbox may not know of: those after the size it recorded, or
     /// without one the last `reconcileLines`; a last line without its newline (a write cut short) is cut off first.
-    private func reconcile(_ url: URL) throws -> Set<String> {
+    private func reconcile(_ url: URL) throws -> Appended {
         let descriptor = open(url.path, O_RDWR | O_CLOEXEC)
         if descriptor < 0 {
-            if errno == ENOENT { return [] }
+            if errno == ENOENT { return Appended(end: 0, keys: []) }
             throw SinkError.local("cannot open spool file '\(url.path)'", errno: errno)
         }
         defer { close(descriptor) }
         let size = lseek(descriptor, 0, SEEK_END)
-        guard size > 0 else { return [] }
+        guard size > 0 else { return Appended(end: 0, keys: []) }
+        return Appended(end: Int64(size), keys: try keys(in: descriptor, size: size, url: url))
+    }
+
+    private func keys(in descriptor: Int32, size: off_t, url: URL) throws -> Set<String> {
         let recorded: Int64?
         do { recorded = try recordedSize(url.path) } catch { throw SinkError("cannot read the spool's recorded size: \(error)", isLocal: true) }
         if let recorded, recorded >= 0, recorded <= Int64(size) {

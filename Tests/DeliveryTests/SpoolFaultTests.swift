@@ -3,6 +3,7 @@ import DailyVerseTestSupport
 import Foundation
 import GRDB
 import Storage
+import Synchronization
 import Testing
 
 @testable import Delivery
@@ -170,6 +171,48 @@ struct SmallFilesystem {
         let first = try String(contentsOf: folder.appendingPathComponent("2025-03-01.jsonl"), encoding: .utf8)
         #expect(first.split(separator: "\n").count == 1)
         #expect(sink.filesRemembered == JSONLinesSpool.rememberedFiles)
+    }
+
+    /// A batch whose rows go to two files, one of which cannot be written, fails pass after pass, while the other
+    /// file takes each pass's new rows: every line the outbox has not recorded is remembered (or read back), so no
+    /// line is written twice when the batch finally goes. (The keys of the last four appends were remembered, and
+    /// the fifth pass wrote the first pass's lines again.) Once the outbox records the file's size, its appends are
+    /// let go.
+    @Test func aFileThatCannotBeWrittenMakesNoOtherFileWriteALineTwice() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-stuck-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func record(_ n: Int, date: String) -> OutboxRecord {
+            OutboxRecord(
+                Row([
+                    "id": Int64(n), "device_id": "device-\(n)", "platform": "apns", "local_date": date, "fire_at": 1_740_816_000.0,
+                    "headers": "{}", "payload": "{}", "status": "pending", "attempts": 0, "last_error": nil, "delivered_at": nil,
+                ]))
+        }
+        // The outbox's recorded sizes: written only when a batch's outcomes are recorded.
+        let recorded = Mutex<[String: Int64]>([:])
+        let sink = try JSONLinesSpool(directory: folder, recordedSize: { path in recorded.withLock { $0[path] } })
+        // The second day's file cannot be opened for writing (a directory stands in its place).
+        let blocked = folder.appendingPathComponent("2025-03-02.jsonl")
+        try FileManager.default.createDirectory(at: blocked, withIntermediateDirectories: true)
+        var pending = [record(1000, date: "2025-03-02")]
+        for pass in 0..<12 {
+            pending.append(record(pass, date: "2025-03-01"))
+            #expect(throws: SinkError.self) { try sink.deliver(pending) }
+            #expect(sink.takeMarks().isEmpty)
+        }
+        try FileManager.default.removeItem(at: blocked)
+        let outcomes = try sink.deliver(pending)
+        #expect(outcomes.count == pending.count)
+        recorded.withLock { $0.merge(sink.takeMarks()) { $1 } }
+        let lines = try String(contentsOf: folder.appendingPathComponent("2025-03-01.jsonl"), encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 12)
+        #expect(Set(lines).count == 12)
+        // A new row's append recorded by the outbox: the next append lets every earlier one go.
+        _ = try sink.deliver([record(50, date: "2025-03-01")])
+        recorded.withLock { $0.merge(sink.takeMarks()) { $1 } }
+        #expect((sink.appendsRemembered("2025-03-01.jsonl") ?? 0) > 1)
+        _ = try sink.deliver([record(51, date: "2025-03-01")])
+        #expect(sink.appendsRemembered("2025-03-01.jsonl") == 1)
     }
 
     /// A new process reads back the end of the day's file only, not all of it.
