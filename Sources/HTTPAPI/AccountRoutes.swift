@@ -33,7 +33,7 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
 
     router.post("/v1/guests") { _, context -> Response in
         let now = environment.clock()
-        let key = "guest " + context.client
+        let key = "guest " + context.throttleKey
         if let wait = try await environment.throttles.guests.admit(key, now: now) {
             throw APIError.tooManyRequests(wait, "too many new guests from this address")
         }
@@ -46,7 +46,7 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         let email = try answering(.body) { try Email.normalize(body.email) }
         if let name = body.displayName { try answering(.body) { try DisplayName.check(name) } }
         // Each attempt costs a password hash: limited per client address.
-        let key = "account " + context.client
+        let key = "account " + context.throttleKey
         if let wait = try await environment.throttles.accounts.admit(key, now: environment.clock()) {
             throw APIError.tooManyRequests(wait, "too many new accounts from this address")
         }
@@ -75,7 +75,7 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
         // An attempt is reserved before any hashing, atomically (requests sent at once cannot all pass a check made
         // before the count): for the email from this address, for this address, and for the email from anywhere.
         // Repeated failures are refused for a while, whatever the password.
-        let keys = ["email " + email + " from " + context.client, "client " + context.client]
+        let keys = ["email " + email + " from " + context.throttleKey, "client " + context.throttleKey]
         let throttles = environment.throttles
         if let wait = try await throttles.signInPerEmail.admit("email " + email, now: now) {
             throw APIError.tooManyRequests(wait, "too many failed sign-ins for this email; try again later")

@@ -42,6 +42,16 @@ public struct AddressRange: Sendable, Equatable, CustomStringConvertible {
         return true
     }
 
+    /// What the per-address throttles count a client under: an IPv4 address as it is, an IPv6 address by its /64
+    /// network (`2001:db8:1:2::/64`), since one subscriber is handed a whole /64 (often more) and picks any address
+    /// in it; anything else (`local`) as it is.
+    public static func throttleKey(_ client: String) -> String {
+        guard let bytes = bytes(client) else { return client }
+        guard bytes.count == 16 else { return bytes.map(String.init).joined(separator: ".") }
+        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/64"
+    }
+
     /// An address's bytes: 4 for IPv4 (an IPv4-mapped IPv6 address is its IPv4 address), 16 for IPv6; nil otherwise.
     static func bytes(_ text: String) -> [UInt8]? {
         var v4 = in_addr()

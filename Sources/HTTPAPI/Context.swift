@@ -14,6 +14,9 @@ public struct APIContext: RequestContext {
     /// forwarded header from anyone else, which a client could forge); "local" when there is none.
     public var client: String
 
+    /// The key the per-address throttles count this client under: its address, or an IPv6 address's /64 network.
+    public var throttleKey: String { AddressRange.throttleKey(client) }
+
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         identity = nil

@@ -227,6 +227,18 @@ import Glibc
         }
     }
 
+    /// New guests are limited per client: an IPv6 client by its /64, whichever of its addresses it sends from.
+    @Test func guestsFromOneIPv6NetworkShareTheirLimit() async throws {
+        try await withServer(trustedProxies: try TrustedProxies(parsing: "127.0.0.1, ::1")) { port in
+            var statuses: [String] = []
+            for client in (1...11).map({ "2001:db8:1:2::\(String($0, radix: 16))" }) + ["2001:db8:1:3::1"] {
+                let request = "POST /v1/guests HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\nX-Forwarded-For: \(client)\r\n\r\n"
+                statuses.append(String(try await Self.exchange(port: port, Array(request.utf8)).response.prefix(12).dropFirst(9)))
+            }
+            #expect(statuses == Array(repeating: "201", count: 10) + ["429", "201"])
+        }
+    }
+
     @Test func aBodyOverTheLimitSentInChunksIsRefused() async throws {
         try await withServer { port in
             var request = "POST /v1/guests HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"

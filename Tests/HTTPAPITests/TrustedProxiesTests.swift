@@ -31,6 +31,18 @@ import Testing
         #expect(proxies.client(peer: "::1", forwarded: "by=1.2.3.4", forwardedFor: nil) == "::1")
     }
 
+    /// An IPv6 client is counted by its /64: one subscriber picks any address in it, and would otherwise have a
+    /// fresh throttle for every request. IPv4 (and IPv4-mapped) addresses are counted as they are.
+    @Test func throttlesCountIPv6ByItsSlash64() {
+        #expect(AddressRange.throttleKey("2001:db8:1:2:aaaa:bbbb:cccc:dddd") == "2001:db8:1:2::/64")
+        #expect(AddressRange.throttleKey("2001:0db8:0001:0002::1") == "2001:db8:1:2::/64")
+        #expect(AddressRange.throttleKey("2001:db8:1:3::1") == "2001:db8:1:3::/64")
+        #expect(AddressRange.throttleKey("::1") == "0:0:0:0::/64")
+        #expect(AddressRange.throttleKey("198.51.100.9") == "198.51.100.9")
+        #expect(AddressRange.throttleKey("::ffff:198.51.100.9") == "198.51.100.9")
+        #expect(AddressRange.throttleKey("local") == "local")
+    }
+
     @Test func blocksMatchByTheirPrefix() throws {
         let block = try #require(AddressRange("192.168.16.0/20"))
         #expect(block.contains(try #require(AddressRange.bytes("192.168.31.255"))))
