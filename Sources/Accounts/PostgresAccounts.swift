@@ -167,12 +167,20 @@ extension PostgresTransaction {
         }
     }
 
+    /// As SQLite's: a new bookmark past `maximumBookmarks` is refused. Run with the user locked, so that bookmarks
+    /// added at once cannot each count the others out.
     public func addBookmark(userID: String, verseKey: String, now: Date) async throws -> Bool {
-        try await changes(
-            """
-            INSERT INTO bookmark (user_id, verse_key, created_at) VALUES (\(userID), \(verseKey), \(now.timeIntervalSince1970))
-            ON CONFLICT DO NOTHING RETURNING 1
-            """) > 0
+        let added =
+            try await changes(
+                """
+                INSERT INTO bookmark (user_id, verse_key, created_at) VALUES (\(userID), \(verseKey), \(now.timeIntervalSince1970))
+                ON CONFLICT DO NOTHING RETURNING 1
+                """) > 0
+        guard added else { return false }
+        if try await value("SELECT count(*) FROM bookmark WHERE user_id = \(userID)", as: Int.self) ?? 0 > maximumBookmarks {
+            throw BookmarkError.tooMany(maximumBookmarks)
+        }
+        return true
     }
 
     public func removeBookmark(userID: String, verseKey: String) async throws -> Bool {
@@ -185,7 +193,18 @@ extension PostgresTransaction {
         try await value("SELECT mode FROM \"user\" WHERE id = \(userID)", as: String.self) == "guest"
     }
 
+    /// As SQLite's: refused when the account and the guest together would have more than `maximumBookmarks`.
     public func mergeGuestBookmarks(from guestID: String, into accountID: String) async throws {
+        if let row = try await rows(
+            """
+            SELECT (SELECT count(*) FROM bookmark WHERE user_id = \(accountID)),
+                (SELECT count(*) FROM bookmark g WHERE g.user_id = \(guestID)
+                    AND NOT EXISTS (SELECT 1 FROM bookmark a WHERE a.user_id = \(accountID) AND a.verse_key = g.verse_key))
+            """
+        ).first {
+            let (own, guest) = try row.decode((Int, Int).self)
+            if guest > 0, own + guest > maximumBookmarks { throw BookmarkError.tooManyToMerge(own: own, guest: guest, maximum: maximumBookmarks) }
+        }
         try await rows(
             """
             INSERT INTO bookmark (user_id, verse_key, created_at)

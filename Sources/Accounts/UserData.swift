@@ -1,8 +1,27 @@
+import Diagnostics
 import Foundation
 import GRDB
 import HijriCalendar
 import Notifications
 import Storage
+
+/// The most bookmarks a user may have: every verse of the Quran once and as many passages beside them. Without a
+/// bound, one user could store every passage key (a third of a million) and have each sign-in's merge copy them all.
+public let maximumBookmarks = 10_000
+
+/// A bookmark refused: the user has the most allowed.
+public enum BookmarkError: UserFacingError, Equatable, Sendable {
+    case tooMany(Int)
+    case tooManyToMerge(own: Int, guest: Int, maximum: Int)
+
+    public var description: String {
+        switch self {
+        case .tooMany(let maximum): "this user already has \(maximum) bookmarks, the most allowed: remove one first"
+        case .tooManyToMerge(let own, let guest, let maximum):
+            "the account has \(own) bookmarks and the guest \(guest) more: together past the \(maximum) allowed; remove some first"
+        }
+    }
+}
 
 /// A user's settings: what the onboarding fills and `PATCH /v1/me/settings` changes.
 public struct UserSettings: Hashable, Sendable, Codable {
@@ -99,6 +118,13 @@ extension AppDatabase {
 
     // MARK: - Bookmarks
 
+    /// The user's bookmark count, and how many of the guest's bookmarks the account does not have yet.
+    static let bookmarkCountsSQL = """
+        SELECT (SELECT count(*) FROM bookmark WHERE user_id = ?),
+            (SELECT count(*) FROM bookmark g WHERE g.user_id = ?
+                AND NOT EXISTS (SELECT 1 FROM bookmark a WHERE a.user_id = ? AND a.verse_key = g.verse_key))
+        """
+
     public func bookmarks(userID: String) throws -> [Bookmark] {
         try read { db in
             try Row.fetchAll(
@@ -108,13 +134,17 @@ extension AppDatabase {
         }
     }
 
-    /// True if the bookmark is new.
+    /// True if the bookmark is new; a new one past `maximumBookmarks` is refused (`BookmarkError.tooMany`).
     public func addBookmark(userID: String, verseKey: String, now: Date) throws -> Bool {
         try write { db in
             try db.execute(
                 sql: "INSERT INTO bookmark (user_id, verse_key, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                 arguments: [userID, verseKey, now.timeIntervalSince1970])
-            return db.changesCount > 0
+            guard db.changesCount > 0 else { return false }
+            // Counted after the insert, in its transaction: a refusal takes the insert back with it.
+            let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM bookmark WHERE user_id = ?", arguments: [userID]) ?? 0
+            if count > maximumBookmarks { throw BookmarkError.tooMany(maximumBookmarks) }
+            return true
         }
     }
 
@@ -133,8 +163,14 @@ extension AppDatabase {
         try String.fetchOne(db, sql: "SELECT mode FROM user WHERE id = ?", arguments: [userID]) == "guest"
     }
 
-    /// A guest signing into an account: the guest's bookmarks join the account's. Runs inside the caller's transaction.
+    /// A guest signing into an account: the guest's bookmarks join the account's, or, when together they would be more
+    /// than `maximumBookmarks`, the sign-in is refused (`BookmarkError.tooManyToMerge`). Runs inside the caller's
+    /// transaction.
     public static func mergeGuestBookmarks(_ db: Database, from guestID: String, into accountID: String) throws {
+        if let row = try Row.fetchOne(db, sql: bookmarkCountsSQL, arguments: [accountID, guestID, accountID]) {
+            let (own, guest): (Int, Int) = (row[0], row[1])
+            if guest > 0, own + guest > maximumBookmarks { throw BookmarkError.tooManyToMerge(own: own, guest: guest, maximum: maximumBookmarks) }
+        }
         try db.execute(
             sql: """
                 INSERT INTO bookmark (user_id, verse_key, created_at)

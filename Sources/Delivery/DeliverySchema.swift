@@ -249,6 +249,20 @@ extension AppDatabase {
     public func spoolMark(path: String) throws -> Int64? {
         try read { db in try Int64.fetchOne(db, sql: "SELECT size FROM spool_mark WHERE path = ?", arguments: [path]) }
     }
+
+    /// Which of these outbox rows are still pending: the spool keeps the keys of their lines, which may come back.
+    public func pendingOutboxRows(_ ids: [Int64]) throws -> Set<Int64> {
+        try read { db in
+            var pending = Set<Int64>()
+            for chunk in stride(from: 0, to: ids.count, by: 500).map({ ids[$0..<min($0 + 500, ids.count)] }) {
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                pending.formUnion(
+                    try Int64.fetchAll(
+                        db, sql: "SELECT id FROM outbox WHERE status = 'pending' AND id IN (\(marks))", arguments: StatementArguments(Array(chunk))))
+            }
+            return pending
+        }
+    }
 }
 
 extension DeliverySchema {

@@ -69,9 +69,14 @@ public struct StdoutSink: Sink {
 /// that takes the database back further than the spool (its log is synced at checkpoints, the spool at each append)
 /// writes no line twice. A restart reads what the last durable record does not know — in a normal restart the last
 /// batch — not the whole day's file; without a recorded size (a spool written before v13, a database without one) it
-/// reads the last `reconcileLines` lines. While it runs it keeps the keys of each file's appends the outbox has not
-/// recorded yet (those past the recorded size), a few at most: past that it lets the file go and reads it back from
-/// the recorded size at its next append, as a restart does. Memory and start-up time do not grow with the spool.
+/// reads the last `reconcileLines` lines.
+///
+/// While it runs it keeps, per file, the keys of the lines whose outbox rows are still pending (`pendingRows` asks the
+/// outbox, before each append to the file): a batch that failed part-way (another file could not be written) or
+/// whose outcomes were not recorded comes back later, perhaps after other batches, and finds its lines. The size
+/// given to the outbox to record is held back to the start of the oldest append with such a line, so a restart reads
+/// them back too. Past a few appends it lets the file go and reads it back from the recorded size at its next append,
+/// as a restart does. Memory and start-up time do not grow with the spool.
 ///
 /// An append is all or nothing: when a write or sync fails (a full disk), the file is cut back to where the append
 /// began, and the error says so as a `local` failure that the deliverer retries until it clears.
@@ -80,32 +85,39 @@ public final class JSONLinesSpool: Sink, Sendable {
     public let directory: URL
     /// How many lines are read back from a file's end the first time this process writes to it.
     public let reconcileLines: Int
-    /// How many unrecorded appends' keys are remembered per file (a batch the outbox failed to record comes back next
-    /// pass); one more and the file is read back instead. (Forgetting the oldest, as this did, wrote its lines again
-    /// when their batch went unrecorded that long: another file of the batch that could not be written.)
-    static let rememberedAppends = 4
+    /// How many appends with rows still pending are remembered per file; one more and the file is read back instead.
+    /// (Forgetting the oldest, as this did, wrote its lines again when their batch went unrecorded that long: another
+    /// file of the batch that could not be written.)
+    static let rememberedAppends = 8
     /// How many files' appends are remembered: a day's file is written for two days or so (the zones, retries); an
     /// older one's keys are let go, and a late row for it reads the file's end back, as a new process does. (Kept
     /// for every file, the keys grew by a day's file each day, for as long as the process ran.)
     static let rememberedFiles = 8
-    /// By file name, the keys of its appends the outbox may not have recorded, oldest first, each with the file's size
-    /// after it. Held for a whole delivery: appends are one at a time.
+    /// By file name, its appends whose rows the outbox may not have recorded, oldest first. Held for a whole delivery:
+    /// appends are one at a time.
     private let recent = Mutex<[String: [Appended]]>([:])
 
+    /// Lines of a file from `start` to `end`: their keys, each with its outbox row's id (-1 for a line without one).
     struct Appended {
-        /// The file's size after the append: once the outbox records that size or more, the append's rows are recorded.
+        let start: Int64
         let end: Int64
-        let keys: Set<String>
+        var keys: [String: Int64]
     }
     /// The files appended to by the last delivery, with their sizes after it: for the outbox to record.
     private let marks = Mutex<[String: Int64]>([:])
     /// The size the outbox recorded for a file (by path), if any.
     private let recordedSize: @Sendable (String) throws -> Int64?
+    /// Which of these outbox rows are still pending (without an outbox to ask: all of them).
+    private let pendingRows: @Sendable ([Int64]) throws -> Set<Int64>
     private let lockFile: Int32
 
-    public init(directory: URL, reconcileLines: Int = 2000, recordedSize: @escaping @Sendable (String) throws -> Int64? = { _ in nil }) throws {
+    public init(
+        directory: URL, reconcileLines: Int = 2000, recordedSize: @escaping @Sendable (String) throws -> Int64? = { _ in nil },
+        pendingRows: @escaping @Sendable ([Int64]) throws -> Set<Int64> = { Set($0) }
+    ) throws {
         self.directory = directory
         self.recordedSize = recordedSize
+        self.pendingRows = pendingRows
         self.name = "jsonl:\(directory.path)"
         self.reconcileLines = max(1, reconcileLines)
         do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch {
@@ -135,30 +147,36 @@ public final class JSONLinesSpool: Sink, Sendable {
             let byFile = Dictionary(grouping: records) { "\($0.localDate).jsonl" }
             for (file, group) in byFile.sorted(by: { $0.key < $1.key }) {
                 let url = directory.appendingPathComponent(file)
-                if recent[file] == nil {
-                    recent[file] = [try reconcile(url)]
-                } else if let recorded = try? recordedSize(url.path) {
-                    // What the outbox has recorded will not come back.
-                    recent[file]?.removeAll { $0.end <= recorded }
-                }
-                let remembered = recent[file] ?? []
-                var written = Set<String>()
+                // What the outbox has recorded will not come back: only the lines of rows still pending are kept.
+                var appends = try recent[file].map(stillPending) ?? [try reconcile(url)]
+                recent[file] = appends
+                var written: [String: Int64] = [:]
                 var text = ""
                 for record in group {
                     let key = record.idempotencyKey
-                    if !remembered.contains(where: { $0.keys.contains(key) }) && written.insert(key).inserted { text += record.jsonLine() + "\n" }
+                    if written[key] == nil, !appends.contains(where: { $0.keys[key] != nil }) {
+                        written[key] = record.id
+                        text += record.jsonLine() + "\n"
+                    }
                     outcomes[record.id] = .delivered()
                 }
-                guard !text.isEmpty else { continue }
-                let size: Int64
-                do { size = try append(text, to: url) } catch {
-                    // What is on disk is no longer what we remember: read it back before the next write.
-                    recent[file] = nil
-                    throw error
+                if !text.isEmpty {
+                    let (start, end): (Int64, Int64)
+                    do { (start, end) = try append(text, to: url) } catch {
+                        // What is on disk is no longer what we remember: read it back before the next write.
+                        recent[file] = nil
+                        throw error
+                    }
+                    appends.append(Appended(start: start, end: end, keys: written))
                 }
-                // Too many appends unrecorded: the file is read back from its recorded size before its next append.
-                recent[file] = remembered.count < Self.rememberedAppends ? remembered + [Appended(end: size, keys: written)] : nil
-                sizes[url.path] = size
+                // The size for the outbox to record with this batch: the file's end, or the start of the oldest append
+                // with a line of a row this batch does not record, which a restart must read back.
+                let inBatch = Set(group.map(\.idempotencyKey))
+                if let end = appends.map(\.end).max() {
+                    sizes[url.path] = appends.filter { !$0.keys.keys.allSatisfy(inBatch.contains) }.map(\.start).min() ?? end
+                }
+                // Too many appends with rows pending: the file is read back from its recorded size before its next append.
+                recent[file] = appends.count <= Self.rememberedAppends ? appends : nil
             }
             marks.withLock { $0 = sizes }
             // Files are named by their local date: the earliest not written just now go first.
@@ -167,10 +185,22 @@ public final class JSONLinesSpool: Sink, Sendable {
         }
     }
 
+    /// `appends` with only the lines of rows the outbox still has pending (all of them when it cannot say).
+    private func stillPending(_ appends: [Appended]) -> [Appended] {
+        let ids = appends.flatMap { $0.keys.values.filter { $0 >= 0 } }
+        guard !ids.isEmpty, let pending = try? pendingRows(ids) else { return appends }
+        return appends.compactMap { append in
+            var kept = append
+            kept.keys = append.keys.filter { $0.value < 0 || pending.contains($0.value) }
+            return kept.keys.isEmpty ? nil : kept
+        }
+    }
+
     /// How many files' appends are remembered now.
     var filesRemembered: Int { recent.withLock { $0.count } }
 
-    /// How many of `file`'s appends are remembered now (nil: none; it is read back before its next append).
+    /// How many of `file`'s appends with rows pending are remembered now (nil: none; it is read back before its next
+    /// append).
     func appendsRemembered(_ file: String) -> Int? { recent.withLock { $0[file]?.count } }
 
     public func takeMarks() -> [String: Int64] {
@@ -180,25 +210,28 @@ public final class JSONLinesSpool: Sink, Sendable {
         }
     }
 
-    /// The keys of the lines of a spool file that the outbox may not know of: those after the size it recorded, or
-    /// without one the last `reconcileLines`; a last line without its newline (a write cut short) is cut off first.
+    /// The lines of a spool file that the outbox may not know of: those after the size it recorded, or without one the
+    /// last `reconcileLines`, of rows it still has pending; a last line without its newline (a write cut short) is cut
+    /// off first.
     private func reconcile(_ url: URL) throws -> Appended {
         let descriptor = open(url.path, O_RDWR | O_CLOEXEC)
         if descriptor < 0 {
-            if errno == ENOENT { return Appended(end: 0, keys: []) }
+            if errno == ENOENT { return Appended(start: 0, end: 0, keys: [:]) }
             throw SinkError.local("cannot open spool file '\(url.path)'", errno: errno)
         }
         defer { close(descriptor) }
         let size = lseek(descriptor, 0, SEEK_END)
-        guard size > 0 else { return Appended(end: 0, keys: []) }
-        return Appended(end: Int64(size), keys: try keys(in: descriptor, size: size, url: url))
+        guard size > 0 else { return Appended(start: 0, end: 0, keys: [:]) }
+        let (start, keys) = try keys(in: descriptor, size: size, url: url)
+        let read = Appended(start: Int64(start), end: Int64(lseek(descriptor, 0, SEEK_END)), keys: keys)
+        return stillPending([read]).first ?? Appended(start: read.end, end: read.end, keys: [:])
     }
 
-    private func keys(in descriptor: Int32, size: off_t, url: URL) throws -> Set<String> {
+    private func keys(in descriptor: Int32, size: off_t, url: URL) throws -> (start: off_t, keys: [String: Int64]) {
         let recorded: Int64?
         do { recorded = try recordedSize(url.path) } catch { throw SinkError("cannot read the spool's recorded size: \(error)", isLocal: true) }
         if let recorded, recorded >= 0, recorded <= Int64(size) {
-            return try keys(descriptor, from: off_t(recorded), to: size, url: url)
+            return (off_t(recorded), try keys(descriptor, from: off_t(recorded), to: size, url: url))
         }
         // Read backwards in chunks until enough lines are in hand (one more newline than lines, or the file's start).
         var tail: [UInt8] = []
@@ -225,20 +258,23 @@ public final class JSONLinesSpool: Sink, Sendable {
         }
         var lines = tail.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
         if offset > 0, !lines.isEmpty { lines.removeFirst() }  // the first may be the end of a line before the tail
-        var keys = Set<String>()
-        for line in lines.suffix(reconcileLines) {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-                let key = object["idempotency_key"] as? String
-            else { continue }
-            keys.insert(key)
-        }
-        return keys
+        var keys: [String: Int64] = [:]
+        for line in lines.suffix(reconcileLines) { Self.key(of: line, into: &keys) }
+        return (offset, keys)
+    }
+
+    /// A line's key, with its outbox row's id (-1 when it has none); nothing for a line that is not a record.
+    static func key(of line: some Collection<UInt8>, into keys: inout [String: Int64]) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+            let key = object["idempotency_key"] as? String
+        else { return }
+        keys[key] = (object["id"] as? NSNumber)?.int64Value ?? -1
     }
 
     /// The keys of the whole lines from `start` (a line's start) to `end`; a last line without its newline is cut
     /// off the file. Read forwards in chunks, holding only the keys.
-    private func keys(_ descriptor: Int32, from start: off_t, to end: off_t, url: URL) throws -> Set<String> {
-        var keys = Set<String>()
+    private func keys(_ descriptor: Int32, from start: off_t, to end: off_t, url: URL) throws -> [String: Int64] {
+        var keys: [String: Int64] = [:]
         var offset = start
         var partial: [UInt8] = []
         let chunk = 1 << 20
@@ -251,11 +287,7 @@ public final class JSONLinesSpool: Sink, Sendable {
             var lineStart = 0
             for index in 0..<count where buffer[index] == UInt8(ascii: "\n") {
                 partial.append(contentsOf: buffer[lineStart..<index])
-                if let object = try? JSONSerialization.jsonObject(with: Data(partial)) as? [String: Any],
-                    let key = object["idempotency_key"] as? String
-                {
-                    keys.insert(key)
-                }
+                Self.key(of: partial, into: &keys)
                 partial.removeAll(keepingCapacity: true)
                 lineStart = index + 1
             }
@@ -270,10 +302,9 @@ public final class JSONLinesSpool: Sink, Sendable {
         return keys
     }
 
-    /// Appends and syncs `text`, or leaves the file as it was: on a failed write or sync it is cut back. The file's
-    /// size after the append.
-    @discardableResult
-    private func append(_ text: String, to url: URL) throws -> Int64 {
+    /// Appends and syncs `text`, or leaves the file as it was: on a failed write or sync it is cut back. Where the
+    /// append began and the file's size after it.
+    private func append(_ text: String, to url: URL) throws -> (start: Int64, end: Int64) {
         let descriptor = open(url.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw SinkError.local("cannot open spool file '\(url.path)'", errno: errno) }
         defer { close(descriptor) }
@@ -292,7 +323,7 @@ public final class JSONLinesSpool: Sink, Sendable {
             break
         }
         if failure == nil, fsync(descriptor) != 0 { failure = errno }
-        guard let code = failure else { return Int64(start) + Int64(bytes.count) }
+        guard let code = failure else { return (Int64(start), Int64(start) + Int64(bytes.count)) }
         // All or nothing: cut back to where this append began (if that fails too, the next write reads the file back
         // and repairs it).
         if start >= 0 {

@@ -245,7 +245,7 @@ public struct PostgresUserStore: UserStore {
     }
 
     public func addBookmark(userID: String, verseKey: String, now: Date) async throws -> Bool {
-        try await store.withoutTransaction { try await $0.addBookmark(userID: userID, verseKey: verseKey, now: now) }
+        try await forUser(userID) { try await $0.addBookmark(userID: userID, verseKey: verseKey, now: now) }
     }
 
     public func removeBookmark(userID: String, verseKey: String) async throws -> Bool {

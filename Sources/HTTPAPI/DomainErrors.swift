@@ -56,6 +56,8 @@ extension APIError {
             case .missing: self = .badRequest("missing_field", error.description)
             case .tooMany, .tooManyToMerge: self = APIError(.conflict, code: "too_many_devices", error.description)
             }
+        case let error as BookmarkError:
+            self = APIError(.conflict, code: "too_many_bookmarks", error.description)
         case let error as DeviceInputError:
             self = .badRequest("bad_device", error.description)
         case let error as SignInError:

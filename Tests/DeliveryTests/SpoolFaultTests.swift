@@ -173,46 +173,93 @@ struct SmallFilesystem {
         #expect(sink.filesRemembered == JSONLinesSpool.rememberedFiles)
     }
 
-    /// A batch whose rows go to two files, one of which cannot be written, fails pass after pass, while the other
-    /// file takes each pass's new rows: every line the outbox has not recorded is remembered (or read back), so no
-    /// line is written twice when the batch finally goes. (The keys of the last four appends were remembered, and
-    /// the fifth pass wrote the first pass's lines again.) Once the outbox records the file's size, its appends are
-    /// let go.
-    @Test func aFileThatCannotBeWrittenMakesNoOtherFileWriteALineTwice() async throws {
+    /// An outbox as the spool sees it: the sizes recorded with each batch's outcomes, and the rows still pending.
+    final class LedgerStandIn: Sendable {
+        let recorded = Mutex<[String: Int64]>([:])
+        let pending = Mutex<Set<Int64>>([])
+
+        func spool(_ folder: URL) throws -> JSONLinesSpool {
+            try JSONLinesSpool(
+                directory: folder, recordedSize: { path in self.recorded.withLock { $0[path] } },
+                pendingRows: { ids in self.pending.withLock { $0.intersection(ids) } })
+        }
+
+        /// Hands `records` to `sink` and records the outcomes with its sizes, as the deliverer does (unless the
+        /// recording fails); false when the sink failed.
+        func deliver(_ records: [OutboxRecord], to sink: JSONLinesSpool, recording: Bool = true) -> Bool {
+            pending.withLock { $0.formUnion(records.map(\.id)) }
+            guard (try? sink.deliver(records)) != nil else { return false }
+            let marks = sink.takeMarks()
+            if recording {
+                recorded.withLock { $0.merge(marks) { $1 } }
+                pending.withLock { $0.subtract(records.map(\.id)) }
+            }
+            return true
+        }
+    }
+
+    func record(_ n: Int, date: String) -> OutboxRecord {
+        OutboxRecord(
+            Row([
+                "id": Int64(n), "device_id": "device-\(n)", "platform": "apns", "local_date": date, "fire_at": 1_740_816_000.0,
+                "headers": "{}", "payload": "{}", "status": "pending", "attempts": 0, "last_error": nil, "delivered_at": nil,
+            ]))
+    }
+
+    func lines(_ folder: URL, _ file: String) throws -> [Substring] {
+        try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8).split(separator: "\n")
+    }
+
+    /// A batch whose rows go to two files, one of which cannot be written, fails; while its rows wait, other batches
+    /// write to the first file and are recorded, past the failed batch's lines. When the batch comes back, in this
+    /// process or after a restart, its lines there are found and not written again. (The spool forgot them after
+    /// four appends, and a restart read the file from a recorded size already past them.)
+    @Test(arguments: [false, true]) func aBatchThatFailedPartWayFindsItsLinesAfterOtherBatches(restarting: Bool) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-stuck-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        func record(_ n: Int, date: String) -> OutboxRecord {
-            OutboxRecord(
-                Row([
-                    "id": Int64(n), "device_id": "device-\(n)", "platform": "apns", "local_date": date, "fire_at": 1_740_816_000.0,
-                    "headers": "{}", "payload": "{}", "status": "pending", "attempts": 0, "last_error": nil, "delivered_at": nil,
-                ]))
-        }
-        // The outbox's recorded sizes: written only when a batch's outcomes are recorded.
-        let recorded = Mutex<[String: Int64]>([:])
-        let sink = try JSONLinesSpool(directory: folder, recordedSize: { path in recorded.withLock { $0[path] } })
+        let ledger = LedgerStandIn()
+        var sink: JSONLinesSpool? = try ledger.spool(folder)
         // The second day's file cannot be opened for writing (a directory stands in its place).
         let blocked = folder.appendingPathComponent("2025-03-02.jsonl")
         try FileManager.default.createDirectory(at: blocked, withIntermediateDirectories: true)
-        var pending = [record(1000, date: "2025-03-02")]
-        for pass in 0..<12 {
-            pending.append(record(pass, date: "2025-03-01"))
-            #expect(throws: SinkError.self) { try sink.deliver(pending) }
-            #expect(sink.takeMarks().isEmpty)
-        }
+        let stuck = [record(1, date: "2025-03-01"), record(1000, date: "2025-03-02")]
+        #expect(!ledger.deliver(stuck, to: try #require(sink)))
+        // Twelve batches of later rows for the first day, each recorded, while the stuck batch waits its delay.
+        for n in 2...13 { #expect(ledger.deliver([record(n, date: "2025-03-01")], to: try #require(sink))) }
         try FileManager.default.removeItem(at: blocked)
-        let outcomes = try sink.deliver(pending)
-        #expect(outcomes.count == pending.count)
-        recorded.withLock { $0.merge(sink.takeMarks()) { $1 } }
-        let lines = try String(contentsOf: folder.appendingPathComponent("2025-03-01.jsonl"), encoding: .utf8).split(separator: "\n")
-        #expect(lines.count == 12)
-        #expect(Set(lines).count == 12)
-        // A new row's append recorded by the outbox: the next append lets every earlier one go.
-        _ = try sink.deliver([record(50, date: "2025-03-01")])
-        recorded.withLock { $0.merge(sink.takeMarks()) { $1 } }
-        #expect((sink.appendsRemembered("2025-03-01.jsonl") ?? 0) > 1)
-        _ = try sink.deliver([record(51, date: "2025-03-01")])
-        #expect(sink.appendsRemembered("2025-03-01.jsonl") == 1)
+        if restarting {
+            sink = nil
+            sink = try ledger.spool(folder)
+        }
+        #expect(ledger.deliver(stuck, to: try #require(sink)))
+        let first = try lines(folder, "2025-03-01.jsonl")
+        #expect(first.count == 13)
+        #expect(Set(first).count == 13)
+        #expect(try lines(folder, "2025-03-02.jsonl").count == 1)
+        // Everything recorded: what is remembered is let go at the next append.
+        #expect(ledger.deliver([record(50, date: "2025-03-01")], to: try #require(sink)))
+        #expect(ledger.deliver([record(51, date: "2025-03-01")], to: try #require(sink)))
+        #expect(try #require(sink).appendsRemembered("2025-03-01.jsonl") == 1)
+    }
+
+    /// A batch written whole whose outcomes were not recorded (the database refused the write) comes back after other
+    /// batches were recorded, in this process or after a restart: its lines are found, not written again.
+    @Test(arguments: [false, true]) func aBatchWhoseRecordingFailedFindsItsLinesAfterOtherBatches(restarting: Bool) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-unrecorded-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let ledger = LedgerStandIn()
+        var sink: JSONLinesSpool? = try ledger.spool(folder)
+        let unrecorded = (1...3).map { record($0, date: "2025-03-01") }
+        #expect(ledger.deliver(unrecorded, to: try #require(sink), recording: false))
+        for n in 4...15 { #expect(ledger.deliver([record(n, date: "2025-03-01")], to: try #require(sink))) }
+        if restarting {
+            sink = nil
+            sink = try ledger.spool(folder)
+        }
+        #expect(ledger.deliver(unrecorded, to: try #require(sink)))
+        let written = try lines(folder, "2025-03-01.jsonl")
+        #expect(written.count == 15)
+        #expect(Set(written).count == 15)
     }
 
     /// A new process reads back the end of the day's file only, not all of it.
