@@ -113,7 +113,8 @@ struct EmitOptions: ParsableArguments {
                 throw CLIError(
                     "sink jsonl: a spool is one machine's files, and on PostgreSQL several processes deliver: use push, webhook:URL or gorush:URL")
             }
-            return try JSONLinesSpool(directory: URL(fileURLWithPath: String(spec.dropFirst(6))), recordedSize: spool.recordedSize, pendingRows: spool.pendingRows)
+            return try JSONLinesSpool(
+                directory: URL(fileURLWithPath: String(spec.dropFirst(6))), recordedSize: spool.recordedSize, pendingRows: spool.pendingRows)
         }
         if spec.hasPrefix("webhook:"), let url = URL(string: String(spec.dropFirst(8))) { return try WebhookSink(url: url) }
         if spec == "push" {

@@ -290,6 +290,12 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             context.logger.info("the caller's user was removed during the request", metadata: ["error": "\(error)"])
             throw APIError(.unauthorized, code: "unauthorized", "this token's user was signed in to an account or removed meanwhile: sign in again")
         } catch {
+            // A domain error a route did not answer itself (`answering`) is still answered by the one table: a request's
+            // fault is never a 500. (A limit a store enforced came out as 500 where its route forgot to.)
+            if let answer = APIError(error, in: .answer) {
+                context.logger.warning("a domain error its route did not answer", metadata: ["error": "\(error)"])
+                throw answer
+            }
             context.logger.error("unexpected error", metadata: ["error": "\(error)"])
             throw APIError(.internalServerError, code: "internal", "internal error")
         }

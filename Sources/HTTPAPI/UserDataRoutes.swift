@@ -83,7 +83,7 @@ func addUserDataRoutes(_ router: Router<APIContext>, _ environment: APIEnvironme
     router.put("/v1/bookmarks/:key") { _, context -> Response in
         let user = try context.requireIdentity()
         let key = try verseKey(context, environment)
-        let added = try await users.addBookmark(userID: user.id, verseKey: key, now: environment.clock())
+        let added = try await answering(.body) { try await users.addBookmark(userID: user.id, verseKey: key, now: environment.clock()) }
         return json(["verse_key": key], status: added ? .created : .ok)
     }
 

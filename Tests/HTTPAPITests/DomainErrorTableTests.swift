@@ -1,7 +1,10 @@
 import Accounts
 import ContentStore
+import DailyVerseTestSupport
 import Delivery
 import HijriCalendar
+import Hummingbird
+import HummingbirdTesting
 import Notifications
 import Onboarding
 import Testing
@@ -11,7 +14,7 @@ import VerseCalendar
 
 /// The API's one table of domain errors (`APIError.init?(_:in:)`): each error a request can cause has its status and
 /// code and keeps its own message, and an error no request causes is left for the bare 500.
-@Suite struct DomainErrorTableTests {
+@Suite struct DomainErrorTableTests: JSONRequests {
     func answer(_ error: any Error, _ part: RequestPart = .body) -> (Int, String, String)? {
         APIError(error, in: part).map { ($0.status.code, $0.code, $0.message) }
     }
@@ -60,6 +63,25 @@ import VerseCalendar
         #expect(answer(SignInError.notAGuest).map { "\($0.0) \($0.1)" } == "409 already_an_account")
         let refusal = OnboardingError.invalidTransition("the onboarding is complete")
         #expect(answer(refusal, .answer).map { "\($0.0) \($0.1)" } == "409 \(refusal.code)")
+        #expect(answer(BookmarkError.tooMany(maximumBookmarks)).map { "\($0.0) \($0.1)" } == "409 too_many_bookmarks")
+        #expect(answer(BookmarkError.tooManyToMerge(own: 1, guest: 2, maximum: 3)).map { "\($0.0) \($0.1)" } == "409 too_many_bookmarks")
+    }
+
+    /// A domain error that reaches the edge unanswered (a route that did not wrap its store call in `answering`) is
+    /// answered by the table, not as a 500.
+    @Test func aDomainErrorNoRouteAnsweredIsStillAnsweredByTheTable() async throws {
+        let router = Router()
+        router.add(middleware: ErrorMiddleware())
+        router.put("/bookmark") { _, _ -> Response in throw BookmarkError.tooMany(maximumBookmarks) }
+        router.put("/device") { _, _ -> Response in throw DeviceError.invalidTime("25:00") }
+        router.put("/broken") { _, _ -> Response in throw StoreError.notSeeded("verses") }
+        try await Application(router: router).test(.router) { client in
+            for (path, status, code) in [("/bookmark", 409, "too_many_bookmarks"), ("/device", 400, "bad_time"), ("/broken", 500, "internal")] {
+                let (answered, reply) = try await send(client, .put, path, token: "any")
+                #expect(answered == status, "\(path)")
+                #expect((reply["error"] as? [String: Any])?["code"] as? String == code, "\(path)")
+            }
+        }
     }
 
     @Test func anErrorNoRequestCausesIsNotDescribed() {

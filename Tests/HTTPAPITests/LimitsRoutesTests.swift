@@ -68,6 +68,64 @@ import Testing
         }
     }
 
+    /// A user has at most `maximumBookmarks`: one more is 409 and stores nothing, as many sent at once on the last
+    /// places let through exactly as many as fit, a guest whose bookmarks would take its account past the limit is not
+    /// merged (nothing changes), and with room made the sign-in goes through. (There was no limit: one user could keep
+    /// every passage key, a third of a million rows, returned whole and merged whole.)
+    @Test(arguments: StoreKind.available) func aUserHasAtMostTenThousandBookmarks(_ store: StoreKind) async throws {
+        try await store.run {
+            let environment = try makeEnvironment(clock: { fixedNow })
+            try await Application(router: buildRouter(environment)).test(.router) { client in
+                let credentials = ["email": "hafiz@example.org", "password": "a long passphrase"]
+                let (_, created) = try await post(client, "/v1/accounts", credentials)
+                let account = token(created)
+                let accountID = try #require((created["user"] as? [String: Any])?["id"] as? String)
+                // All but three places taken, directly in the store (through the API it would take hours of throttle).
+                let filler = maximumBookmarks - 3
+                if let postgres = StoreKind.postgres {
+                    try await postgres.withoutTransaction { transaction in
+                        try await transaction.rows(
+                            "INSERT INTO bookmark (user_id, verse_key, created_at) SELECT \(accountID), 'filler:' || g, 0 FROM generate_series(1, \(filler)) g"
+                        )
+                    }
+                } else {
+                    try await environment.database.write { db in
+                        for n in 1...filler {
+                            try db.execute(
+                                sql: "INSERT INTO bookmark (user_id, verse_key, created_at) VALUES (?, ?, 0)", arguments: [accountID, "filler:\(n)"])
+                        }
+                    }
+                }
+                // Five at once for the last three places: three are stored, two refused.
+                let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for verse in 1...5 { group.addTask { try await send(client, .put, "/v1/bookmarks/1:\(verse)", token: account).0 } }
+                    return try await group.reduce(into: [Int]()) { $0.append($1) }
+                }
+                #expect(statuses.sorted() == [201, 201, 201, 409, 409])
+                let (status, reply) = try await send(client, .put, "/v1/bookmarks/2:255", token: account)
+                #expect(status == 409)
+                #expect((reply["error"] as? [String: Any])?["code"] as? String == "too_many_bookmarks")
+                #expect((try await get(client, "/v1/bookmarks", token: account).1["bookmarks"] as? [Any])?.count == maximumBookmarks)
+                // One already kept is still answered as kept.
+                let kept = try #require(
+                    (try await get(client, "/v1/bookmarks", token: account).1["bookmarks"] as? [[String: Any]])?.last?["verse_key"] as? String)
+                #expect(try await send(client, .put, "/v1/bookmarks/\(kept)", token: account).0 == 200)
+                // A guest with a bookmark of its own cannot sign into the full account; it keeps it.
+                let guest = token(try await post(client, "/v1/guests", [:]).1)
+                #expect(try await send(client, .put, "/v1/bookmarks/2:255", token: guest).0 == 201)
+                let (refused, why) = try await post(client, "/v1/sessions", credentials, token: guest)
+                #expect(refused == 409)
+                #expect((why["error"] as? [String: Any])?["code"] as? String == "too_many_bookmarks")
+                #expect((try await get(client, "/v1/bookmarks", token: guest).1["bookmarks"] as? [Any])?.count == 1)
+                // Room made: the guest signs in, and its bookmark is the account's.
+                #expect(try await send(client, .delete, "/v1/bookmarks/\(kept)", token: account).0 == 204)
+                #expect(try await post(client, "/v1/sessions", credentials, token: guest).0 == 200)
+                let all = try #require(try await get(client, "/v1/bookmarks", token: account).1["bookmarks"] as? [[String: Any]])
+                #expect(all.count == maximumBookmarks && all.contains { $0["verse_key"] as? String == "2:255" })
+            }
+        }
+    }
+
     /// A sign-in with a guest's token merges the guest and opens the session in one transaction: when the session
     /// cannot be opened, the guest is as it was (its token signs it in, its device is its own) and the account has
     /// nothing of it. (In two transactions, the guest was merged and gone while the client was told the sign-in
