@@ -40,13 +40,16 @@ public actor MemoryCredentialStore: CredentialStore {
 /// A store that keeps each token sealed (AES-GCM) under a key derived from the signing key that made it, so that a
 /// copy of the database, or its backups, cannot send as the installation: only a process that holds the key file
 /// reads the token back. The name and the token's times are bound to the sealed value, so neither can be swapped.
-/// A value stored unsealed by an earlier version is read as it is (it lapses within the hour and its successor is
-/// sealed); a value that does not open under this key is taken as absent, and replaced.
+/// Sealed tokens are kept under their own names (`…/sealed`): a process of an earlier version, during a rolling
+/// upgrade or after a rollback, reads its own unsealed token and never sends a sealed one; one that does not open under
+/// this key is taken as absent, and replaced.
 public struct SealedCredentialStore: CredentialStore {
     public let store: any CredentialStore
     let key: SymmetricKey
 
     static let prefix = "sealed1:"
+    /// What is added to a token's name where it is kept sealed.
+    static let suffix = "/sealed"
 
     /// `secret` is the private key's bytes; `purpose` keeps the keys derived for different services apart.
     public init(store: any CredentialStore, secret: Data, purpose: String) {
@@ -56,7 +59,7 @@ public struct SealedCredentialStore: CredentialStore {
     }
 
     public func load(_ name: String) async throws -> StoredCredential? {
-        try await store.load(name).flatMap(open)
+        try await store.load(name + Self.suffix).flatMap(open)
     }
 
     public func save(_ credential: StoredCredential, unlessNewerThan bound: Date?) async throws -> StoredCredential {
@@ -73,23 +76,26 @@ public struct SealedCredentialStore: CredentialStore {
         let box = try AES.GCM.seal(Data(credential.value.utf8), using: key, authenticating: Self.context(credential))
         guard let combined = box.combined else { throw PushConfigurationError("could not seal a token") }
         return StoredCredential(
-            name: credential.name, value: Self.prefix + Base64URL.encode(combined), issuedAt: credential.issuedAt,
+            name: credential.name + Self.suffix, value: Self.prefix + Base64URL.encode(combined), issuedAt: credential.issuedAt,
             expiresAt: credential.expiresAt)
     }
 
     func open(_ stored: StoredCredential) -> StoredCredential? {
-        guard stored.value.hasPrefix(Self.prefix) else { return stored }
-        guard let combined = Base64URL.decode(String(stored.value.dropFirst(Self.prefix.count))),
+        guard stored.name.hasSuffix(Self.suffix), stored.value.hasPrefix(Self.prefix),
+            let combined = Base64URL.decode(String(stored.value.dropFirst(Self.prefix.count))),
             let box = try? AES.GCM.SealedBox(combined: combined),
             let plain = try? AES.GCM.open(box, using: key, authenticating: Self.context(stored)),
             let value = String(bytes: plain, encoding: .utf8)
         else { return nil }
-        return StoredCredential(name: stored.name, value: value, issuedAt: stored.issuedAt, expiresAt: stored.expiresAt)
+        return StoredCredential(
+            name: String(stored.name.dropLast(Self.suffix.count)), value: value, issuedAt: stored.issuedAt, expiresAt: stored.expiresAt)
     }
 
-    /// What the seal vouches for besides the token: its name and its times, to the millisecond (as stored).
+    /// What the seal vouches for besides the token: its name (as the caller knows it) and its times, to the
+    /// millisecond (as stored).
     static func context(_ credential: StoredCredential) -> Data {
+        let name = credential.name.hasSuffix(suffix) ? String(credential.name.dropLast(suffix.count)) : credential.name
         let times = [credential.issuedAt, credential.expiresAt].map { String(Int64(($0.timeIntervalSince1970 * 1000).rounded())) }
-        return Data(([credential.name] + times).joined(separator: "\n").utf8)
+        return Data(([name] + times).joined(separator: "\n").utf8)
     }
 }

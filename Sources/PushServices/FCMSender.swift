@@ -153,14 +153,21 @@ public actor FCMAccessTokens {
     /// A token after FCM refused `refused`: the one another request or process got since, or else a new one. A burst
     /// of requests refused together makes one exchange, not one each.
     public func renew(refused: String, now: Date) async throws -> String {
-        if let current, current.value != refused, Self.usable(current, now: now) { return current.value }
+        // The refused token is not used again, here or by a request that comes after.
+        if current?.value == refused { current = nil }
+        if let current, Self.usable(current, now: now) { return current.value }
         let stored = try await loadStored()
         if let current, current.value != refused, Self.usable(current, now: now) { return current.value }
         if let stored, stored.value != refused, Self.usable(stored, now: now) {
             current = stored
             return stored.value
         }
-        return try await exchanged(now: now, previous: stored ?? current)
+        // An exchange already under way (begun before the refusal) may bring back the refused token, stored by another
+        // process: then one more, past it.
+        let renewed = try await exchanged(now: now, previous: stored ?? current)
+        if renewed != refused { return renewed }
+        if current?.value == refused { current = nil }
+        return try await exchanged(now: now, previous: try await loadStored())
     }
 
     func loadStored() async throws -> StoredCredential? {

@@ -25,11 +25,12 @@ public struct WebPushSender: Sendable {
         self.state = WebPushState(vapid: vapid, store: store)
     }
 
-    /// After 403s from this many subscriptions in a row, with none accepted between, the VAPID key may be wrong: it is
-    /// paused if no subscription has ever accepted this key (a new or replaced key), or if one of them was a
-    /// subscription that accepted it before. Otherwise the 403s are the subscriptions' own: a subscription made with
+    /// After this many 403s in a row, with none accepted between, the VAPID key may be wrong: it is paused if no
+    /// subscription has ever accepted this key and subject (a new or replaced key), or if the run has reached a
+    /// subscription that accepted them before. Otherwise the 403s are the subscriptions' own: a subscription made with
     /// another server's key (anyone can register one) is refused by its service, and a run of them must not stop
-    /// Web Push for everyone.
+    /// Web Push for everyone. (A key that stops working after it worked is refused by every subscription, and the run
+    /// goes on until it reaches one of the known ones.)
     public static let forbiddenInARow = 10
 
     /// Whether `endpoint` is an https URL on an allowed host.
@@ -83,7 +84,7 @@ public struct WebPushSender: Sendable {
 /// VAPID tokens per origin (12 hours, renewed with an hour left), the run of 403s, and the subscriptions known to
 /// accept this key and subject.
 ///
-/// The known ones are a few (`knownLimit`) of the subscriptions that accepted a push, as digests of their endpoints,
+/// The known ones are some (`knownLimit`) of the subscriptions that accepted a push, as digests of their endpoints,
 /// kept in the store under the key's and subject's digest: every process reads them once, and adds to them until
 /// they are that many.
 actor WebPushState {
@@ -92,14 +93,15 @@ actor WebPushState {
     /// The store's name for the known subscriptions of this key and subject.
     let name: String
     var tokens: [String: (header: String, expires: Date)] = [:]
-    /// The endpoints (digests) of the current run of 403s, and whether one of them is known to accept the key.
-    var run: Set<String> = []
+    /// The current run of 403s, and whether it has reached a subscription known to accept the key.
+    var forbidden = 0
     var runHasKnown = false
-    /// The known subscriptions as stored (nil until read), and when the stored list was written.
+    /// The known subscriptions as stored (nil until read), and when the stored list was written (whole seconds, which
+    /// come back from either database as they went in).
     var known: Set<String>?
     var knownWritten: Date?
 
-    static let knownLimit = 64
+    static let knownLimit = 1000
 
     init(vapid: VAPIDKey, store: any CredentialStore) {
         self.vapid = vapid
@@ -116,39 +118,40 @@ actor WebPushState {
         return header
     }
 
-    /// Records an answer from `endpoint`; true when the run of 403s it ends or extends says the key is wrong.
+    /// Records an answer from `endpoint`; true when the run of 403s it ends or extends says the key is wrong. While
+    /// the known subscriptions cannot be read (the database is away), a run says nothing.
     func record(status: Int, endpoint: String, now: Date) async -> Bool {
         let digest = Self.digest(endpoint)
         guard status == 403 else {
-            (run, runHasKnown) = ([], false)
+            (forbidden, runHasKnown) = (0, false)
             if (200..<300).contains(status) { await remember(digest, now: now) }
             return false
         }
-        run.insert(digest)
-        let known = await knownSubscriptions()
+        forbidden += 1
+        guard let known = await knownSubscriptions() else { return false }
         if known.contains(digest) { runHasKnown = true }
-        return run.count >= WebPushSender.forbiddenInARow && (known.isEmpty || runHasKnown)
+        return forbidden >= WebPushSender.forbiddenInARow && (known.isEmpty || runHasKnown)
     }
 
-    /// The known subscriptions, read from the store the first time (nothing known while it cannot be read).
-    func knownSubscriptions() async -> Set<String> {
+    /// The known subscriptions, read from the store the first time; nil while it cannot be read.
+    func knownSubscriptions() async -> Set<String>? {
         if let known { return known }
         let stored: StoredCredential?
-        do { stored = try await store.load(name) } catch { return [] }
+        do { stored = try await store.load(name) } catch { return nil }
         if known == nil {
             known = Set(stored?.value.split(separator: ",").map(String.init) ?? [])
             knownWritten = stored?.issuedAt
         }
-        return known ?? []
+        return known
     }
 
     /// Adds a subscription that accepted a push to the known ones, until they are `knownLimit`.
     func remember(_ digest: String, now: Date) async {
-        let current = await knownSubscriptions()
-        guard current.count < Self.knownLimit, !current.contains(digest) else { return }
+        guard let current = await knownSubscriptions(), current.count < Self.knownLimit, !current.contains(digest) else { return }
         let list = current.union([digest])
         known = list
-        let written = max(now, (knownWritten ?? .distantPast).addingTimeInterval(0.001))
+        let second = now.timeIntervalSince1970.rounded(.down)
+        let written = Date(timeIntervalSince1970: max(second, (knownWritten?.timeIntervalSince1970 ?? 0) + 1))
         guard
             let stored = try? await store.save(
                 StoredCredential(name: name, value: list.sorted().joined(separator: ","), issuedAt: written, expiresAt: .distantFuture),

@@ -218,8 +218,9 @@ import Testing
     }
 
     /// A token at rest is sealed under the key that made it: the store holds neither the APNs provider token nor the
-    /// FCM access token the services saw, a store read with another key (or with its times changed) gives nothing,
-    /// and a value an earlier version stored unsealed is still read.
+    /// FCM access token the services saw, a store read with another key (or with its times changed) gives nothing. It
+    /// is kept under a name of its own: a process of an earlier version (a rolling upgrade, a rollback) never reads a
+    /// sealed token and sends it, nor this version an earlier one's unsealed token.
     @Test func tokensAreSealedAtRest() async throws {
         try await withStandIn { h in
             let store = MemoryCredentialStore()
@@ -228,8 +229,10 @@ import Testing
             let fcmSender = try fcm(h, store: store)
             _ = await fcmSender.send(message: Self.fcmMessage("fcm-token:APA91bStandIn_0001"), now: h.clock.now)
             let apnsName = apns(h, store: store).tokens.name
-            let stored = try #require(await store.load(apnsName))
-            let fcmStored = try #require(await store.load(fcmSender.tokens.name))
+            #expect(await store.load(apnsName) == nil)
+            #expect(await store.load(fcmSender.tokens.name) == nil)
+            let stored = try #require(await store.load(apnsName + SealedCredentialStore.suffix))
+            let fcmStored = try #require(await store.load(fcmSender.tokens.name + SealedCredentialStore.suffix))
             let seen = await h.script.providerTokens.map(\.token)
             #expect(seen.count == 1)
             #expect(!seen.contains(stored.value) && stored.value.hasPrefix(SealedCredentialStore.prefix))
@@ -247,10 +250,10 @@ import Testing
             let own = StoredCredential(name: apnsName, value: "own", issuedAt: stored.issuedAt, expiresAt: stored.expiresAt)
             #expect(try await stranger.save(own, unlessNewerThan: nil) == own)
             #expect(try await stranger.load(apnsName) == own)
-            // Unsealed (an earlier version's): read as it is.
+            // An earlier version's token, unsealed under the plain name, is that version's alone.
             let plain = StoredCredential(name: "old", value: "plain-token", issuedAt: Self.start, expiresAt: Self.start.addingTimeInterval(60))
             _ = await store.save(plain, unlessNewerThan: nil)
-            #expect(try await sealed.load("old") == plain)
+            #expect(try await sealed.load("old") == nil)
         }
     }
 
@@ -429,6 +432,13 @@ import Testing
         }
     }
 
+    /// A store that cannot be read, as a database that is away.
+    struct UnreadableStore: CredentialStore {
+        struct Away: Error {}
+        func load(_ name: String) async throws -> StoredCredential? { throw Away() }
+        func save(_ credential: StoredCredential, unlessNewerThan: Date?) async throws -> StoredCredential { throw Away() }
+    }
+
     /// Once a key has worked, a run of 403s pauses Web Push only if a subscription that accepted the key is in it:
     /// subscriptions made with another server's key (which anyone can register, and which are sent one after another
     /// when they share a reminder time) are refused each on its own, and did pause Web Push for every device. Another
@@ -457,6 +467,12 @@ import Testing
             for n in 1...14 {
                 await h.script.answer("sub-\(n)", with: .init(status: 403))
                 #expect(await send(n, by: other) == .failed(reason: "Web Push 403"))
+            }
+            // While the known subscriptions cannot be read (the database is away), a run of refusals says nothing.
+            let unreadable = try webPush(h, store: UnreadableStore())
+            for n in 1...14 {
+                await h.script.answer("sub-\(n)", with: .init(status: 403))
+                #expect(await send(n, by: unreadable) == .failed(reason: "Web Push 403"))
             }
             // The same store under a new key knows nothing of it: ten refusals pause.
             let replaced = try webPush(h, key: P256.Signing.PrivateKey(), store: store)
