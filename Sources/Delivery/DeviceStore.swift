@@ -99,7 +99,7 @@ extension AppDatabase {
         {
             let id: String = row["id"]
             if row["user_id"] as String? == userID { return (try Self.updateDevice(db, id: id, settings, now: now), false) }
-            try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM device WHERE id = ? AND platform = ? AND token = ?", arguments: [id, token.platform.rawValue, endpoint])
         }
         if try Int.fetchOne(db, sql: "SELECT count(*) FROM device WHERE user_id = ?", arguments: [userID]) ?? 0 >= maximum {
             throw DeviceError.tooMany(maximum)

@@ -59,7 +59,9 @@ extension PostgresTransaction {
         if let row = try await rows("SELECT id, user_id FROM device WHERE platform = \(token.platform.rawValue) AND token = \(endpoint)").first {
             let (id, owner) = try row.decode((String, String?).self)
             if owner == userID { return (try await updateDevice(id: id, settings, now: now, themes: themes), false) }
-            try await rows("DELETE FROM device WHERE id = \(id)")
+            // Taken over only as it was found: a device whose owner moved it to another token meanwhile (holding that
+            // token's lock, not this one's) stays theirs.
+            try await rows("DELETE FROM device WHERE id = \(id) AND platform = \(token.platform.rawValue) AND token = \(endpoint)")
         }
         if try await value("SELECT count(*) FROM device WHERE user_id = \(userID)", as: Int.self) ?? 0 >= maximum {
             throw DeviceError.tooMany(maximum)

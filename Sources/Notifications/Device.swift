@@ -65,7 +65,22 @@ public enum PushToken: Hashable, Sendable {
         guard let secret = Base64URL.decode(auth), secret.count == 16 else {
             throw .invalidToken(platform: .webpush, value: auth)
         }
-        return .webpush(endpoint: endpoint, p256dh: p256dh, auth: auth)
+        // Kept in one spelling: the endpoint's host in lower case without the default port (one subscription is one
+        // device however its host was written), the keys re-encoded (the decoder takes padding and the standard
+        // alphabet, so a key could arrive kilobytes long).
+        return .webpush(endpoint: canonicalEndpoint(endpoint), p256dh: Base64URL.encode(key), auth: Base64URL.encode(secret))
+    }
+
+    /// `https://Host:443/path` as `https://host/path`: the authority in lower case, the default port dropped, the rest
+    /// as it was.
+    static func canonicalEndpoint(_ endpoint: String) -> String {
+        let scheme = "https://"
+        guard endpoint.hasPrefix(scheme) else { return endpoint }
+        let rest = endpoint.dropFirst(scheme.count)
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        var authority = rest[..<authorityEnd].lowercased()
+        if authority.hasSuffix(":443") { authority.removeLast(4) }
+        return scheme + authority + rest[authorityEnd...]
     }
 }
 

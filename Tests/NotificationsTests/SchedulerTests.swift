@@ -146,6 +146,18 @@ import Testing
         #expect(throws: Never.self) { try PushToken.webpush(validatingEndpoint: "https://push.example.org/abc", p256dh: key, auth: auth) }
         #expect(throws: DeviceError.self) { try PushToken.webpush(validatingEndpoint: "http://push.example.org/abc", p256dh: key, auth: auth) }
         #expect(throws: DeviceError.self) { try PushToken.webpush(validatingEndpoint: "https://push.example.org/abc", p256dh: auth, auth: auth) }
+        // One subscription has one spelling: the host in lower case without its default port, the keys re-encoded (a
+        // key padded with a kilobyte of "=", or in the standard alphabet, is the same key).
+        let padded = Data([4] + [UInt8](repeating: 0xFB, count: 64)).base64EncodedString() + String(repeating: "=", count: 1000)
+        #expect(
+            try PushToken.webpush(validatingEndpoint: "https://Push.Example.ORG:443/Send/AbC:x", p256dh: padded, auth: auth + "==")
+                == .webpush(
+                    endpoint: "https://push.example.org/Send/AbC:x", p256dh: Base64URL.encode(Data([4] + [UInt8](repeating: 0xFB, count: 64))),
+                    auth: auth))
+        #expect(
+            try PushToken.webpush(validatingEndpoint: "https://push.example.org:8443/a", p256dh: key, auth: auth)
+                == .webpush(
+                    endpoint: "https://push.example.org:8443/a", p256dh: key, auth: auth))
         #expect(throws: DeviceError.invalidTimeZone("Mars/Olympus")) { try Device.validateTimeZone("Mars/Olympus") }
     }
 }
