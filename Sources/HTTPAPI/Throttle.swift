@@ -64,9 +64,13 @@ public final class Throttle: Sendable {
 
     private func record(_ key: String, now: Date, in events: inout [String: [Date]]) {
         if events.count >= maximumKeys, events[key] == nil {
-            // Forget the keys with nothing in the window; if all are busy, the oldest one.
+            // Forget the keys with nothing in the window; if all are busy, the one with the fewest attempts (the
+            // longest idle of those). The fewest, not the oldest: a flood of new keys, one attempt each, must not push
+            // out a key that has been refused its guesses (an email's failures) and give it a fresh count.
             events = events.filter { $0.value.contains { now.timeIntervalSince($0) < window } }
-            if events.count >= maximumKeys, let victim = events.min(by: { ($0.value.last ?? now) < ($1.value.last ?? now) })?.key {
+            if events.count >= maximumKeys,
+                let victim = events.min(by: { ($0.value.count, $0.value.last ?? now) < ($1.value.count, $1.value.last ?? now) })?.key
+            {
                 events[victim] = nil
             }
         }

@@ -33,6 +33,18 @@ import Testing
         }
     }
 
+    /// In memory the keys are bounded: when every key is busy, a flood of new keys (one attempt each, from many
+    /// addresses) pushes out the keys with the fewest attempts, never one that is at its limit, which would come back
+    /// with a fresh count (an email's failed guesses forgotten). The oldest was pushed out first.
+    @Test func aFloodOfNewKeysNeverFreesAKeyAtItsLimit() async throws {
+        let throttle = Throttle(limit: 3, window: 3600, maximumKeys: 10)
+        let start = Date(timeIntervalSince1970: 1_740_000_000)
+        for n in 0..<3 { #expect(try await throttle.admit("email victim", now: start.addingTimeInterval(Double(n))) == nil) }
+        #expect(try await throttle.admit("email victim", now: start.addingTimeInterval(10)) != nil)
+        for n in 0..<50 { #expect(try await throttle.admit("email flood\(n)", now: start.addingTimeInterval(20 + Double(n))) == nil) }
+        #expect(try await throttle.admit("email victim", now: start.addingTimeInterval(100)) != nil)
+    }
+
     @Test(arguments: StoreKind.available) func aSuccessfulSignInGivesTheClientItsAttemptBack(_ store: StoreKind) async throws {
         try await store.run {
             let throttle = try throttle(limit: 2, window: 60, on: store)
