@@ -82,6 +82,11 @@ extension PostgresTransaction {
         let (token, hash) = SessionToken.generate()
         let at = now.timeIntervalSince1970
         try await rows("INSERT INTO session (token_hash, user_id, created_at, last_used_at) VALUES (\(hash), \(userID), \(at), \(at))")
+        try await rows(
+            """
+            DELETE FROM session WHERE user_id = \(userID) AND token_hash NOT IN (
+                SELECT token_hash FROM session WHERE user_id = \(userID) ORDER BY last_used_at DESC, created_at DESC LIMIT \(maximumSessions))
+            """)
         return token
     }
 

@@ -3,6 +3,10 @@ import Encodings
 import Foundation
 
 /// Bearer tokens: 256 random bits, shown to the client once and stored only as their SHA-256.
+/// The most sessions a user keeps: a new one past it signs out the least recently used. (Without a bound, every sign-in
+/// added a session for good, each with its own allowance of changes.)
+public let maximumSessions = 100
+
 public enum SessionToken {
     public static let randomBytes = 32
 

@@ -126,6 +126,53 @@ import Testing
         }
     }
 
+    /// A user keeps at most `maximumSessions`: a sign-in past it signs out the least recently used, and keeps the
+    /// sessions in use.
+    @Test(arguments: StoreKind.available) func aUserKeepsAtMostAHundredSessions(_ store: StoreKind) async throws {
+        try await store.run {
+            let environment = try makeEnvironment(clock: { fixedNow })
+            try await Application(router: buildRouter(environment)).test(.router) { client in
+                let credentials = ["email": "many@example.org", "password": "a long passphrase"]
+                let (_, created) = try await post(client, "/v1/accounts", credentials)
+                let first = token(created)
+                let userID = try #require((created["user"] as? [String: Any])?["id"] as? String)
+                // 120 older sessions, the n-th last used n seconds into 2025.
+                let old = (0..<120).map { n in (String(format: "old-%03d", n), 1_735_689_600.0 + Double(n)) }
+                if let postgres = StoreKind.postgres {
+                    try await postgres.withoutTransaction { transaction in
+                        for (hash, at) in old {
+                            try await transaction.rows(
+                                "INSERT INTO session (token_hash, user_id, created_at, last_used_at) VALUES (\(hash), \(userID), \(at), \(at))")
+                        }
+                    }
+                } else {
+                    try await environment.database.write { db in
+                        for (hash, at) in old {
+                            try db.execute(
+                                sql: "INSERT INTO session (token_hash, user_id, created_at, last_used_at) VALUES (?, ?, ?, ?)",
+                                arguments: [hash, userID, at, at])
+                        }
+                    }
+                }
+                let signedIn = token(try await post(client, "/v1/sessions", credentials).1)
+                let kept: [String]
+                if let postgres = StoreKind.postgres {
+                    kept = try await postgres.withoutTransaction { transaction in
+                        try await transaction.rows("SELECT token_hash FROM session WHERE user_id = \(userID)").map { try $0.decode(String.self) }
+                    }
+                } else {
+                    kept = try await environment.database.read { db in
+                        try String.fetchAll(db, sql: "SELECT token_hash FROM session WHERE user_id = ?", arguments: [userID])
+                    }
+                }
+                #expect(kept.count == maximumSessions)
+                // The two in use and the 98 most recently used of the old ones.
+                #expect(Set(kept.filter { $0.hasPrefix("old-") }) == Set(old.suffix(maximumSessions - 2).map(\.0)))
+                for bearer in [first, signedIn] { #expect(try await get(client, "/v1/me", token: bearer).0 == 200) }
+            }
+        }
+    }
+
     /// A sign-in with a guest's token merges the guest and opens the session in one transaction: when the session
     /// cannot be opened, the guest is as it was (its token signs it in, its device is its own) and the account has
     /// nothing of it. (In two transactions, the guest was merged and gone while the client was told the sign-in
