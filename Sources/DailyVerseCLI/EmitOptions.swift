@@ -82,7 +82,7 @@ struct EmitOptions: ParsableArguments {
     struct SinkState {
         let pauses: any PauseStore
         let credentials: any CredentialStore
-        let spool: (folder: String, recordedSize: @Sendable (String) throws -> Int64?, pendingRows: @Sendable ([Int64]) throws -> Set<Int64>)?
+        let spool: (folder: String, recordedSize: @Sendable (String) throws -> Int64?, unsettled: @Sendable (String, [String]) throws -> Set<String>)?
 
         /// SQLite's: the spool by default, beside the database.
         static func sqlite(_ database: AppDatabase, _ global: GlobalOptions) throws -> SinkState {
@@ -90,7 +90,7 @@ struct EmitOptions: ParsableArguments {
                 pauses: database, credentials: DatabaseCredentialStore(database: database),
                 spool: (
                     URL(fileURLWithPath: try global.databasePath()).deletingLastPathComponent().appendingPathComponent("spool").path,
-                    { try database.spoolMark(path: $0) }, { try database.pendingOutboxRows($0) }
+                    { try database.spoolMark(path: $0) }, { try database.unsettledOutboxDevices(localDate: $0, deviceIDs: $1) }
                 ))
         }
 
@@ -114,7 +114,7 @@ struct EmitOptions: ParsableArguments {
                     "sink jsonl: a spool is one machine's files, and on PostgreSQL several processes deliver: use push, webhook:URL or gorush:URL")
             }
             return try JSONLinesSpool(
-                directory: URL(fileURLWithPath: String(spec.dropFirst(6))), recordedSize: spool.recordedSize, pendingRows: spool.pendingRows)
+                directory: URL(fileURLWithPath: String(spec.dropFirst(6))), recordedSize: spool.recordedSize, unsettled: spool.unsettled)
         }
         if spec.hasPrefix("webhook:"), let url = URL(string: String(spec.dropFirst(8))) { return try WebhookSink(url: url) }
         if spec == "push" {

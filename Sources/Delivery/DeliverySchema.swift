@@ -250,17 +250,24 @@ extension AppDatabase {
         try read { db in try Int64.fetchOne(db, sql: "SELECT size FROM spool_mark WHERE path = ?", arguments: [path]) }
     }
 
-    /// Which of these outbox rows are still pending: the spool keeps the keys of their lines, which may come back.
-    public func pendingOutboxRows(_ ids: [Int64]) throws -> Set<Int64> {
+    /// Of these devices, those whose row for `localDate` is not settled: pending, or none while the device exists (a
+    /// power loss can take the database back to before the row, which is then written again). The spool keeps the
+    /// keys of their lines, which may come back; a settled row's, or a removed device's, do not.
+    public func unsettledOutboxDevices(localDate: String, deviceIDs: [String]) throws -> Set<String> {
         try read { db in
-            var pending = Set<Int64>()
-            for chunk in stride(from: 0, to: ids.count, by: 500).map({ ids[$0..<min($0 + 500, ids.count)] }) {
+            var unsettled = Set<String>()
+            for chunk in stride(from: 0, to: deviceIDs.count, by: 500).map({ deviceIDs[$0..<min($0 + 500, deviceIDs.count)] }) {
                 let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                pending.formUnion(
-                    try Int64.fetchAll(
-                        db, sql: "SELECT id FROM outbox WHERE status = 'pending' AND id IN (\(marks))", arguments: StatementArguments(Array(chunk))))
+                unsettled.formUnion(
+                    try String.fetchAll(
+                        db,
+                        sql: """
+                            SELECT d.id FROM device d WHERE d.id IN (\(marks)) AND NOT EXISTS (
+                                SELECT 1 FROM outbox o WHERE CAST(julianday(o.local_date) AS INTEGER) = CAST(julianday(?) AS INTEGER)
+                                    AND o.device_seq = d.seq AND o.status <> 'pending')
+                            """, arguments: StatementArguments(Array(chunk) + [localDate])))
             }
-            return pending
+            return unsettled
         }
     }
 }

@@ -71,9 +71,10 @@ public struct StdoutSink: Sink {
 /// batch — not the whole day's file; without a recorded size (a spool written before v13, a database without one) it
 /// reads the last `reconcileLines` lines.
 ///
-/// While it runs it keeps, per file, the keys of the lines whose outbox rows are still pending (`pendingRows` asks the
-/// outbox, before each append to the file): a batch that failed part-way (another file could not be written) or
-/// whose outcomes were not recorded comes back later, perhaps after other batches, and finds its lines. The size
+/// While it runs it keeps, per file, the keys of the lines the outbox has not settled (`unsettled` asks it, before each
+/// append to the file: a row still pending, or none at all for a device that still exists, as after a power loss that
+/// took the database back): a batch whose outcomes were not recorded comes back later, perhaps after other batches,
+/// and finds its lines. The size
 /// given to the outbox to record is held back to the start of the oldest append with such a line, so a restart reads
 /// them back too. Past a few appends it lets the file go and reads it back from the recorded size at its next append,
 /// as a restart does. Memory and start-up time do not grow with the spool.
@@ -97,27 +98,28 @@ public final class JSONLinesSpool: Sink, Sendable {
     /// appends are one at a time.
     private let recent = Mutex<[String: [Appended]]>([:])
 
-    /// Lines of a file from `start` to `end`: their keys, each with its outbox row's id (-1 for a line without one).
+    /// Lines of a file from `start` to `end`, by their keys (`device/date`).
     struct Appended {
         let start: Int64
         let end: Int64
-        var keys: [String: Int64]
+        var keys: Set<String>
     }
     /// The files appended to by the last delivery, with their sizes after it: for the outbox to record.
     private let marks = Mutex<[String: Int64]>([:])
     /// The size the outbox recorded for a file (by path), if any.
     private let recordedSize: @Sendable (String) throws -> Int64?
-    /// Which of these outbox rows are still pending (without an outbox to ask: all of them).
-    private let pendingRows: @Sendable ([Int64]) throws -> Set<Int64>
+    /// Of these devices, those whose row for this local date the outbox has not settled: pending, or none while the
+    /// device exists (without an outbox to ask: all of them).
+    private let unsettled: @Sendable (_ localDate: String, _ deviceIDs: [String]) throws -> Set<String>
     private let lockFile: Int32
 
     public init(
         directory: URL, reconcileLines: Int = 2000, recordedSize: @escaping @Sendable (String) throws -> Int64? = { _ in nil },
-        pendingRows: @escaping @Sendable ([Int64]) throws -> Set<Int64> = { Set($0) }
+        unsettled: @escaping @Sendable (_ localDate: String, _ deviceIDs: [String]) throws -> Set<String> = { Set($1) }
     ) throws {
         self.directory = directory
         self.recordedSize = recordedSize
-        self.pendingRows = pendingRows
+        self.unsettled = unsettled
         self.name = "jsonl:\(directory.path)"
         self.reconcileLines = max(1, reconcileLines)
         do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch {
@@ -138,45 +140,19 @@ public final class JSONLinesSpool: Sink, Sendable {
     }
 
     public func deliver(_ records: [OutboxRecord]) throws -> [Int64: DeliveryOutcome] {
-        // The sizes are the outbox's to record only with a batch taken whole: after a failure part-way there are none,
-        // and a restart reads the files back from the sizes recorded before.
+        // The sizes are the outbox's to record with the records delivered: all of them, or, after a failure part-way,
+        // those of the files written before it (`SinkError.delivered`).
         marks.withLock { $0 = [:] }
         return try recent.withLock { recent in
             var outcomes: [Int64: DeliveryOutcome] = [:]
             var sizes: [String: Int64] = [:]
             let byFile = Dictionary(grouping: records) { "\($0.localDate).jsonl" }
             for (file, group) in byFile.sorted(by: { $0.key < $1.key }) {
-                let url = directory.appendingPathComponent(file)
-                // What the outbox has recorded will not come back: only the lines of rows still pending are kept.
-                var appends = try recent[file].map(stillPending) ?? [try reconcile(url)]
-                recent[file] = appends
-                var written: [String: Int64] = [:]
-                var text = ""
-                for record in group {
-                    let key = record.idempotencyKey
-                    if written[key] == nil, !appends.contains(where: { $0.keys[key] != nil }) {
-                        written[key] = record.id
-                        text += record.jsonLine() + "\n"
-                    }
-                    outcomes[record.id] = .delivered()
+                do { try deliver(group, to: file, recent: &recent, outcomes: &outcomes, sizes: &sizes) } catch var error as SinkError {
+                    marks.withLock { $0 = sizes }
+                    error.delivered = Set(outcomes.keys)
+                    throw error
                 }
-                if !text.isEmpty {
-                    let (start, end): (Int64, Int64)
-                    do { (start, end) = try append(text, to: url) } catch {
-                        // What is on disk is no longer what we remember: read it back before the next write.
-                        recent[file] = nil
-                        throw error
-                    }
-                    appends.append(Appended(start: start, end: end, keys: written))
-                }
-                // The size for the outbox to record with this batch: the file's end, or the start of the oldest append
-                // with a line of a row this batch does not record, which a restart must read back.
-                let inBatch = Set(group.map(\.idempotencyKey))
-                if let end = appends.map(\.end).max() {
-                    sizes[url.path] = appends.filter { !$0.keys.keys.allSatisfy(inBatch.contains) }.map(\.start).min() ?? end
-                }
-                // Too many appends with rows pending: the file is read back from its recorded size before its next append.
-                recent[file] = appends.count <= Self.rememberedAppends ? appends : nil
             }
             marks.withLock { $0 = sizes }
             // Files are named by their local date: the earliest not written just now go first.
@@ -185,14 +161,52 @@ public final class JSONLinesSpool: Sink, Sendable {
         }
     }
 
-    /// `appends` with only the lines of rows the outbox still has pending (all of them when it cannot say).
-    private func stillPending(_ appends: [Appended]) -> [Appended] {
-        let ids = appends.flatMap { $0.keys.values.filter { $0 >= 0 } }
-        guard !ids.isEmpty, let pending = try? pendingRows(ids) else { return appends }
+    /// One file's records of a batch: each key's line written once, their outcomes and the file's size to record.
+    private func deliver(
+        _ group: [OutboxRecord], to file: String, recent: inout [String: [Appended]], outcomes: inout [Int64: DeliveryOutcome],
+        sizes: inout [String: Int64]
+    ) throws {
+        let url = directory.appendingPathComponent(file)
+        // What the outbox has settled will not come back: only the lines of rows it has not are kept.
+        var appends = try recent[file].map { unsettledOnly($0, file: file) } ?? [try reconcile(url)]
+        recent[file] = appends
+        var written = Set<String>()
+        var text = ""
+        for record in group where !written.contains(record.idempotencyKey) && !appends.contains(where: { $0.keys.contains(record.idempotencyKey) }) {
+            written.insert(record.idempotencyKey)
+            text += record.jsonLine() + "\n"
+        }
+        if !text.isEmpty {
+            let (start, end): (Int64, Int64)
+            do { (start, end) = try append(text, to: url) } catch {
+                // What is on disk is no longer what we remember: read it back before the next write.
+                recent[file] = nil
+                throw error
+            }
+            appends.append(Appended(start: start, end: end, keys: written))
+        }
+        for record in group { outcomes[record.id] = .delivered() }
+        // The size for the outbox to record with this batch: the file's end, or the start of the oldest append with a
+        // line of a row this batch does not record, which a restart must read back.
+        let inBatch = Set(group.map(\.idempotencyKey))
+        if let end = appends.map(\.end).max() {
+            sizes[url.path] = appends.filter { !$0.keys.isSubset(of: inBatch) }.map(\.start).min() ?? end
+        }
+        // Too many appends with rows unsettled: the file is read back from its recorded size before its next append.
+        recent[file] = appends.count <= Self.rememberedAppends ? appends : nil
+    }
+
+    /// `appends` with only the lines of rows the outbox has not settled (all of them when it cannot say).
+    private func unsettledOnly(_ appends: [Appended], file: String) -> [Appended] {
+        let keys = appends.flatMap(\.keys)
+        guard !keys.isEmpty, file.hasSuffix(".jsonl") else { return appends }
+        let date = String(file.dropLast(6))
+        let devices = keys.compactMap { key in key.hasSuffix("/" + date) ? String(key.dropLast(date.count + 1)) : nil }
+        guard let kept = try? unsettled(date, devices) else { return appends }
         return appends.compactMap { append in
-            var kept = append
-            kept.keys = append.keys.filter { $0.value < 0 || pending.contains($0.value) }
-            return kept.keys.isEmpty ? nil : kept
+            var left = append
+            left.keys = append.keys.filter { !$0.hasSuffix("/" + date) || kept.contains(String($0.dropLast(date.count + 1))) }
+            return left.keys.isEmpty ? nil : left
         }
     }
 
@@ -216,18 +230,21 @@ public final class JSONLinesSpool: Sink, Sendable {
     private func reconcile(_ url: URL) throws -> Appended {
         let descriptor = open(url.path, O_RDWR | O_CLOEXEC)
         if descriptor < 0 {
-            if errno == ENOENT { return Appended(start: 0, end: 0, keys: [:]) }
+            if errno == ENOENT { return Appended(start: 0, end: 0, keys: []) }
             throw SinkError.local("cannot open spool file '\(url.path)'", errno: errno)
         }
         defer { close(descriptor) }
         let size = lseek(descriptor, 0, SEEK_END)
-        guard size > 0 else { return Appended(start: 0, end: 0, keys: [:]) }
+        guard size > 0 else { return Appended(start: 0, end: 0, keys: []) }
         let (start, keys) = try keys(in: descriptor, size: size, url: url)
+        // Lines another process wrote and had not synced when it was killed are on disk before they are taken for
+        // written: their rows are about to be recorded as delivered.
+        guard fsync(descriptor) == 0 else { throw SinkError.local("cannot sync spool file '\(url.path)'", errno: errno) }
         let read = Appended(start: Int64(start), end: Int64(lseek(descriptor, 0, SEEK_END)), keys: keys)
-        return stillPending([read]).first ?? Appended(start: read.end, end: read.end, keys: [:])
+        return unsettledOnly([read], file: url.lastPathComponent).first ?? Appended(start: read.end, end: read.end, keys: [])
     }
 
-    private func keys(in descriptor: Int32, size: off_t, url: URL) throws -> (start: off_t, keys: [String: Int64]) {
+    private func keys(in descriptor: Int32, size: off_t, url: URL) throws -> (start: off_t, keys: Set<String>) {
         let recorded: Int64?
         do { recorded = try recordedSize(url.path) } catch { throw SinkError("cannot read the spool's recorded size: \(error)", isLocal: true) }
         if let recorded, recorded >= 0, recorded <= Int64(size) {
@@ -258,23 +275,18 @@ public final class JSONLinesSpool: Sink, Sendable {
         }
         var lines = tail.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
         if offset > 0, !lines.isEmpty { lines.removeFirst() }  // the first may be the end of a line before the tail
-        var keys: [String: Int64] = [:]
-        for line in lines.suffix(reconcileLines) { Self.key(of: line, into: &keys) }
-        return (offset, keys)
+        return (offset, Set(lines.suffix(reconcileLines).compactMap(Self.key)))
     }
 
-    /// A line's key, with its outbox row's id (-1 when it has none); nothing for a line that is not a record.
-    static func key(of line: some Collection<UInt8>, into keys: inout [String: Int64]) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-            let key = object["idempotency_key"] as? String
-        else { return }
-        keys[key] = (object["id"] as? NSNumber)?.int64Value ?? -1
+    /// A line's key; nil for a line that is not a record.
+    static func key(of line: some Collection<UInt8>) -> String? {
+        (try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])?["idempotency_key"] as? String
     }
 
     /// The keys of the whole lines from `start` (a line's start) to `end`; a last line without its newline is cut
     /// off the file. Read forwards in chunks, holding only the keys.
-    private func keys(_ descriptor: Int32, from start: off_t, to end: off_t, url: URL) throws -> [String: Int64] {
-        var keys: [String: Int64] = [:]
+    private func keys(_ descriptor: Int32, from start: off_t, to end: off_t, url: URL) throws -> Set<String> {
+        var keys = Set<String>()
         var offset = start
         var partial: [UInt8] = []
         let chunk = 1 << 20
@@ -287,7 +299,7 @@ public final class JSONLinesSpool: Sink, Sendable {
             var lineStart = 0
             for index in 0..<count where buffer[index] == UInt8(ascii: "\n") {
                 partial.append(contentsOf: buffer[lineStart..<index])
-                Self.key(of: partial, into: &keys)
+                if let key = Self.key(of: partial) { keys.insert(key) }
                 partial.removeAll(keepingCapacity: true)
                 lineStart = index + 1
             }
@@ -339,6 +351,9 @@ public struct SinkError: UserFacingError, Equatable {
     /// A failure of this machine (a full disk, an I/O error), not of the records: retried until it clears, never
     /// counted against a row's attempts.
     public let isLocal: Bool
+    /// The records a sink delivered before it failed (the spool's files written before the one that could not be):
+    /// recorded as delivered, with the sink's marks for them, rather than tried again.
+    public var delivered: Set<Int64> = []
 
     public init(_ description: String, isLocal: Bool = false) {
         self.description = description
@@ -433,9 +448,14 @@ public struct Deliverer: Sendable {
                         outcomes = try await sink.deliver(live)
                         marks = sink.takeMarks()
                     } catch let error as SinkError where error.isLocal {
-                        // Not the records' fault: they stay pending with their attempts as they were, and wait a little.
+                        // Not the records' fault: they stay pending with their attempts as they were, and wait a little;
+                        // those the sink delivered before it failed are recorded so, with what it made durable for them.
                         summary.localError = error.description
-                        outcomes = Dictionary(uniqueKeysWithValues: live.map { ($0.id, .paused(error: error.description, after: localRetryDelay)) })
+                        marks = sink.takeMarks()
+                        outcomes = Dictionary(
+                            uniqueKeysWithValues: live.map {
+                                ($0.id, error.delivered.contains($0.id) ? .delivered() : .paused(error: error.description, after: localRetryDelay))
+                            })
                     } catch {
                         outcomes = Dictionary(uniqueKeysWithValues: live.map { ($0.id, .retry(error: "\(error)", after: nil)) })
                     }
