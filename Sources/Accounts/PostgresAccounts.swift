@@ -84,8 +84,9 @@ extension PostgresTransaction {
         try await rows("INSERT INTO session (token_hash, user_id, created_at, last_used_at) VALUES (\(hash), \(userID), \(at), \(at))")
         try await rows(
             """
-            DELETE FROM session WHERE user_id = \(userID) AND token_hash NOT IN (
-                SELECT token_hash FROM session WHERE user_id = \(userID) ORDER BY last_used_at DESC, created_at DESC LIMIT \(maximumSessions))
+            DELETE FROM session WHERE user_id = \(userID) AND token_hash <> \(hash) AND token_hash NOT IN (
+                SELECT token_hash FROM session WHERE user_id = \(userID) AND token_hash <> \(hash)
+                ORDER BY last_used_at DESC, created_at DESC LIMIT \(maximumSessions - 1))
             """)
         return token
     }

@@ -135,12 +135,13 @@ extension AppDatabase {
         try db.execute(
             sql: "INSERT INTO session (token_hash, user_id, created_at, last_used_at) VALUES (?, ?, ?, ?)",
             arguments: [hash, userID, now.timeIntervalSince1970, now.timeIntervalSince1970])
-        // The user's sessions past `maximumSessions`, least recently used first, are signed out.
+        // The user's other sessions past `maximumSessions` with this one, least recently used first, are signed out
+        // (never this one: a session stamped by a clock that ran ahead would rank above it).
         try db.execute(
             sql: """
-                DELETE FROM session WHERE user_id = ? AND token_hash NOT IN (
-                    SELECT token_hash FROM session WHERE user_id = ? ORDER BY last_used_at DESC, created_at DESC LIMIT ?)
-                """, arguments: [userID, userID, maximumSessions])
+                DELETE FROM session WHERE user_id = ? AND token_hash <> ? AND token_hash NOT IN (
+                    SELECT token_hash FROM session WHERE user_id = ? AND token_hash <> ? ORDER BY last_used_at DESC, created_at DESC LIMIT ?)
+                """, arguments: [userID, hash, userID, hash, maximumSessions - 1])
         return token
     }
 

@@ -127,7 +127,7 @@ import Testing
     }
 
     /// A user keeps at most `maximumSessions`: a sign-in past it signs out the least recently used, and keeps the
-    /// sessions in use.
+    /// sessions in use, and always the one it opens (even below sessions a clock ahead stamped later).
     @Test(arguments: StoreKind.available) func aUserKeepsAtMostAHundredSessions(_ store: StoreKind) async throws {
         try await store.run {
             let environment = try makeEnvironment(clock: { fixedNow })
@@ -136,8 +136,8 @@ import Testing
                 let (_, created) = try await post(client, "/v1/accounts", credentials)
                 let first = token(created)
                 let userID = try #require((created["user"] as? [String: Any])?["id"] as? String)
-                // 120 older sessions, the n-th last used n seconds into 2025.
-                let old = (0..<120).map { n in (String(format: "old-%03d", n), 1_735_689_600.0 + Double(n)) }
+                // 120 other sessions, the n-th last used n seconds into 2025; the last ten stamped a year ahead.
+                let old = (0..<120).map { n in (String(format: "old-%03d", n), 1_735_689_600.0 + Double(n) + (n >= 110 ? 4e7 : 0)) }
                 if let postgres = StoreKind.postgres {
                     try await postgres.withoutTransaction { transaction in
                         for (hash, at) in old {
@@ -166,7 +166,7 @@ import Testing
                     }
                 }
                 #expect(kept.count == maximumSessions)
-                // The two in use and the 98 most recently used of the old ones.
+                // The new one, and the 99 most recently used of the others: the ten ahead, the first (used now), 88 old.
                 #expect(Set(kept.filter { $0.hasPrefix("old-") }) == Set(old.suffix(maximumSessions - 2).map(\.0)))
                 for bearer in [first, signedIn] { #expect(try await get(client, "/v1/me", token: bearer).0 == 200) }
             }
