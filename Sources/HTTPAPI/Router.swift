@@ -293,7 +293,9 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             // A domain error a route did not answer itself (`answering`) is still answered by the one table: a request's
             // fault is never a 500. (A limit a store enforced came out as 500 where its route forgot to.)
             if let answer = APIError(error, in: .answer) {
-                context.logger.warning("a domain error its route did not answer", metadata: ["error": "\(error)"])
+                // Logged as an error all the same: the route should answer it itself, and a fault of the server's own data
+                // (a verse the selection chose and the store has not) must reach whoever watches the errors.
+                context.logger.error("a domain error its route did not answer", metadata: ["error": "\(error)"])
                 throw answer
             }
             context.logger.error("unexpected error", metadata: ["error": "\(error)"])

@@ -55,7 +55,11 @@ public enum PushToken: Hashable, Sendable {
     }
 
     public static func webpush(validatingEndpoint endpoint: String, p256dh: String, auth: String) throws(DeviceError) -> PushToken {
-        guard endpoint.utf8.count <= 2048, let url = URL(string: endpoint), url.scheme == "https", let host = url.host, !host.isEmpty else {
+        // No user or password in it (a push service's endpoint has none, and one would change what the host means).
+        guard endpoint.utf8.count <= 2048, let url = URL(string: endpoint), url.scheme == "https", let host = url.host, !host.isEmpty,
+            url.user == nil,
+            url.password == nil
+        else {
             throw .invalidToken(platform: .webpush, value: endpoint)
         }
         // p256dh: an uncompressed P-256 point (65 bytes, first 0x04); auth: a 16-byte secret; both base64url.

@@ -124,6 +124,8 @@ public actor FCMAccessTokens {
     public nonisolated let name: String
     var current: StoredCredential?
     var exchange: Task<StoredCredential, any Error>?
+    /// Tokens FCM refused lately, never taken from the store again (another process may not have replaced it yet).
+    var refused: [String] = []
     public private(set) var exchanges = 0
 
     init(client: PushClient, account: ServiceAccount, tokenURI: String, store: any CredentialStore) {
@@ -143,7 +145,7 @@ public actor FCMAccessTokens {
         let stored = try await loadStored()
         // Another call may have got one while this one waited for the store.
         if let current, Self.usable(current, now: now) { return current.value }
-        if let stored, Self.usable(stored, now: now) {
+        if let stored, Self.usable(stored, now: now), !refused.contains(stored.value) {
             current = stored
             return stored.value
         }
@@ -155,6 +157,7 @@ public actor FCMAccessTokens {
     public func renew(refused: String, now: Date) async throws -> String {
         // The refused token is not used again, here or by a request that comes after.
         if current?.value == refused { current = nil }
+        if !self.refused.contains(refused) { self.refused = Array((self.refused + [refused]).suffix(8)) }
         if let current, Self.usable(current, now: now) { return current.value }
         let stored = try await loadStored()
         if let current, current.value != refused, Self.usable(current, now: now) { return current.value }

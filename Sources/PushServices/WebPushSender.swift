@@ -125,6 +125,8 @@ actor WebPushState {
         guard status == 403 else {
             (forbidden, runHasKnown) = (0, false)
             if (200..<300).contains(status) { await remember(digest, now: now) }
+            // A subscription gone from its service answers nothing again: it makes room for another.
+            if status == 404 || status == 410 { await forget(digest, now: now) }
             return false
         }
         forbidden += 1
@@ -148,7 +150,17 @@ actor WebPushState {
     /// Adds a subscription that accepted a push to the known ones, until they are `knownLimit`.
     func remember(_ digest: String, now: Date) async {
         guard let current = await knownSubscriptions(), current.count < Self.knownLimit, !current.contains(digest) else { return }
-        let list = current.union([digest])
+        await keep(current.union([digest]), now: now)
+    }
+
+    /// Takes a subscription its service no longer knows off the known ones.
+    func forget(_ digest: String, now: Date) async {
+        guard let current = await knownSubscriptions(), current.contains(digest) else { return }
+        await keep(current.subtracting([digest]), now: now)
+    }
+
+    /// Keeps `list` as the known subscriptions, here and in the store (merged with what another process stored since).
+    func keep(_ list: Set<String>, now: Date) async {
         known = list
         let second = now.timeIntervalSince1970.rounded(.down)
         let written = Date(timeIntervalSince1970: max(second, (knownWritten?.timeIntervalSince1970 ?? 0) + 1))

@@ -474,6 +474,13 @@ import Testing
                 await h.script.answer("sub-\(n)", with: .init(status: 403))
                 #expect(await send(n, by: unreadable) == .failed(reason: "Web Push 403"))
             }
+            // A known subscription its service no longer has (410) is let go: with none left, the key is as new again.
+            let fresh = MemoryCredentialStore()
+            let forgetting = try webPush(h, store: fresh)
+            #expect(await send(0, by: forgetting) == .delivered(id: "https://127.0.0.1/message/sub-0"))
+            await h.script.answer("sub-0", with: .init(status: 410))
+            #expect(await send(0, by: forgetting) == .unregistered(reason: "Web Push 410"))
+            #expect(try await fresh.load(try #require(await forgetting.state.name)).map(\.value) == "")
             // The same store under a new key knows nothing of it: ten refusals pause.
             let replaced = try webPush(h, key: P256.Signing.PrivateKey(), store: store)
             var outcomes: [PushOutcome] = []
