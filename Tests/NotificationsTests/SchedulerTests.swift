@@ -146,6 +146,9 @@ import Testing
         #expect(throws: Never.self) { try PushToken.webpush(validatingEndpoint: "https://push.example.org/abc", p256dh: key, auth: auth) }
         #expect(throws: DeviceError.self) { try PushToken.webpush(validatingEndpoint: "http://push.example.org/abc", p256dh: key, auth: auth) }
         #expect(throws: DeviceError.self) { try PushToken.webpush(validatingEndpoint: "https://push.example.org/abc", p256dh: auth, auth: auth) }
+        for userinfo in ["https://Eve@push.example.org/abc", "https://eve:pw@push.example.org/abc"] {
+            #expect(throws: DeviceError.self) { try PushToken.webpush(validatingEndpoint: userinfo, p256dh: key, auth: auth) }
+        }
         // One subscription has one spelling: the host in lower case without its default port, the keys re-encoded (a
         // key padded with a kilobyte of "=", or in the standard alphabet, is the same key).
         let padded = Data([4] + [UInt8](repeating: 0xFB, count: 64)).base64EncodedString() + String(repeating: "=", count: 1000)
