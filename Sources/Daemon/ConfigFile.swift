@@ -71,6 +71,18 @@ public struct ConfigFile: Sendable, Equatable {
         }
     }
 
+    /// A setting's value as the command line would give it: a string as it is, a number or a boolean as written
+    /// (`max_devices_per_user = 20` is "20"), for the setting's own check to read and, if need be, refuse by name.
+    public func text(_ key: String) -> String? {
+        switch values[key] {
+        case nil: return nil
+        case .string(let text): return text
+        case .integer(let number): return String(number)
+        case .float(let number): return String(number)
+        case .bool(let flag): return flag ? "true" : "false"
+        }
+    }
+
     public func integer(_ key: String) throws(ConfigError) -> Int? {
         switch values[key] {
         case nil: return nil

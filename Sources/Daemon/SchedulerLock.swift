@@ -14,6 +14,10 @@ public final class SchedulerLock: Sendable {
     /// The lock file of a database.
     public static func path(forDatabase database: String) -> String { database + ".scheduler-lock" }
 
+    /// The file `migrate-store` leaves beside a database it copied into PostgreSQL: no scheduler runs on it while it
+    /// is there (it would send again what PostgreSQL's processes send).
+    public static func movedMark(database: String) -> String { database + ".moved" }
+
     /// Takes the lock of `database`, or throws naming the database and what holds it.
     public static func acquire(database: String) throws(SchedulerLockError) -> SchedulerLock {
         let path = path(forDatabase: database)

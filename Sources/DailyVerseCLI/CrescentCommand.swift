@@ -79,6 +79,8 @@ struct CrescentMapCommand: ParsableCommand {
             }
             return String(lower.suffix(3))
         }
+        if let out { _ = try checkedOutput(out) }
+        if out == nil, global.json { throw CLIError("--json describes the file written: give --out FILE (without it the picture is printed)") }
         let directory = try global.dataDirectory()
         let region = try global.region(in: crescentRegions(global))
         let bytes = try InputFile(path: directory.appendingPathComponent(Coastlines.file).path).readAll(maximumBytes: Coastlines.maximumBytes)
@@ -86,10 +88,14 @@ struct CrescentMapCommand: ParsableCommand {
         let bar = ProgressBar("rows")
         let picture = MapPicture.evening(
             dayNumber: day.dayNumber, region: region, coastlines: coastlines, spacing: Double(spacing), progress: bar.update)
-        guard let out else { return print(picture.svg, terminator: "") }
+        guard let out else {
+            return print(picture.svg, terminator: "")
+        }
         let data = format == "png" ? Data(picture.png) : Data(picture.svg.utf8)
         try data.write(to: URL(fileURLWithPath: try checkedPath(out, what: "--out")), options: .atomic)
-        if global.json { return try printJSON(["file": out, "bytes": "\(data.count)", "caption": picture.caption.joined(separator: " / ")]) }
+        if global.json {
+            return try printJSON(MapWritten(file: out, bytes: data.count, caption: picture.caption.joined(separator: " / ")))
+        }
         print("wrote \(out): \(picture.caption.joined(separator: "; "))")
     }
 }
@@ -104,14 +110,32 @@ struct CrescentTableCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write the table to this file (replaced whole) instead of standard output.", valueName: "file")) var out: String?
 
     func run() throws {
+        if let out { _ = try checkedOutput(out) }
+        if out == nil, global.json { throw CLIError("--json describes the file written: give --out FILE (without it the table is printed)") }
         let region = try global.region(in: crescentRegions(global))
         let bar = ProgressBar("months of \(region.id)")
         let total = (PredictedMonthStarts.lastYear - PredictedMonthStarts.firstYear + 1) * 12
         let starts = PredictedMonthStarts.chain(region: region) { bar.update($0, total) }
         let table = try PredictedTable(regionID: region.id, firstYear: PredictedMonthStarts.firstYear, starts: starts)
-        guard let out else { return print(table.csv, terminator: "") }
+        guard let out else {
+            return print(table.csv, terminator: "")
+        }
         try Data(table.csv.utf8).write(to: URL(fileURLWithPath: try checkedPath(out, what: "--out")), options: .atomic)
-        if global.json { return try printJSON(["region": region.id, "file": out, "months": "\(total)"]) }
+        if global.json { return try printJSON(TableWritten(region: region.id, file: out, months: total)) }
         print("wrote \(out): \(total) months of \(region.name)")
     }
+}
+
+/// What `crescent map --json` says of the file it wrote.
+struct MapWritten: Encodable {
+    let file: String
+    let bytes: Int
+    let caption: String
+}
+
+/// What `crescent table --json` says of the file it wrote.
+struct TableWritten: Encodable {
+    let region: String
+    let file: String
+    let months: Int
 }

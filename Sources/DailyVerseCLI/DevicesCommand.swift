@@ -88,10 +88,11 @@ struct DevicesListCommand: AsyncParsableCommand {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var count = 0
-        if global.json { out.write("[") }
+        // The list opens with its first element (or closes empty at the end): a command that fails before it has
+        // listed anything prints nothing on standard output.
         func write(_ state: DeviceState) throws {
             if global.json {
-                out.write((count == 0 ? "\n" : ",\n") + String(decoding: try encoder.encode(DeviceRecord(state)), as: UTF8.self))
+                out.write((count == 0 ? "[\n" : ",\n") + String(decoding: try encoder.encode(DeviceRecord(state)), as: UTF8.self))
             } else {
                 let device = state.device
                 let next = state.nextFireAt?.iso8601UTC ?? "disabled"
@@ -104,7 +105,7 @@ struct DevicesListCommand: AsyncParsableCommand {
         let after = after
         let listed: Void? = try await global.withPostgres { try await $0.forEachDeviceState(after: after, limit: limit, now: now, write) }
         if listed == nil { try global.openDatabase().forEachDeviceState(after: after, limit: limit, now: now, write) }
-        if global.json { out.write(count == 0 ? "]\n" : "\n]\n") } else if count == 0 { out.write("no devices\n") }
+        if global.json { out.write(count == 0 ? "[]\n" : "\n]\n") } else if count == 0 { out.write("no devices\n") }
         out.flush()
     }
 }

@@ -19,9 +19,13 @@ struct MigrateStoreCommand: AsyncParsableCommand {
 
             The PostgreSQL database must be empty (its schema is created). Stop `serve` first: the copy takes the \
             SQLite database's scheduler lock, so it refuses a database a scheduler is running on, and no scheduler \
-            can start on it meanwhile. The password comes from the systemd credential 'database-password', \
-            PGPASSWORD or a passfile (~/.pgpass), never the address. The README's "Moving to PostgreSQL" says how to \
-            move an installation with no reminder sent twice or missed.
+            can start on it meanwhile. The file is only read: the copy is made from a snapshot of it (SQLite's \
+            online backup, FILE.migrate-snapshot beside it for the copy's duration: as much free space as the file \
+            takes), so a command writing it meanwhile changes nothing copied. Once the copy is committed, \
+            FILE.moved says where it went, and `serve` refuses the file from then on (remove FILE.moved to serve it \
+            again, as a rollback). The password comes from the systemd credential 'database-password', PGPASSWORD \
+            or a passfile (~/.pgpass), never the address. The README's "Moving to PostgreSQL" says how to move an \
+            installation with no reminder sent twice or missed.
             """)
 
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The SQLite database file to copy.", valueName: "file"))
@@ -62,8 +66,14 @@ struct MigrateStoreCommand: AsyncParsableCommand {
             // ("Found ownership error"), since the body no longer runs in a closure.
             throw error
         }
-        let source = try AppDatabase.open(path: from)
         let password = try PostgresPassword.resolve(for: address)
+        // A snapshot of the file, beside it (the same disk), removed when done: the file itself is never written.
+        let snapshot = from + ".migrate-snapshot"
+        try? FileManager.default.removeItem(atPath: snapshot)
+        defer {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: snapshot + suffix) }
+        }
+        let source = try AppDatabase.snapshot(of: from, into: snapshot, schema: .dailyVerse)
         let logger = Logger(label: "dailyverse.migrate-store", factory: { _ in SwiftLogNoOpLogHandler() })
         let started = Date()
         let store = try await PostgresStore.open(address, password: password, schema: .dailyVerse, logger: logger, maximumConnections: 1)
@@ -80,6 +90,14 @@ struct MigrateStoreCommand: AsyncParsableCommand {
         } catch {
             try? await connection.close()
             throw error
+        }
+        // The file must not be served again beside PostgreSQL: it would send what PostgreSQL's processes send.
+        let moved =
+            "copied to \(address) by dailyverse migrate-store at \(ISO8601DateFormatter().string(from: Date())); remove this file to serve '\(from)' again\n"
+        do { try moved.write(toFile: SchedulerLock.movedMark(database: from), atomically: true, encoding: .utf8) } catch {
+            throw CLIError(
+                "copied, but could not write '\(SchedulerLock.movedMark(database: from))' (\(error.localizedDescription)): do not start serve on '\(from)' again"
+            )
         }
         withExtendedLifetime(lock) {}
         let result = Result(

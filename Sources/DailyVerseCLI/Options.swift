@@ -133,7 +133,7 @@ public struct GlobalOptions: ParsableArguments {
     /// The file is read (and checked) even when a flag or the environment wins, so a typo in it never goes unnoticed.
     func setting(flag: String?, environment name: String, key: String) throws -> String? {
         let file = try configFile()
-        let fromFile = try file?.string(key)
+        let fromFile = file?.text(key)
         let winner = flag.map { _ in "the command line" } ?? environment[name].flatMap { $0.isEmpty ? nil : "\(name) in the environment" }
         if let winner, fromFile != nil, let file {
             Self.overrides.note("'\(key)' in \(file.file) is overridden by \(winner)")
@@ -185,6 +185,9 @@ public struct GlobalOptions: ParsableArguments {
 
     /// The pinned clock, or the wall clock.
     func clock() throws -> Date {
+        // An empty --now is a mistake (a variable that was not set), not a wish for the wall clock; an empty
+        // DAILYVERSE_NOW is no setting, as for every variable.
+        if let now, now.isEmpty { throw CLIError("invalid --now '': expected an instant such as 2025-03-01T08:00:00Z") }
         guard let text = now ?? environment["DAILYVERSE_NOW"], !text.isEmpty else { return Date() }
         return try parseInstant(text, option: "--now")
     }
@@ -328,6 +331,12 @@ public struct GlobalOptions: ParsableArguments {
     /// taken right after).
     func openDatabaseAsScheduler(pool: Bool = false) throws -> (AppDatabase, SchedulerLock) {
         let path = try databasePath()
+        let moved = SchedulerLock.movedMark(database: path)
+        if let said = try? String(contentsOfFile: moved, encoding: .utf8) {
+            throw CLIError(
+                "'\(path)' was moved to PostgreSQL (\(moved): \(said.trimmingCharacters(in: .whitespacesAndNewlines).prefix(200))): a scheduler on it would send again what PostgreSQL sends"
+            )
+        }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         let early = FileManager.default.fileExists(atPath: folder) ? try SchedulerLock.acquire(database: path) : nil
         let database = try openDatabase(pool: pool)

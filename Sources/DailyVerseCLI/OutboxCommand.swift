@@ -88,10 +88,11 @@ struct OutboxListCommand: AsyncParsableCommand {
         let limit = page.limit
         let out = BufferedOutput()
         var count = 0
-        if global.json { out.write("[") }
+        // The list opens with its first element (or closes empty at the end): a command that fails before it has
+        // listed anything prints nothing on standard output.
         func write(_ record: OutboxRecord) {
             if global.json {
-                out.write((count == 0 ? "" : ",\n") + record.jsonLine(includeStatus: true))
+                out.write((count == 0 ? "[" : ",\n") + record.jsonLine(includeStatus: true))
             } else {
                 let error = record.lastError.map { "  last error: \($0)" } ?? ""
                 out.write(
@@ -104,7 +105,7 @@ struct OutboxListCommand: AsyncParsableCommand {
         if try await global.withPostgres({ try await $0.forEachOutboxRow(date: day, status: status, after: after, limit: limit, write) }) == nil {
             try global.openDatabase().forEachOutboxRow(date: day, status: status, after: after, limit: limit, write)
         }
-        if global.json { out.write("]\n") } else if count == 0 { out.write("no outbox rows\n") }
+        if global.json { out.write(count == 0 ? "[]\n" : "]\n") } else if count == 0 { out.write("no outbox rows\n") }
         out.flush()
     }
 }

@@ -18,9 +18,39 @@ func oneLine(_ error: any Error) -> String {
     switch error {
     case let error as UserFacingError: message = error.description
     case let error as DatabaseError: message = "database error: \(error.message ?? "\(error.resultCode)")"
+    case let error as CocoaError: message = fileError(error)
     default: message = "\(error)"
     }
     return message.replacingOccurrences(of: "\n", with: " ")
+}
+
+/// A file that could not be read or written, as one line naming it and the system's reason ("cannot write
+/// '/missing/m.svg': No such file or directory"), not Foundation's description of the error object.
+func fileError(_ error: CocoaError) -> String {
+    let path = (error.userInfo[NSFilePathErrorKey] as? String) ?? (error.userInfo[NSURLErrorKey] as? URL)?.path
+    let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError
+    let reason =
+        underlying.flatMap { $0.domain == NSPOSIXErrorDomain ? String(cString: strerror(Int32($0.code))) : nil } ?? error.localizedDescription
+    let verb = error.isWriteError ? "cannot write" : error.isReadError ? "cannot read" : "cannot use"
+    return path.map { "\(verb) '\($0)': \(reason)" } ?? "\(verb) a file: \(reason)"
+}
+
+extension CocoaError {
+    var isWriteError: Bool { (CocoaError.Code.fileWriteUnknown.rawValue...CocoaError.Code.fileWriteVolumeReadOnly.rawValue).contains(code.rawValue) }
+    var isReadError: Bool { (CocoaError.Code.fileReadUnknown.rawValue...CocoaError.Code.fileReadUnsupportedScheme.rawValue).contains(code.rawValue) }
+}
+
+/// An output file's path, checked before the work that fills it (minutes of it, for a table): its folder exists and
+/// can be written. The file itself is written whole later, or not at all.
+func checkedOutput(_ path: String) throws -> String {
+    let checked = try checkedPath(path, what: "--out")
+    let folder = URL(fileURLWithPath: checked).deletingLastPathComponent().path
+    var isFolder: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+        throw CLIError("cannot write '\(path)': \(String(cString: strerror(ENOENT)))")
+    }
+    guard access(folder, W_OK | X_OK) == 0 else { throw CLIError("cannot write '\(path)': \(String(cString: strerror(errno)))") }
+    return checked
 }
 
 func printJSON<T: Encodable>(_ value: T) throws {

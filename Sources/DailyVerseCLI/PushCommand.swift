@@ -47,7 +47,7 @@ struct PushTestCommand: AsyncParsableCommand {
         }
         let (accepted, line) = Self.describe(outcome)
         if global.json {
-            try printJSON(["device_id": deviceID, "platform": record.platform, "accepted": accepted ? "true" : "false", "answer": line])
+            try printJSON(PushTested(deviceID: deviceID, platform: record.platform, accepted: accepted, answer: line))
         } else {
             print("\(deviceID) (\(record.platform)): \(line)")
         }
@@ -78,5 +78,18 @@ struct PushTestCommand: AsyncParsableCommand {
         case .paused(let error, _): return (false, "configuration error: \(error)")
         case .missed(let error): return (false, "not sent: \(error)")
         }
+    }
+}
+
+/// What `push test --json` says: the service's answer, and whether it accepted the notification.
+struct PushTested: Encodable {
+    let deviceID: String
+    let platform: String
+    let accepted: Bool
+    let answer: String
+
+    enum CodingKeys: String, CodingKey {
+        case deviceID = "device_id"
+        case platform, accepted, answer
     }
 }

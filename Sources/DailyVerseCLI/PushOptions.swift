@@ -87,6 +87,13 @@ struct PushOptions: ParsableArguments {
         try value(global, nil, "push_timeout").map { try TimeSpan.checked($0, setting: "push_timeout", range: DurationSetting.pushTimeout) } ?? 30
     }
 
+    /// Every push setting read and checked as `serve` reads them (key files, ids, URLs, hosts), whatever the sink: a
+    /// test run (`--once`) with another sink finds a typo in them too.
+    func check(_ global: GlobalOptions) async throws {
+        let senders = try makeSenders(global, credentials: MemoryCredentialStore())
+        try? await senders.client.shutdown()
+    }
+
     /// The senders, their provider tokens kept in `credentials` (shared by every process of the installation).
     func makeSenders(_ global: GlobalOptions, credentials: any CredentialStore) throws -> Senders {
         let timeout = try self.timeout(global)

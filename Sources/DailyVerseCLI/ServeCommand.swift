@@ -95,6 +95,7 @@ struct ServeCommand: AsyncParsableCommand {
         // Read once and checked whatever the mode, so that a typo in the configuration is found by a test run (--once)
         // too.
         let settings = try Settings(self)
+        try await push.check(global)
         if let address = try global.postgresAddress() { return try await runShared(address, settings) }
         if once { return try await runOnce() }
         let (group, lock, sink) = try makeServiceGroup(settings)
@@ -120,9 +121,18 @@ struct ServeCommand: AsyncParsableCommand {
         let retention: DaemonBuilder.Retention
         /// What the attempt counts' keys are stored under on PostgreSQL (`throttle_key_file`).
         let throttleKey: ThrottleKey?
+        /// Where the API listens ("none": no API), checked.
+        let listen: String
+        /// How long a process holds the rows it takes on PostgreSQL, and how long a push service may take to answer.
+        let lease: TimeInterval
+        let pushTimeout: TimeInterval
 
         init(_ command: ServeCommand) throws {
             let global = command.global
+            listen = try global.setting(flag: command.listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
+            if listen != "none" { _ = try ServeCommand.hostAndPort(listen) }
+            lease = try global.duration(.deliveryLease, flag: nil)
+            pushTimeout = try command.push.timeout(global)
             level = try command.checkedLogLevel()
             idleTimeout = try global.duration(.idleTimeout, flag: command.idleTimeout)
             proxies = try TrustedProxies(
@@ -188,7 +198,7 @@ struct ServeCommand: AsyncParsableCommand {
         let clock = try replayClock()
         let path = try global.databasePath()
         var services: [any Service] = []
-        let address = try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
+        let address = settings.listen
         let notifier = SystemdNotifier()
         let readiness = Readiness(notifier: notifier, waitsForAPI: address != "none")
         if address != "none" {
@@ -244,11 +254,33 @@ struct ServeCommand: AsyncParsableCommand {
         return APIService(address: address) { try await application.run() }
     }
 
+    /// `HOST:PORT`: an IPv4 address, an IPv6 address in brackets (`[::1]:8080`), or a host name; a port from 0 (any
+    /// free port, which the log names) to 65535 in digits. Checked at start, so that a bad one is a line before anything runs, not a failure to listen
+    /// after the scheduler has started.
     static func hostAndPort(_ text: String) throws -> (String, Int) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port),
-            colon > text.startIndex
-        else { throw CLIError("invalid listen address '\(text)': expected HOST:PORT such as 127.0.0.1:8080, or none") }
-        return (String(text[..<colon]), port)
+        let bad = CLIError("invalid listen address '\(text)': expected HOST:PORT such as 127.0.0.1:8080 or [::1]:8080, or none")
+        guard let colon = text.lastIndex(of: ":"), colon > text.startIndex, case let digits = text[text.index(after: colon)...],
+            (1...5).contains(digits.count), digits.allSatisfy({ $0.isASCII && $0.isNumber }), let port = Int(digits), (0...65535).contains(port)
+        else { throw bad }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") {
+            host = String(host.dropFirst().dropLast())
+            var address = in6_addr()
+            guard inet_pton(AF_INET6, host, &address) == 1 else { throw bad }
+        } else if host.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }) {
+            var address = in_addr()
+            guard inet_pton(AF_INET, host, &address) == 1 else { throw bad }
+        } else {
+            // A host name (an unbracketed IPv6 address is taken whole, as before: `::1:8080`).
+            let isV6 = host.contains(":")
+            var address = in6_addr()
+            guard
+                isV6
+                    ? inet_pton(AF_INET6, host, &address) == 1
+                    : host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") })
+            else { throw bad }
+        }
+        return (host, port)
     }
 
     /// The wall clock; with --now (or DAILYVERSE_NOW) a clock that starts at that instant and runs on, to replay a day.
@@ -371,9 +403,7 @@ extension ServeCommand {
     /// users, sessions, devices, onboarding and hints are in PostgreSQL (`PostgresUserStore`).
     func runShared(_ database: PostgresAddress, _ settings: Settings) async throws {
         let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: settings.level) }
-        let address = try global.setting(flag: listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
-        let lease = try global.duration(.deliveryLease, flag: nil)
-        let pushTimeout = try push.timeout(global)
+        let (address, lease, pushTimeout) = (settings.listen, settings.lease, settings.pushTimeout)
         // A batch is taken while the one before is sent, and each may wait `push_timeout` for a provider token and
         // again for its requests: a shorter lease ends while its rows are still being sent, and another process sends
         // them too.

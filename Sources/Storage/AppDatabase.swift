@@ -230,6 +230,32 @@ public final class AppDatabase: Sendable {
         }
     }
 
+    /// A consistent copy of the DailyVerse database at `path`, made at `copy` by SQLite's online backup (one snapshot,
+    /// whatever writes the file meanwhile) and opened (migrated, if the file is of an earlier version: the copy, not
+    /// the file). The file at `path` is only read; one that is not a DailyVerse database (no migration recorded: an
+    /// empty file, another program's) is refused, as is one of a newer version.
+    public static func snapshot(of path: String, into copy: String, schema: Schema) throws(StorageError) -> AppDatabase {
+        guard FileManager.default.fileExists(atPath: path) else { throw .cannotOpen(path: path, reason: "there is no such file") }
+        try opening(path) {
+            var readOnly = Configuration()
+            readOnly.readonly = true
+            readOnly.busyMode = .timeout(5)
+            let source = try DatabaseQueue(path: path, configuration: readOnly)
+            defer { try? source.close() }
+            let recorded = try source.read { db in
+                try db.tableExists("grdb_migrations") ? try Int.fetchOne(db, sql: "SELECT count(*) FROM grdb_migrations") ?? 0 : 0
+            }
+            guard recorded > 0 else {
+                throw StorageError.cannotOpen(path: path, reason: "it is not a DailyVerse database (no migration recorded in it)")
+            }
+            try Self.refuseNewer(source, path: path, schema: schema)
+            let target = try DatabaseQueue(path: copy)
+            try source.backup(to: target)
+            try target.close()
+        }
+        return try open(path: copy, schema: schema)
+    }
+
     /// Runs a step of opening the database at `path`; any failure becomes `cannotOpen` naming the file and SQLite's
     /// message (a `StorageError`, already naming it, passes through).
     private static func opening<T>(_ path: String, _ body: () throws -> T) throws(StorageError) -> T {

@@ -49,7 +49,7 @@ public final class PostgresStore: Sendable {
         }
         configuration.options.connectTimeout = .seconds(Int64(address.connectTimeout))
         configuration.options.maximumConnections = max(1, maximumConnections)
-        configuration.options.additionalStartupParameters = [("application_name", address.applicationName)]
+        configuration.options.additionalStartupParameters = PostgresStore.startupParameters(address)
         return PostgresStore(address: address, client: PostgresClient(configuration: configuration, backgroundLogger: logger), logger: logger)
     }
 
@@ -78,7 +78,16 @@ public final class PostgresStore: Sendable {
         }
         if let underlying = error.underlying {
             if let io = underlying as? IOError { return "cannot connect: \(String(cString: strerror(io.errnoCode)))" }
-            if underlying is NIOConnectionError || underlying is ChannelError { return "cannot connect: \(underlying)" }
+            if let connection = underlying as? NIOConnectionError {
+                // The system's reasons, once each ("Connection refused"), not NIO's description of its error objects.
+                let reasons = connection.connectionErrors.map { failure in
+                    (failure.error as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\(failure.error)"
+                }
+                if !reasons.isEmpty { return "cannot connect: " + Set(reasons).sorted().joined(separator: "; ") }
+                if connection.dnsAError != nil || connection.dnsAAAAError != nil { return "cannot connect: the host name does not resolve" }
+                return "cannot connect"
+            }
+            if underlying is ChannelError { return "cannot connect: \(underlying)" }
             if let tls = underlying as? NIOSSLError { return "TLS failed: \(tls)" }
             return "\(error.code): \(underlying)"
         }
@@ -212,6 +221,14 @@ public final class PostgresStore: Sendable {
         }
     }
 
+    /// What every connection starts with: its application name, the schema the migrations create their tables in
+    /// and every query names (`public`, whatever the role's `search_path` says: a schema of the role's own took the
+    /// tables where the checks did not look), and dates read as ISO text (`DateStyle`, which a database or role can set
+    /// otherwise).
+    static func startupParameters(_ address: PostgresAddress) -> [(String, String)] {
+        [("application_name", address.applicationName), ("search_path", "public"), ("DateStyle", "ISO, YMD")]
+    }
+
     static func connectionConfiguration(
         _ address: PostgresAddress, password: String?, tls: TLSConfiguration?
     ) throws
@@ -233,7 +250,7 @@ public final class PostgresStore: Sendable {
                 tls: mode)
         }
         configuration.options.connectTimeout = .seconds(Int64(address.connectTimeout))
-        configuration.options.additionalStartupParameters = [("application_name", address.applicationName)]
+        configuration.options.additionalStartupParameters = PostgresStore.startupParameters(address)
         return configuration
     }
 

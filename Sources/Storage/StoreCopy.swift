@@ -45,9 +45,13 @@ public enum StoreCopy {
             // Tables the migrations fill go last: inserting into other tables (devices) fires triggers that write them.
             let parentsFirst = try await parentsFirst(Array(tables.keys), connection: connection, logger: logger)
             let order = parentsFirst.filter { !filledByMigrations.contains($0) } + parentsFirst.filter(filledByMigrations.contains)
-            let counts = try await source.read { db -> [String: Int] in
+            // SQLite's own tables (the AUTOINCREMENT counters, an operator's ANALYZE statistics) are not the schema's.
+            let (counts, counters) = try await source.read { db -> ([String: Int], [String: Int64]) in
                 let names = try String.fetchAll(
-                    db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('grdb_migrations', 'sqlite_sequence')")
+                    db,
+                    sql:
+                        "SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'grdb_migrations' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+                )
                 var counts: [String: Int] = [:]
                 for name in names {
                     let columns = Set(try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [name]))
@@ -55,11 +59,31 @@ public enum StoreCopy {
                         throw failed("the two schemas differ at table \(name); upgrade both with the same dailyverse")
                     }
                     counts[name] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(quoted(name))") ?? 0
+                    // A NUL character in text: PostgreSQL cannot hold one, and read through SQLite's C strings the text
+                    // would end there, unnoticed by the checksums (both taken after the read). One scan of the table.
+                    let nul = columns.sorted().map { "instr(CAST(\(quoted($0)) AS BLOB), x'00') > 0" }
+                    if !nul.isEmpty,
+                        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(quoted(name)) WHERE \(nul.joined(separator: " OR ")))") == true
+                    {
+                        let column = try columns.sorted().first { column in
+                            try Bool.fetchOne(
+                                db, sql: "SELECT EXISTS (SELECT 1 FROM \(quoted(name)) WHERE instr(CAST(\(quoted(column)) AS BLOB), x'00') > 0)")
+                                == true
+                        }
+                        throw failed(
+                            "table \(name), column \(column ?? "?"): a value holds a NUL character, which PostgreSQL cannot store; nothing was copied"
+                        )
+                    }
                 }
                 guard Set(names) == Set(tables.keys) else {
                     throw failed("the two schemas differ (tables only in PostgreSQL: \(Set(tables.keys).subtracting(names).sorted()))")
                 }
-                return counts
+                // The largest value each AUTOINCREMENT key ever had, removed rows' included: never handed out again.
+                var counters: [String: Int64] = [:]
+                if try db.tableExists("sqlite_sequence") {
+                    for row in try Row.fetchAll(db, sql: "SELECT name, seq FROM sqlite_sequence") { counters[row["name"]] = row["seq"] }
+                }
+                return (counts, counters)
             }
             for table in order where !filledByMigrations.contains(table) {
                 let any = try await connection.query(PostgresQuery(unsafeSQL: "SELECT EXISTS (SELECT 1 FROM \(quoted(table)))"), logger: logger)
@@ -81,15 +105,21 @@ public enum StoreCopy {
                         progress(before + rows, total)
                     }
                     done += written.rows
+                    // Past the largest value copied and the largest SQLite ever handed out: a device removed before the
+                    // copy leaves its number in the queue and the outbox, and a new device must not take it.
                     for column in columns where column.isIdentity {
                         _ = try await connection.query(
                             PostgresQuery(
                                 unsafeSQL: """
-                                    SELECT setval(pg_get_serial_sequence('\(quoted(table))', '\(column.name)'), coalesce(max(\(quoted(column.name))), 0) + 1, false)
+                                    SELECT setval(pg_get_serial_sequence('\(quoted(table))', '\(column.name)'),
+                                        greatest(coalesce(max(\(quoted(column.name))), 0), \(counters[table] ?? 0)) + 1, false)
                                     FROM \(quoted(table))
                                     """), logger: logger)
                     }
                     let read = try await checksum(table, columns: columns, connection: connection, logger: logger)
+                    guard written.rows == counts[table] ?? 0 else {
+                        throw failed("table \(table) had \(counts[table] ?? 0) rows and \(written.rows) were read from it; nothing was copied")
+                    }
                     guard read.rows == written.rows, read.sum == written.sum else {
                         throw failed(
                             "table \(table) reads back \(read.rows) rows (checksum \(hex(read.sum))) where \(written.rows) were written (checksum \(hex(written.sum))); nothing was copied"

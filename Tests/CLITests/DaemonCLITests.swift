@@ -151,6 +151,21 @@ import FoundationNetworking
         #expect(refused.status != 0 && refused.stderr.contains("sinq"))
     }
 
+    /// The configuration file the installer puts in /etc is one `serve` starts with: its numbers are numbers
+    /// (`max_devices_per_user = 20` stopped it: every value was read as a string).
+    @Test func theShippedConfigurationStartsServe() throws {
+        let db = CLI.freshDatabase()
+        let example = CLI.repository.appendingPathComponent("systemd/config.toml.example").path
+        let once = CLI.run(["serve", "--once", "--sink", "stdout", "--config", example, "--now", "2025-03-01T08:30:00Z"], database: db)
+        #expect(once.status == 0, "\(once.stderr)")
+        // Numbers where the README shows numbers, and a bad one still named.
+        let numbers = try writeFile(["max_devices_per_user = 5", "max_connections = 100"], beside: db, name: "numbers.toml")
+        #expect(CLI.run(["serve", "--once", "--sink", "stdout", "--config", numbers, "--now", "2025-03-01T08:30:00Z"], database: db).status == 0)
+        let zero = try writeFile(["max_devices_per_user = 0"], beside: db, name: "zero.toml")
+        let refused = CLI.run(["serve", "--once", "--sink", "stdout", "--config", zero, "--now", "2025-03-01T08:30:00Z"], database: db)
+        #expect(refused.status != 0 && refused.stderr.contains("max_devices_per_user"), "\(refused.stderr)")
+    }
+
     /// Every key the README's configuration table documents is one the file accepts: `content_database` and
     /// `delivery_lease` were documented and refused as unknown.
     @Test func everyDocumentedKeyIsAcceptedByTheFile() throws {

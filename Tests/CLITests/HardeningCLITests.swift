@@ -26,6 +26,35 @@ import Testing
         Harness.expectOneLineError(try Harness.run(arguments), naming: value)
     }
 
+    /// What an operator meets at the edges: a listing that fails prints nothing (not half a JSON list), `--json` never
+    /// prints a picture or a table, an empty `--now` is refused, a file that cannot be written is one line naming it and
+    /// the system's reason before any work, and a listen address is checked at start (an IPv6 one in brackets taken).
+    @Test func theEdgesAnOperatorMeetsAreOneLineAndNothingElse() throws {
+        let db = CLI.freshDatabase()
+        _ = CLI.run(["today"], database: db)
+        for command in [["devices", "list", "--json", "--after", "nope"], ["outbox", "list", "--json", "--date", "nope"]] {
+            let failed = CLI.run(command, database: db)
+            #expect(failed.status == 1 && failed.stdout.isEmpty, "\(command): \(failed.stdout)")
+        }
+        #expect(CLI.run(["devices", "list", "--json"], database: db).stdout == "[]\n")
+        for command in [["crescent", "map", "--date", "2025-03-01", "--json"], ["crescent", "table", "--json"]] {
+            let refused = CLI.run(command, database: db)
+            #expect(refused.status == 1 && refused.stdout.isEmpty && refused.stderr.contains("give --out FILE"), "\(command): \(refused.stderr)")
+        }
+        let empty = CLI.run(["today", "--now", ""], database: db)
+        #expect(empty.status == 1 && empty.stderr.contains("invalid --now ''"), "\(empty.stderr)")
+        let missing = "/nonexistent-\(UUID().uuidString)/t.csv"
+        let unwritable = CLI.run(["crescent", "table", "--out", missing], database: db)
+        #expect(unwritable.status == 1, "\(unwritable.stderr)")
+        #expect(unwritable.stderr == "dailyverse: cannot write '\(missing)': No such file or directory\n", "\(unwritable.stderr)")
+        let once = ["serve", "--once", "--sink", "stdout", "--now", "2025-03-01T08:30:00Z"]
+        #expect(CLI.run(once + ["--listen", "[::1]:8080"], database: db).status == 0)
+        for bad in ["127.0.0.1:+8080", "999.1.1.1:8080", "[nonsense]:8080", "127.0.0.1:65536", "127.0.0.1:"] {
+            let refused = CLI.run(once + ["--listen", bad], database: db)
+            #expect(refused.status == 1 && refused.stderr.contains("invalid listen address '\(bad)'"), "\(bad): \(refused.stderr)")
+        }
+    }
+
     /// A value that begins with `-` (an FCM token or a base64url key does, one time in 64) is the option's value,
     /// written as `--token -abc…` as well as `--token=-abc…`.
     @Test func aValueThatBeginsWithADashIsTheOptionsValue() throws {

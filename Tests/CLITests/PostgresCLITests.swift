@@ -70,6 +70,11 @@ struct PostgresCLITests {
             #expect(first.stderr.contains("3 devices due, 3 queued, 0 missed; 3 delivered"), "\(first.stderr)")
             let second = CLI.run(arguments + ["--sink", "stdout"], database: "\(address)")
             #expect(second.stdout.isEmpty && second.stderr.contains("0 devices due, 0 queued, 0 missed; 0 delivered"), "\(second.stderr)")
+            // The copied file is marked moved: serve refuses it, naming the mark; without the mark (a rollback) it serves.
+            let refused = CLI.run(arguments + ["--sink", "stdout"], database: db)
+            #expect(refused.status == 1 && refused.stderr.contains("was moved to PostgreSQL (\(db).moved"), "\(refused.stderr)")
+            #expect(refused.stderr.split(separator: "\n").count == 1)
+            try FileManager.default.removeItem(atPath: db + ".moved")
             // status on PostgreSQL says what status on SQLite says after the same pass, and lists no process (none runs).
             #expect(CLI.run(arguments + ["--sink", "stdout"], database: db).status == 0)
             let now = ["--now", "2025-03-01T08:10:00Z"]
