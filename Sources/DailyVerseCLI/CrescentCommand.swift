@@ -30,6 +30,12 @@ struct CrescentEveningCommand: ParsableCommand {
 
     func run() throws {
         let day = try CivilDate(parsing: date)
+        // From the predicted table's first evenings (1300 AH) to the map's last year: far outside them it answered
+        // nonsense (a conjunction after the evening, a negative age).
+        let first = try CivilDate(parsing: "1880-01-01").dayNumber
+        guard (first...MapPicture.dayNumbers.upperBound).contains(day.dayNumber) else {
+            throw CLIError("date \(date) is outside the years an evening can be judged for (1880-01-01 to 2100-12-31)")
+        }
         let regions = try crescentRegions(global)
         let region = try global.region(in: regions)
         let conjunction = Conjunction.nearest(evening: day.dayNumber)

@@ -34,7 +34,9 @@ struct DeviceOptions: ParsableArguments {
 
     /// A token needs its platform.
     func validate() throws {
-        if platform == nil, token != nil || endpoint != nil { throw ValidationError("give --platform with a new token") }
+        if platform == nil, token != nil || endpoint != nil || p256dh != nil || auth != nil {
+            throw ValidationError("give --platform with a new token (--token, or --endpoint, --p256dh and --auth)")
+        }
     }
 
     func settings() throws -> DeviceSettings {

@@ -137,6 +137,12 @@ struct ImportTafsirCommand: AsyncParsableCommand {
         let folder = try TafsirFolder(directory: URL(fileURLWithPath: try checkedPath(directory, what: "the folder's name")), format: format)
         let catalog = try TafsirEditionCatalog(dataDirectory: global.dataDirectory())
         let chosen = editions.isEmpty ? folder.editions.map(\.id) : editions
+        // Every edition named is one the folder has, before any is imported: an unknown one last stopped the command
+        // with the others already in.
+        let known = Set(folder.editions.map(\.id))
+        if let unknown = chosen.first(where: { !known.contains($0) }) {
+            throw CLIError("unknown edition '\(unknown)' in '\(directory)' (it has: \(known.sorted().joined(separator: ", "))); nothing was imported")
+        }
         let database = try global.importDatabase()
         let counts = try database.ayahCounts()
         let now = try global.clock()

@@ -94,7 +94,11 @@ struct MigrateStoreCommand: AsyncParsableCommand {
         // The file must not be served again beside PostgreSQL: it would send what PostgreSQL's processes send.
         let moved =
             "copied to \(address) by dailyverse migrate-store at \(ISO8601DateFormatter().string(from: Date())); remove this file to serve '\(from)' again\n"
-        do { try moved.write(toFile: SchedulerLock.movedMark(database: from), atomically: true, encoding: .utf8) } catch {
+        do {
+            try moved.write(toFile: SchedulerLock.movedMark(database: from), atomically: true, encoding: .utf8)
+            // Readable by the service's user, whoever wrote it.
+            _ = chmod(SchedulerLock.movedMark(database: from), 0o644)
+        } catch {
             throw CLIError(
                 "copied, but could not write '\(SchedulerLock.movedMark(database: from))' (\(error.localizedDescription)): do not start serve on '\(from)' again"
             )

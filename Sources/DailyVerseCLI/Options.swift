@@ -332,10 +332,12 @@ public struct GlobalOptions: ParsableArguments {
     func openDatabaseAsScheduler(pool: Bool = false) throws -> (AppDatabase, SchedulerLock) {
         let path = try databasePath()
         let moved = SchedulerLock.movedMark(database: path)
-        if let said = try? String(contentsOfFile: moved, encoding: .utf8) {
-            throw CLIError(
-                "'\(path)' was moved to PostgreSQL (\(moved): \(said.trimmingCharacters(in: .whitespacesAndNewlines).prefix(200))): a scheduler on it would send again what PostgreSQL sends"
-            )
+        // Its being there decides, whether or not this process may read it (a mark written by root under a strict umask).
+        if access(moved, F_OK) == 0 {
+            let said =
+                (try? String(contentsOfFile: moved, encoding: .utf8)).map { ": " + $0.trimmingCharacters(in: .whitespacesAndNewlines).prefix(200) }
+                ?? ""
+            throw CLIError("'\(path)' was moved to PostgreSQL (\(moved)\(said)): a scheduler on it would send again what PostgreSQL sends")
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         let early = FileManager.default.fileExists(atPath: folder) ? try SchedulerLock.acquire(database: path) : nil

@@ -192,10 +192,11 @@ struct ServeCommand: AsyncParsableCommand {
     /// The daemon, and the lock that makes it the database's only scheduler (held while the group runs).
     func makeServiceGroup(_ settings: Settings) throws -> (ServiceGroup, SchedulerLock, any Sink) {
         let logger = Logger(label: "dailyverse") { LineLogHandler(label: $0, level: settings.level) }
-        let (database, lock) = try global.openDatabaseAsScheduler(pool: true)
+        // The settings first: a bad one is refused before a database is created, migrated and seeded for nothing.
         let configuration = try emit.configuration(global, ahead: true)
-        let emitter = Emitter(database: database, configuration: configuration)
         let clock = try replayClock()
+        let (database, lock) = try global.openDatabaseAsScheduler(pool: true)
+        let emitter = Emitter(database: database, configuration: configuration)
         let path = try global.databasePath()
         var services: [any Service] = []
         let address = settings.listen
@@ -307,10 +308,11 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func runOnce() async throws {
-        let (database, lock) = try global.openDatabaseAsScheduler()
-        defer { withExtendedLifetime(lock) {} }
+        // The settings first: a bad one is refused before a database is created, migrated and seeded for nothing.
         let now = try schedulerClock()
         let configuration = try emit.configuration(global)
+        let (database, lock) = try global.openDatabaseAsScheduler()
+        defer { withExtendedLifetime(lock) {} }
         let deliverer = try emit.makeDeliverer(global, database, configuration, push: push, clock: { now })
         let sink = deliverer.sink
         let emitted: EmitSummary

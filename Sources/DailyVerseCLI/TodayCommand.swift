@@ -45,7 +45,9 @@ struct TodayCommand: AsyncParsableCommand {
         let database = try await global.openContent()
         let report = try DailyVerseReports(database: database).today(
             TodayRequest(
-                date: day, timeZone: zone.identifier, calendar: kind, adjustment: adjustment, translation: translation, language: reader.language)
+                // The zone as the user named it: Foundation calls UTC "GMT".
+                date: day, timeZone: tz.flatMap { TimeZone.iana($0) != nil ? $0 : nil } ?? zone.identifier, calendar: kind, adjustment: adjustment,
+                translation: translation, language: reader.language)
         )
         if global.json { return try printJSON(report) }
         var out = "\(report.date) · \(report.hijriDate.formatted) AH (\(report.hijri.calendar)"

@@ -142,5 +142,10 @@ public func checkedPath(_ path: String, what: String) throws(InputFileError) -> 
         throw InputFileError(path: path, reason: "\(what) is not valid UTF-8; rename it, or give it by a path that is")
     }
     guard !path.isEmpty else { throw InputFileError(path: path, reason: "\(what) is empty") }
+    // A control character (a newline from a botched variable or script) makes a file no one meant, and a log line
+    // that reads as two.
+    guard !path.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        throw InputFileError(path: path.debugDescription, reason: "\(what) holds a control character (a newline?)")
+    }
     return path
 }

@@ -236,12 +236,11 @@ public final class AppDatabase: Sendable {
     /// empty file, another program's) is refused, as is one of a newer version.
     public static func snapshot(of path: String, into copy: String, schema: Schema) throws(StorageError) -> AppDatabase {
         guard FileManager.default.fileExists(atPath: path) else { throw .cannotOpen(path: path, reason: "there is no such file") }
-        try opening(path) {
+        let source = try opening(path) {
             var readOnly = Configuration()
             readOnly.readonly = true
             readOnly.busyMode = .timeout(5)
             let source = try DatabaseQueue(path: path, configuration: readOnly)
-            defer { try? source.close() }
             let recorded = try source.read { db in
                 try db.tableExists("grdb_migrations") ? try Int.fetchOne(db, sql: "SELECT count(*) FROM grdb_migrations") ?? 0 : 0
             }
@@ -249,6 +248,11 @@ public final class AppDatabase: Sendable {
                 throw StorageError.cannotOpen(path: path, reason: "it is not a DailyVerse database (no migration recorded in it)")
             }
             try Self.refuseNewer(source, path: path, schema: schema)
+            return source
+        }
+        defer { try? source.close() }
+        // A full disk or a folder that cannot be written is the snapshot's failure, named as such, not the file's.
+        try opening(copy) {
             let target = try DatabaseQueue(path: copy)
             try source.backup(to: target)
             try target.close()

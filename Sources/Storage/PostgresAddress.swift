@@ -55,6 +55,8 @@ public struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
     public var tlsMode: TLSMode
     /// The CA certificates (PEM) that `verify-ca` and `verify-full` trust instead of the system's.
     public var caFile: String?
+    /// The chain ends at the system's roots (`sslrootcert=system`, with `verify-full`).
+    public var systemRoots = false
     /// A passfile other than `PGPASSFILE` or `~/.pgpass`.
     public var passfile: String?
     public var applicationName: String
@@ -117,9 +119,34 @@ public struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
         } else {
             throw bad("sslmode='\(mode)' is not one of disable, allow, prefer, require, verify-ca, verify-full")
         }
-        caFile = query["sslrootcert"] ?? environment["PGSSLROOTCERT"]
-        if let caFile, !caFile.hasPrefix("/") { throw bad("sslrootcert='\(caFile)' is not an absolute path") }
-        if tlsMode == .require, caFile != nil { tlsMode = .verifyCA }
+        // The chain ends where libpq ends it: at `sslrootcert`, else at ~/.postgresql/root.crt if there is one; the
+        // system's roots only when asked for (`sslrootcert=system`, PostgreSQL 16's spelling), and then only with the
+        // host name checked, since any certificate a public authority issued would pass a weaker check. A verifying
+        // mode with no root at all is refused (it trusted the system's roots, where libpq refuses).
+        let root = query["sslrootcert"] ?? environment["PGSSLROOTCERT"]
+        if socketFolder != nil {
+            // A Unix socket has no TLS: libpq ignores its settings there (a verifying mode written for it is refused below).
+            caFile = nil
+            systemRoots = false
+        } else if root == "system" {
+            if let asked = query["sslmode"] ?? environment["PGSSLMODE"], asked != "verify-full" {
+                throw bad("sslrootcert=system needs sslmode=verify-full (its default): with '\(asked)' any publicly issued certificate would pass")
+            }
+            tlsMode = .verifyFull
+            caFile = nil
+            systemRoots = true
+        } else {
+            let home = environment["HOME"].map { $0 + "/.postgresql/root.crt" }
+            caFile = root ?? home.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+            systemRoots = false
+            if let caFile, !caFile.hasPrefix("/") { throw bad("sslrootcert='\(caFile)' is not an absolute path") }
+            if tlsMode == .require, caFile != nil { tlsMode = .verifyCA }
+            if caFile == nil, socketFolder == nil, tlsMode == .verifyCA || tlsMode == .verifyFull {
+                throw bad(
+                    "sslmode=\(tlsMode.rawValue) needs the server's root certificate: sslrootcert=/path/to/ca.pem (or ~/.postgresql/root.crt), or sslrootcert=system for the system's roots with verify-full"
+                )
+            }
+        }
         if socketFolder != nil, tlsMode == .verifyCA || tlsMode == .verifyFull {
             throw bad("sslmode=\(tlsMode.rawValue) over a Unix socket: TLS is for a host")
         }
@@ -139,6 +166,7 @@ public struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
         var parameters = ["sslmode=\(tlsMode.rawValue)"]
         if let socketFolder { parameters.append("host=\(socketFolder)") }
         if let caFile { parameters.append("sslrootcert=\(caFile)") }
+        if systemRoots { parameters.append("sslrootcert=system") }
         text += "?" + parameters.joined(separator: "&")
         return text
     }

@@ -221,12 +221,13 @@ public final class PostgresStore: Sendable {
         }
     }
 
-    /// What every connection starts with: its application name, the schema the migrations create their tables in
-    /// and every query names (`public`, whatever the role's `search_path` says: a schema of the role's own took the
-    /// tables where the checks did not look), and dates read as ISO text (`DateStyle`, which a database or role can set
-    /// otherwise).
+    /// What every connection starts with: its application name, and dates read as ISO text (`DateStyle`, which a
+    /// database or role can set otherwise; PgBouncer passes it on). The schema is the role's own search path: the
+    /// migrations create their tables in its first schema (a schema of the role's own, or `public`), and the queries
+    /// that read the catalogue ask for `current_schema()`. (Pinning `search_path` at start-up is refused by PgBouncer,
+    /// and would have hidden the tables of a role with a schema of its own.)
     static func startupParameters(_ address: PostgresAddress) -> [(String, String)] {
-        [("application_name", address.applicationName), ("search_path", "public"), ("DateStyle", "ISO, YMD")]
+        [("application_name", address.applicationName), ("DateStyle", "ISO, YMD")]
     }
 
     static func connectionConfiguration(
@@ -258,8 +259,9 @@ public final class PostgresStore: Sendable {
     static func socketPath(_ folder: String, port: Int) -> String { folder + "/.s.PGSQL.\(port)" }
 
     /// TLS for `address.tlsMode`, as libpq means it: `prefer` and `require` encrypt without checking the certificate,
-    /// `verify-ca` checks its chain, `verify-full` its chain and name; the chain ends at `sslrootcert` if given, else at
-    /// the system's roots. nil for `disable` and for a Unix socket.
+    /// `verify-ca` checks its chain, `verify-full` its chain and name; the chain ends at `sslrootcert` (or
+    /// ~/.postgresql/root.crt), or at the system's roots for `sslrootcert=system`. nil for `disable` and for a Unix
+    /// socket.
     static func tlsSettings(_ address: PostgresAddress) throws(StorageError) -> TLSConfiguration? {
         guard address.socketFolder == nil, address.tlsMode != .disable else { return nil }
         var tls = TLSConfiguration.makeClientConfiguration()

@@ -228,7 +228,9 @@ public enum SliceCopy {
         func destination(_ table: String) -> String {
             switch self {
             case .sqlite: "main.\(StoreCopy.quoted(table))"
-            case .postgres: "public.\(StoreCopy.quoted(table))"
+            // The schema the migrations made it in, the first on the role's search path (a schema of the role's own, or
+            // public): never the transaction's temporary tables, whose names differ ("slice …").
+            case .postgres: StoreCopy.quoted(table)
             }
         }
 

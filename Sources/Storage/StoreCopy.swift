@@ -145,7 +145,7 @@ public enum StoreCopy {
         let rows = try await connection.query(
             """
             SELECT table_name::text, column_name::text, data_type::text, is_identity::text FROM information_schema.columns
-            WHERE table_schema = 'public' AND table_name <> 'dailyverse_migration' ORDER BY table_name, ordinal_position
+            WHERE table_schema = current_schema() AND table_name <> 'dailyverse_migration' ORDER BY table_name, ordinal_position
             """, logger: logger)
         for try await (table, column, type, identity) in rows.decode((String, String, String, String).self) {
             tables[table, default: []].append(Column(name: column, type: type, isIdentity: identity == "YES"))
@@ -160,7 +160,7 @@ public enum StoreCopy {
             """
             SELECT c.relname::text, p.relname::text FROM pg_constraint k
             JOIN pg_class c ON c.oid = k.conrelid JOIN pg_class p ON p.oid = k.confrelid
-            WHERE k.contype = 'f' AND k.connamespace = 'public'::regnamespace
+            WHERE k.contype = 'f' AND k.connamespace = current_schema()::regnamespace
             """, logger: logger)
         for try await (child, parent) in rows.decode((String, String).self) where child != parent { parents[child, default: []].insert(parent) }
         var order: [String] = []

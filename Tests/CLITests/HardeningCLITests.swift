@@ -47,6 +47,23 @@ import Testing
         let unwritable = CLI.run(["crescent", "table", "--out", missing], database: db)
         #expect(unwritable.status == 1, "\(unwritable.stderr)")
         #expect(unwritable.stderr == "dailyverse: cannot write '\(missing)': No such file or directory\n", "\(unwritable.stderr)")
+        // Asked for what cannot be done: said, with a non-zero exit, never passed over.
+        for (command, says) in [
+            (["outbox", "requeue", "424242"], "requeued 0 of the 1 rows named"),
+            (["devices", "update", "some-id", "--p256dh", "foo"], "give --platform with a new token"),
+            (["crescent", "evening", "--date", "0001-01-01"], "outside the years an evening can be judged for"),
+            (["today", "--db", "/tmp/a\nb.sqlite"], "holds a control character"),
+        ] {
+            let refused = CLI.run(command, database: db)
+            #expect(refused.status != 0 && refused.stderr.contains(says), "\(command): \(refused.stderr)")
+        }
+        #expect(CLI.run(["today", "--tz", "UTC", "--json", "--date", "2025-03-01"], database: db).json["timezone"] as? String == "UTC")
+        // A bad setting is refused before a database is made for nothing.
+        let never = URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("never.sqlite").path
+        for bad in [["--grace", "99d"], ["--now", "9999-12-31T00:00:00Z"]] {
+            let refused = CLI.run(["serve", "--once", "--sink", "stdout"] + bad, database: never)
+            #expect(refused.status == 1 && !FileManager.default.fileExists(atPath: never), "\(bad): \(refused.stderr)")
+        }
         let once = ["serve", "--once", "--sink", "stdout", "--now", "2025-03-01T08:30:00Z"]
         #expect(CLI.run(once + ["--listen", "[::1]:8080"], database: db).status == 0)
         for bad in ["127.0.0.1:+8080", "999.1.1.1:8080", "[nonsense]:8080", "127.0.0.1:65536", "127.0.0.1:"] {

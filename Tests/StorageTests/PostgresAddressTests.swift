@@ -39,6 +39,29 @@ struct PostgresAddressTests {
         }
     }
 
+    /// The chain ends where libpq ends it: `sslrootcert`, else ~/.postgresql/root.crt if there is one (which makes
+    /// `require` check the chain, as libpq does), else nothing; the system's roots only as `sslrootcert=system`, which
+    /// means `verify-full`.
+    @Test func theRootCertificateIsFoundAsLibpqFindsIt() throws {
+        let system = try PostgresAddress("postgresql://u@h/d?sslrootcert=system", environment: [:])
+        #expect(system.tlsMode == .verifyFull && system.systemRoots && system.caFile == nil)
+        #expect(system.description.hasSuffix("?sslmode=verify-full&sslrootcert=system"))
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("dv-home-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home.appendingPathComponent(".postgresql"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        #expect(throws: StorageError.self) { try PostgresAddress("postgresql://u@h/d?sslmode=verify-full", environment: ["HOME": home.path]) }
+        FileManager.default.createFile(atPath: home.appendingPathComponent(".postgresql/root.crt").path, contents: Data("x".utf8))
+        let found = try PostgresAddress("postgresql://u@h/d?sslmode=verify-full", environment: ["HOME": home.path])
+        #expect(found.caFile == home.appendingPathComponent(".postgresql/root.crt").path && found.tlsMode == .verifyFull)
+        #expect(try PostgresAddress("postgresql://u@h/d?sslmode=require", environment: ["HOME": home.path]).tlsMode == .verifyCA)
+        #expect(try PostgresAddress("postgresql://u@h/d", environment: ["HOME": home.path]).tlsMode == .prefer)
+        // A Unix socket has no TLS: the root file and `system` are not its, as libpq ignores them there.
+        for environment in [["HOME": home.path, "PGSSLMODE": "require"], ["PGSSLROOTCERT": "system"]] {
+            let socket = try PostgresAddress("postgresql://u@/d?host=/run/postgresql", environment: environment)
+            #expect(socket.caFile == nil && !socket.systemRoots && socket.tlsMode != .verifyCA && socket.tlsMode != .verifyFull, "\(environment)")
+        }
+    }
+
     /// Each refusal is one line that names the address (its password hidden) and the bad part.
     @Test(arguments: [
         ("postgresql://u:s3cret@h/d", "carries a password"),
@@ -57,6 +80,11 @@ struct PostgresAddressTests {
         ("postgresql://u@/d?host=run/pg", "host='run/pg'"),
         ("postgresql://u@/d?host=/run/pg&sslmode=verify-full", "over a Unix socket"),
         ("postgresql://u@h/d?passfile=pgpass", "passfile='pgpass'"),
+        // A verifying mode with nothing to verify against (libpq refuses it; the system's roots were trusted).
+        ("postgresql://u@h/d?sslmode=verify-full", "needs the server's root certificate"),
+        ("postgresql://u@h/d?sslmode=verify-ca", "needs the server's root certificate"),
+        ("postgresql://u@h/d?sslrootcert=system&sslmode=verify-ca", "sslrootcert=system needs sslmode=verify-full"),
+        ("postgresql://u@h/d?sslrootcert=system&sslmode=require", "sslrootcert=system needs sslmode=verify-full"),
     ])
     func badAddressesAreRefusedNamingTheBadPart(text: String, expected: String) {
         let error = #expect(throws: StorageError.self) { try PostgresAddress(text, environment: [:]) }
