@@ -74,9 +74,8 @@ public struct StdoutSink: Sink {
 /// While it runs it keeps, per file, the keys of the lines the outbox has not settled (`unsettled` asks it, before each
 /// append to the file: a row still pending, or none at all for a device that still exists, as after a power loss that
 /// took the database back): a batch whose outcomes were not recorded comes back later, perhaps after other batches,
-/// and finds its lines. The size
-/// given to the outbox to record is held back to the start of the oldest append with such a line, so a restart reads
-/// them back too. Past a few appends it lets the file go and reads it back from the recorded size at its next append,
+/// and finds its lines. The size given to the outbox to record is held back to the start of the oldest append with
+/// such a line, so a restart reads them back too. Past a few appends it lets the file go and reads it back from the recorded size at its next append,
 /// as a restart does. Memory and start-up time do not grow with the spool.
 ///
 /// An append is all or nothing: when a write or sync fails (a full disk), the file is cut back to where the append

@@ -161,7 +161,7 @@ public actor FCMAccessTokens {
         if let current, Self.usable(current, now: now) { return current.value }
         let stored = try await loadStored()
         if let current, current.value != refused, Self.usable(current, now: now) { return current.value }
-        if let stored, stored.value != refused, Self.usable(stored, now: now) {
+        if let stored, !self.refused.contains(stored.value), Self.usable(stored, now: now) {
             current = stored
             return stored.value
         }
@@ -170,7 +170,7 @@ public actor FCMAccessTokens {
         let renewed = try await exchanged(now: now, previous: stored ?? current)
         if renewed != refused { return renewed }
         if current?.value == refused { current = nil }
-        return try await exchanged(now: now, previous: try await loadStored())
+        return try await exchanged(now: now, previous: try await loadStored(), joining: false)
     }
 
     func loadStored() async throws -> StoredCredential? {
@@ -184,8 +184,9 @@ public actor FCMAccessTokens {
 
     /// One exchange at a time: a call that comes while one runs waits for its token. The token is stored unless another
     /// process stored one after `previous`, and then that one is used.
-    func exchanged(now: Date, previous: StoredCredential?) async throws -> String {
-        if let exchange { return try await exchange.value.value }
+    /// `joining`: an exchange already under way gives its token (false: one of its own, past a token just refused).
+    func exchanged(now: Date, previous: StoredCredential?, joining: Bool = true) async throws -> String {
+        if joining, let exchange { return try await exchange.value.value }
         let task = Task { () -> StoredCredential in
             let fresh = try await self.exchangeAssertion(now: now)
             do { return try await self.store.save(fresh, unlessNewerThan: previous?.issuedAt) } catch { return fresh }
