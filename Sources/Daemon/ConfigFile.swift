@@ -17,11 +17,14 @@ public struct ConfigFile: Sendable, Equatable {
     /// The line each key is set on, and the file's name, for errors found after parsing (an unknown key).
     public let lines: [String: Int]
     public let file: String
+    /// Each value as written in the file (`0123456789` keeps its zero), for `text(_:)`.
+    public let written: [String: String]
 
-    public init(values: [String: Value], lines: [String: Int] = [:], file: String = "config") {
+    public init(values: [String: Value], lines: [String: Int] = [:], file: String = "config", written: [String: String] = [:]) {
         self.values = values
         self.lines = lines
         self.file = file
+        self.written = written
     }
 
     /// Refuses a key outside `known`, naming the file and the line.
@@ -39,6 +42,7 @@ public struct ConfigFile: Sendable, Equatable {
     public init(parsing text: String, file: String = "config") throws(ConfigError) {
         var values: [String: Value] = [:]
         var lines: [String: Int] = [:]
+        var written: [String: String] = [:]
         var section = ""
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             func fail(_ reason: String) -> ConfigError { .invalid(file: file, line: index + 1, reason: reason) }
@@ -59,8 +63,9 @@ public struct ConfigFile: Sendable, Equatable {
             guard let value = Self.value(valueText) else { throw fail("invalid value for '\(fullKey)': \(valueText)") }
             values[fullKey] = value
             lines[fullKey] = index + 1
+            written[fullKey] = valueText
         }
-        self.init(values: values, lines: lines, file: file)
+        self.init(values: values, lines: lines, file: file, written: written)
     }
 
     public func string(_ key: String) throws(ConfigError) -> String? {
@@ -77,8 +82,8 @@ public struct ConfigFile: Sendable, Equatable {
         switch values[key] {
         case nil: return nil
         case .string(let text): return text
-        case .integer(let number): return String(number)
-        case .float(let number): return String(number)
+        case .integer(let number): return written[key] ?? String(number)
+        case .float(let number): return written[key] ?? String(number)
         case .bool(let flag): return flag ? "true" : "false"
         }
     }

@@ -100,6 +100,19 @@ struct EmitOptions: ParsableArguments {
         }
     }
 
+    /// The sink's spelling, checked before anything is opened for it (a database created for a typo).
+    func checkSinkSpelling(_ global: GlobalOptions) throws {
+        guard let spec = try global.setting(flag: sink, environment: "DAILYVERSE_SINK", key: "sink") else { return }
+        let known =
+            spec == "stdout" || spec == "push" || (spec.hasPrefix("jsonl:") && spec.count > 6) || spec.hasPrefix("gorush:")
+            || (spec.hasPrefix("webhook:") && URL(string: String(spec.dropFirst(8))) != nil)
+        if !known { throw Self.invalidSink(spec) }
+    }
+
+    static func invalidSink(_ spec: String) -> CLIError {
+        CLIError("invalid sink '\(WebhookSink.redacted(spec))': expected jsonl:DIR, stdout, webhook:URL, push or gorush:URL")
+    }
+
     func makeSink(_ global: GlobalOptions, state: SinkState, push: PushOptions, clock: @escaping @Sendable () -> Date) throws -> any Sink {
         guard let spec = try global.setting(flag: sink, environment: "DAILYVERSE_SINK", key: "sink") ?? state.spool.map({ "jsonl:" + $0.folder })
         else {
@@ -135,6 +148,6 @@ struct EmitOptions: ParsableArguments {
                 throw error
             }
         }
-        throw CLIError("invalid sink '\(WebhookSink.redacted(spec))': expected jsonl:DIR, stdout, webhook:URL, push or gorush:URL")
+        throw Self.invalidSink(spec)
     }
 }

@@ -30,6 +30,10 @@ struct ImportQuranCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Edition name.", valueName: "name")) var name: String = BundledContent.arabicEdition.name
 
     func run() async throws {
+        guard id.range(of: "^[a-z0-9][a-z0-9._-]{0,63}$", options: .regularExpression) != nil else {
+            throw CLIError("invalid edition id '\(id)': expected lower-case letters, digits, '.', '_' or '-', such as quran-simple")
+        }
+        try checkedText(name, what: "name")
         let database = try global.importDatabase(edition: id)
         let parsed = try TanzilFile(contentsOf: URL(fileURLWithPath: file))
         let bar = ProgressBar("quran")
@@ -53,6 +57,10 @@ struct ImportTranslationCommand: AsyncParsableCommand {
         guard id.range(of: "^[a-z]{2,3}\\.[a-z0-9_-]{1,40}$", options: .regularExpression) != nil else {
             throw CLIError("invalid translation id '\(id)': expected LANGUAGE.NAME such as en.pickthall")
         }
+        guard language.range(of: "^[a-z]{2,3}$", options: .regularExpression) != nil else {
+            throw CLIError("invalid --language '\(language)': expected a two- or three-letter code such as en")
+        }
+        for (what, text) in [("name", name), ("credit", credit)] { if let text { try checkedText(text, what: what) } }
         let database = try global.importDatabase(edition: id)
         let parsed = try TanzilFile(contentsOf: URL(fileURLWithPath: file), expectedCounts: database.ayahCounts())
         let bar = ProgressBar("translation")
@@ -243,4 +251,11 @@ struct ImportHadithCommand: AsyncParsableCommand {
         if global.json { return try printJSON(imported) }
         print("terms: \(HadithBook.terms)")
     }
+}
+
+/// An edition's name or credit line as given: some text, on one line, of a sensible length.
+func checkedText(_ text: String, what: String) throws {
+    guard !text.trimmingCharacters(in: .whitespaces).isEmpty, text.count <= 300,
+        !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+    else { throw CLIError("invalid --\(what) \(text.debugDescription): expected one line of 1 to 300 characters") }
 }

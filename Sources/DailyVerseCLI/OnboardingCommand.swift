@@ -24,7 +24,12 @@ struct OnboardingFunnelCommand: AsyncParsableCommand {
         let now = try global.clock()
         let today = CivilDate(instant: now, timeZone: TimeZone(identifier: "UTC")!)
         let last = try to.map { try CivilDate(parsing: $0) } ?? today
-        let first = try from.map { try CivilDate(parsing: $0) } ?? last.adding(days: -29)
+        // Events are no older than the service (and kept a year at most): a date before 2000 is a mistyped one.
+        let earliest = try CivilDate(parsing: "2000-01-01")
+        let first = try from.map { try CivilDate(parsing: $0) } ?? max(last.adding(days: -29), earliest)
+        if let early = [last, first].first(where: { $0 < earliest }) {
+            throw CLIError("invalid date \(early): the funnel counts events from 2000-01-01 on")
+        }
         guard first <= last else { throw CLIError("--from \(first) is after --to \(last)") }
         let start = Date(timeIntervalSince1970: Double(first.dayNumber) * 86_400)
         let end = Date(timeIntervalSince1970: Double(last.dayNumber + 1) * 86_400)

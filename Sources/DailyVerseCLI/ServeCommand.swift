@@ -195,6 +195,7 @@ struct ServeCommand: AsyncParsableCommand {
         // The settings first: a bad one is refused before a database is created, migrated and seeded for nothing.
         let configuration = try emit.configuration(global, ahead: true)
         let clock = try replayClock()
+        try emit.checkSinkSpelling(global)
         let (database, lock) = try global.openDatabaseAsScheduler(pool: true)
         let emitter = Emitter(database: database, configuration: configuration)
         let path = try global.databasePath()
@@ -311,6 +312,7 @@ struct ServeCommand: AsyncParsableCommand {
         // The settings first: a bad one is refused before a database is created, migrated and seeded for nothing.
         let now = try schedulerClock()
         let configuration = try emit.configuration(global)
+        try emit.checkSinkSpelling(global)
         let (database, lock) = try global.openDatabaseAsScheduler()
         defer { withExtendedLifetime(lock) {} }
         let deliverer = try emit.makeDeliverer(global, database, configuration, push: push, clock: { now })

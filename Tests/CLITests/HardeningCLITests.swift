@@ -53,6 +53,9 @@ import Testing
             (["devices", "update", "some-id", "--p256dh", "foo"], "give --platform with a new token"),
             (["crescent", "evening", "--date", "0001-01-01"], "outside the years an evening can be judged for"),
             (["today", "--db", "/tmp/a\nb.sqlite"], "holds a control character"),
+            (["import", "quran", "/nonexistent", "--id", ""], "invalid edition id ''"),
+            (["import", "translation", "/nonexistent", "--id", "en.x", "--language", "x\ny"], "invalid --language"),
+            (["onboarding", "funnel", "--to", "0001-01-01"], "invalid date 0001-01-01"),
         ] {
             let refused = CLI.run(command, database: db)
             #expect(refused.status != 0 && refused.stderr.contains(says), "\(command): \(refused.stderr)")
@@ -60,8 +63,8 @@ import Testing
         #expect(CLI.run(["today", "--tz", "UTC", "--json", "--date", "2025-03-01"], database: db).json["timezone"] as? String == "UTC")
         // A bad setting is refused before a database is made for nothing.
         let never = URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("never.sqlite").path
-        for bad in [["--grace", "99d"], ["--now", "9999-12-31T00:00:00Z"]] {
-            let refused = CLI.run(["serve", "--once", "--sink", "stdout"] + bad, database: never)
+        for bad in [["--grace", "99d"], ["--now", "9999-12-31T00:00:00Z"], ["--sink", "sinq"]] {
+            let refused = CLI.run(["serve", "--once"] + (bad.contains("--sink") ? [] : ["--sink", "stdout"]) + bad, database: never)
             #expect(refused.status == 1 && !FileManager.default.fileExists(atPath: never), "\(bad): \(refused.stderr)")
         }
         let once = ["serve", "--once", "--sink", "stdout", "--now", "2025-03-01T08:30:00Z"]

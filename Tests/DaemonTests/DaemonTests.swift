@@ -13,6 +13,19 @@ import Testing
 @testable import Daemon
 
 @Suite struct ConfigFileTests {
+    /// A setting read from the file is its value as written, whatever its TOML type: `serve` reads every setting as the
+    /// command line gives it (a number stopped it, read as a string), and a number keeps its leading zero (an id of
+    /// digits is the id).
+    @Test func aSettingIsItsValueAsWritten() throws {
+        let file = try ConfigFile(parsing: "max_devices_per_user = 20\napns_team_id = 0123456789\nratio = 1.50\nflag = true\nname = \"x\"")
+        #expect(file.text("max_devices_per_user") == "20")
+        #expect(file.text("apns_team_id") == "0123456789")
+        #expect(file.text("ratio") == "1.50")
+        #expect(file.text("flag") == "true")
+        #expect(file.text("name") == "x")
+        #expect(file.text("missing") == nil)
+    }
+
     @Test func readsTheDocumentedSubset() throws {
         let file = try ConfigFile(
             parsing: """
