@@ -100,9 +100,14 @@ struct EmitOptions: ParsableArguments {
         }
     }
 
+    /// The sink as set (flag, environment, file), if it is.
+    func sinkSetting(_ global: GlobalOptions) throws -> String? {
+        try global.setting(flag: sink, environment: "DAILYVERSE_SINK", key: "sink")
+    }
+
     /// The sink's spelling, checked before anything is opened for it (a database created for a typo).
     func checkSinkSpelling(_ global: GlobalOptions) throws {
-        guard let spec = try global.setting(flag: sink, environment: "DAILYVERSE_SINK", key: "sink") else { return }
+        guard let spec = try sinkSetting(global) else { return }
         let known =
             spec == "stdout" || spec == "push" || (spec.hasPrefix("jsonl:") && spec.count > 6) || spec.hasPrefix("gorush:")
             || (spec.hasPrefix("webhook:") && URL(string: String(spec.dropFirst(8))) != nil)
@@ -114,7 +119,7 @@ struct EmitOptions: ParsableArguments {
     }
 
     func makeSink(_ global: GlobalOptions, state: SinkState, push: PushOptions, clock: @escaping @Sendable () -> Date) throws -> any Sink {
-        guard let spec = try global.setting(flag: sink, environment: "DAILYVERSE_SINK", key: "sink") ?? state.spool.map({ "jsonl:" + $0.folder })
+        guard let spec = try sinkSetting(global) ?? state.spool.map({ "jsonl:" + $0.folder })
         else {
             throw CLIError(
                 "set the sink (--sink, DAILYVERSE_SINK or sink): push, webhook:URL or gorush:URL; on PostgreSQL, where several processes deliver, there is no spool by default"

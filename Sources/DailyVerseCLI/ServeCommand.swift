@@ -95,7 +95,8 @@ struct ServeCommand: AsyncParsableCommand {
         // Read once and checked whatever the mode, so that a typo in the configuration is found by a test run (--once)
         // too.
         let settings = try Settings(self)
-        try await push.check(global)
+        // A push sink builds its senders, and so checks them, as it starts; any other sink has them checked here.
+        if try emit.sinkSetting(global) != "push" { try await push.check(global) }
         if let address = try global.postgresAddress() { return try await runShared(address, settings) }
         if once { return try await runOnce() }
         let (group, lock, sink) = try makeServiceGroup(settings)
