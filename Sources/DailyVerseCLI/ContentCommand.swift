@@ -1,5 +1,6 @@
 import ArgumentParser
 import ContentStore
+import Diagnostics
 import Foundation
 import HijriCalendar
 import VerseCalendar
@@ -22,7 +23,9 @@ struct ContentBundleTafsirCommand: ParsableCommand {
             edition's licence lets anyone redistribute: the command refuses a source whose terms say it may not be.
             """)
     @OptionGroup var global: GlobalOptions
-    @Option(name: .customLong("edition"), help: ArgumentHelp("An imported edition to bundle (repeat it).", valueName: "id"))
+    @Option(
+        name: .customLong("edition"), parsing: .unconditionalSingleValue,
+        help: ArgumentHelp("An imported edition to bundle (repeat it).", valueName: "id"))
     var editions: [String] = []
     @Option(parsing: .unconditional, help: ArgumentHelp("The folder to write into (data/tafsir).", valueName: "dir"))
     var out: String
@@ -38,6 +41,11 @@ struct ContentBundleTafsirCommand: ParsableCommand {
 
     func run() throws {
         let database = try global.openDatabase()
+        let folder = URL(fileURLWithPath: try checkedPath(out, what: "--out"))
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
+            throw CLIError("--out '\(out)' is not a folder")
+        }
         let calendar = try database.verseCalendar()
         var selections: [VerseRange] = []
         for range in calendar.months.flatMap(\.verses) + calendar.occasions.map(\.verses) where !selections.contains(range) {
@@ -45,19 +53,36 @@ struct ContentBundleTafsirCommand: ParsableCommand {
         }
         let sources = try database.layerSources()
         let all = Layer.ids.flatMap { sources.sources(for: $0) }
-        let folder = URL(fileURLWithPath: out)
-        for id in editions {
+        // Every edition is read and its terms checked before any file is written: an unknown or refused edition named
+        // last leaves the folder as it was, not half bundled.
+        var bundles: [(id: String, edition: TafsirEdition, excerpts: [BundledExcerpt], data: Data)] = []
+        var seen: Set<String> = []
+        for id in editions where seen.insert(id).inserted {
             let (edition, terms, excerpts) = try database.bundle(edition: id, sources: all, selections: selections)
             // The altafsir.com editions and the texts without stated terms are never committed.
             for refusal in ["non-commercial", "Not stated", "not known", "never bundled"] where terms.licence.contains(refusal) {
                 throw CLIError("refusing to bundle \(id): its terms say \"\(terms.licence.prefix(160))\"")
             }
-            let data = try BundledTafsir.write(edition, terms: terms, takenFrom: takenFrom, excerpts: excerpts)
-            let file = folder.appendingPathComponent("\(id).jsonl")
-            try data.write(to: file, options: .atomic)
-            let parts = edition.blocks.filter { !$0.whole }.count
+            bundles.append((id, edition, excerpts, try BundledTafsir.write(edition, terms: terms, takenFrom: takenFrom, excerpts: excerpts)))
+        }
+        // Each file is written beside its place first, then all are moved in: a full disk leaves the old files whole.
+        let files = bundles.map { folder.appendingPathComponent("\($0.id).jsonl") }
+        let staged = files.map { $0.appendingPathExtension("partial") }
+        do {
+            for (bundle, file) in zip(bundles, staged) { try bundle.data.write(to: file) }
+        } catch {
+            for file in staged { try? FileManager.default.removeItem(at: file) }
+            throw error
+        }
+        for (from, to) in zip(staged, files) where rename(from.path, to.path) != 0 {
+            let reason = String(cString: strerror(errno))
+            for file in staged { try? FileManager.default.removeItem(at: file) }
+            throw CLIError("could not move \(from.path) to \(to.path): \(reason)")
+        }
+        for (bundle, file) in zip(bundles, files) {
+            let parts = bundle.edition.blocks.filter { !$0.whole }.count
             print(
-                "\(id): \(edition.blocks.count) blocks (\(parts) cut to the part the excerpts need), \(edition.verses.count) verses, \(excerpts.filter { $0.excerpt != nil }.count) of \(excerpts.count) excerpts, \(data.count / 1024) KB → \(file.path)"
+                "\(bundle.id): \(bundle.edition.blocks.count) blocks (\(parts) cut to the part the excerpts need), \(bundle.edition.verses.count) verses, \(bundle.excerpts.filter { $0.excerpt != nil }.count) of \(bundle.excerpts.count) excerpts, \(bundle.data.count / 1024) KB → \(file.path)"
             )
         }
     }
@@ -69,7 +94,8 @@ struct ContentCoverageCommand: AsyncParsableCommand {
         discussion: """
             Every day of the year is selected as `today` selects it (the verse or passage, and the occasion on its \
             day); a layer counts for a day when that selection has an entry for it. Also counts the commentary \
-            entries by provenance: editorial text, summaries of named works, quotations.
+            entries by provenance: editorial text, summaries of named works, quotations. --adjust shifts which Hijri \
+            year is the current one; a year's days are its Hijri dates, so it changes nothing else.
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var calendarOptions: CalendarOptions
@@ -108,9 +134,12 @@ struct ContentCoverageCommand: AsyncParsableCommand {
             }
             return
         }
+        // A year's days are counted by their Hijri dates, which --adjust does not change: it says which year is today's.
         let year =
             try hijriYear
-            ?? database.islamicCalendar(kind).hijriDate(for: CivilDate(instant: global.clock(), timeZone: TimeZone(identifier: "UTC")!)).year
+            ?? database.islamicCalendar(kind).hijriDate(
+                for: CivilDate(instant: global.clock(), timeZone: TimeZone(identifier: "UTC")!), adjustment: calendarOptions.adjust
+            ).year
         let report = try DailyVerseReports(database: database).coverage(year: year, calendar: kind)
         if global.json { return try printJSON(report) }
         print("\(year) AH (\(report.calendar)): \(report.days) days, \(report.selections) selections\n")
@@ -172,7 +201,10 @@ struct ContentCheckCommand: ParsableCommand {
     }
 
     func run() throws {
-        let folder = try DataDirectory.locate(explicit: directory ?? global.data)
+        // The folder named, else the one `serve` seeds from: --data, DAILYVERSE_DATA, the configuration's `data`, beside the binary.
+        let folder =
+            try directory.map { try DataDirectory.locate(explicit: checkedPath($0, what: "the data folder"), environment: [:]) }
+            ?? global.dataDirectory()
         let cutting = recut && !global.json ? ProgressBar("excerpts cut again") : nil
         let check = ContentCheck(directory: folder, recut: recut, progress: cutting?.update)
         let failed = !check.errors.isEmpty || (strict && !check.warnings.isEmpty)

@@ -26,7 +26,7 @@ struct CrescentEveningCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "evening", abstract: "Judge one evening's crescent at each of a region's sites.")
     @OptionGroup var global: GlobalOptions
-    @Option(help: ArgumentHelp("The civil day whose evening is judged, YYYY-MM-DD.", valueName: "date")) var date: String
+    @Option(parsing: .unconditional, help: ArgumentHelp("The civil day whose evening is judged, YYYY-MM-DD.", valueName: "date")) var date: String
 
     func run() throws {
         let day = try CivilDate(parsing: date)
@@ -68,9 +68,10 @@ struct CrescentMapCommand: ParsableCommand {
             centres' maps are. SVG by default (on standard output without --out); --out FILE.png draws a PNG.
             """)
     @OptionGroup var global: GlobalOptions
-    @Option(help: ArgumentHelp("The civil day whose evening is drawn, YYYY-MM-DD (1900 to 2100).", valueName: "date")) var date: String
-    @Option(help: ArgumentHelp("Write to this file, .svg or .png (replaced whole).", valueName: "file")) var out: String?
-    @Option(help: ArgumentHelp("Grid spacing in degrees, 1 to 10.", valueName: "degrees")) var spacing = 2
+    @Option(parsing: .unconditional, help: ArgumentHelp("The civil day whose evening is drawn, YYYY-MM-DD (1900 to 2100).", valueName: "date"))
+    var date: String
+    @Option(parsing: .unconditional, help: ArgumentHelp("Write to this file, .svg or .png (replaced whole).", valueName: "file")) var out: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Grid spacing in degrees, 1 to 10.", valueName: "degrees")) var spacing = 2
 
     func run() throws {
         let day = try CivilDate(parsing: date)
@@ -113,7 +114,9 @@ struct CrescentTableCommand: ParsableCommand {
             "Compute a region's predicted calendar, \(PredictedMonthStarts.firstYear)-\(PredictedMonthStarts.lastYear) AH, as the CSV data/calendar/predicted/<region>.csv holds.",
         discussion: "The tables in data/ are made with this command; the tests check that the code still gives them.")
     @OptionGroup var global: GlobalOptions
-    @Option(help: ArgumentHelp("Write the table to this file (replaced whole) instead of standard output.", valueName: "file")) var out: String?
+    @Option(
+        parsing: .unconditional, help: ArgumentHelp("Write the table to this file (replaced whole) instead of standard output.", valueName: "file"))
+    var out: String?
 
     func run() throws {
         if let out { _ = try checkedOutput(out) }

@@ -112,10 +112,13 @@ struct ImportTafsirCommand: AsyncParsableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("The dataset's folder (for tafsir-api, its tafsir/ folder).", valueName: "dir")) var directory: String
-    @Option(help: ArgumentHelp("thaqalayn (narmafraz/ThaqalaynTafsirData) or tafsir-api (spa5k/tafsir_api).", valueName: "format"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("thaqalayn (narmafraz/ThaqalaynTafsirData) or tafsir-api (spa5k/tafsir_api).", valueName: "format"))
     var format: TafsirFolder.Format = .thaqalayn
     @Option(
-        name: .customLong("edition"), help: ArgumentHelp("An edition to import (repeat for more). Default: every edition listed.", valueName: "id"))
+        name: .customLong("edition"), parsing: .unconditionalSingleValue,
+        help: ArgumentHelp("An edition to import (repeat for more). Default: every edition listed.", valueName: "id"))
     var editions: [String] = []
 
     struct Imported: Encodable {
@@ -197,7 +200,7 @@ struct ImportHadithCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("The dataset's folder.", valueName: "dir")) var directory: String
     @Option(
-        name: .customLong("book"),
+        name: .customLong("book"), parsing: .unconditionalSingleValue,
         help: ArgumentHelp("A collection to import (al-kafi, nahj-al-balagha, …); repeat it. Default: every one found.", valueName: "id"))
     var books: [String] = []
 

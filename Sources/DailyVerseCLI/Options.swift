@@ -24,7 +24,9 @@ public struct GlobalOptions: ParsableArguments {
     @Option(
         name: .long,
         parsing: .unconditional,
-        help: ArgumentHelp("The data/ folder to seed from. Default: $DAILYVERSE_DATA, else found beside the binary.", valueName: "dir"))
+        help: ArgumentHelp(
+            "The data/ folder to seed from. Default: $DAILYVERSE_DATA, else 'data' in the configuration file, else found beside the binary.",
+            valueName: "dir"))
     var data: String?
 
     @Option(
@@ -59,6 +61,24 @@ public struct GlobalOptions: ParsableArguments {
     var config: String?
 
     public init() {}
+
+    /// The global flags given, checked by every command whether or not it reads them: `--now tomorow` on a command
+    /// that keeps no clock is still a mistake worth a line, not a flag passed over. Only what the flags say is
+    /// checked here, without opening anything; the environment and the configuration file are read, and checked, by
+    /// the commands that use them.
+    public func validate() throws {
+        if now != nil { _ = try clock() }
+        if let db { _ = try DatabaseLocation(checkedPath(db, what: "--db")) }
+        if let data { _ = try checkedPath(data, what: "--data") }
+        if let config { _ = try checkedPath(config, what: "--config") }
+        if let layers { _ = try LayerSources(parsing: layers) }
+        // A region's id or sites (`LAT,LON;…`, at most 400 bytes): which of them the data knows is the command's to say.
+        if let region,
+            region.isEmpty || region.utf8.count > 400 || region.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        {
+            throw CLIError("invalid --region \(region.prefix(60).debugDescription): expected a region's id, such as iran, or LAT,LON sites")
+        }
+    }
 
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 

@@ -50,7 +50,8 @@ struct SightingImportCommand: AsyncParsableCommand {
     static let maximumLineBytes = 200
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("CSV file.", valueName: "file")) var file: String
-    @Option(help: ArgumentHelp("Only the Hijri years FIRST-LAST (such as 1423-1447).", valueName: "first-last")) var years: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Only the Hijri years FIRST-LAST (such as 1423-1447).", valueName: "first-last")) var years:
+        String?
 
     func run() async throws {
         let range = try years.map(Self.years)

@@ -31,6 +31,52 @@ import Testing
         }
     }
 
+    /// `bundle-tafsir` reads and checks every edition named before it writes a file: an unknown one named last
+    /// leaves the folder as it was. A good run leaves each file whole and nothing beside it.
+    @Test func bundlingWritesEveryEditionOrNone() throws {
+        let db = CLI.freshDatabase()
+        let fixture = CLI.repository.appendingPathComponent("Tests/ContentStoreTests/Fixtures/thaqalayn-tafsir").path
+        try #require(CLI.run(["import", "tafsir", fixture], database: db).status == 0)
+        let out = URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("bundle")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let bundle = { (editions: [String]) in
+            CLI.run(["content", "bundle-tafsir", "--out", out.path, "--taken-from", "test"] + editions.flatMap { ["--edition", $0] }, database: db)
+        }
+        let refused = bundle(["en.noor", "en.mizan", "en.xx"])
+        #expect(refused.status == 1 && refused.stderr.contains("'en.xx'") && refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
+        let written = bundle(["en.noor", "en.mizan", "en.noor"])
+        #expect(written.status == 0, "\(written.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == ["en.mizan.jsonl", "en.noor.jsonl"])
+        #expect(written.stdout.split(separator: "\n").count == 2, "each edition once: \(written.stdout)")
+        let missing = CLI.run(
+            ["content", "bundle-tafsir", "--out", out.appendingPathComponent("nowhere").path, "--taken-from", "t", "--edition", "en.noor"],
+            database: db)
+        #expect(missing.status == 1 && missing.stderr.contains("nowhere' is not a folder"), "\(missing.stderr)")
+    }
+
+    /// `content check` with no folder named checks the one `serve` seeds from, the configuration file's `data` too.
+    @Test func checkReadsTheConfiguredDataFolder() throws {
+        let folder = URL(fileURLWithPath: CLI.freshDatabase()).deletingLastPathComponent()
+        let config = folder.appendingPathComponent("config.toml").path
+        try Data("data = \"/nonexistent-data-folder\"\n".utf8).write(to: URL(fileURLWithPath: config))
+        #expect(chmod(config, 0o644) == 0)
+        let result = CLI.run(["content", "check", "--config", config], environment: ["DAILYVERSE_DATA": ""])
+        #expect(result.status == 1 && result.stderr.contains("/nonexistent-data-folder"), "\(result.stderr)")
+    }
+
+    /// `content coverage --adjust` says which Hijri year is today's, as `hijri` and `calendar` read it.
+    @Test func coverageTakesTheAdjustmentForTheCurrentYear() throws {
+        let eve = ["--calendar", "umm-al-qura", "--now", "2025-06-25T12:00:00Z", "--json"]
+        for (adjust, year) in [("0", 1446), ("1", 1447)] {
+            let result = CLI.run(["content", "coverage", "--adjust", adjust] + eve)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.json["hijri_year"] as? Int == year, "--adjust \(adjust)")
+            let hijri = CLI.run(["hijri", "2025-06-25", "--adjust", adjust] + eve)
+            #expect((hijri.json["hijri"] as? [String: Any])?["year"] as? Int == year, "\(hijri.stdout)")
+        }
+    }
+
     @Test func checkPassesOnTheBundledDataAndNamesABadFolder() throws {
         let text = CLI.run(["content", "check"])
         #expect(text.status == 0, "\(text.stdout)\(text.stderr)")

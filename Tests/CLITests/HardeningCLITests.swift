@@ -87,6 +87,43 @@ import Testing
         #expect(CLI.run(["devices", "add", "--platform=fcm", "--token=\(other)", "--tz=UTC"], database: db).status == 0)
     }
 
+    /// Every option of every command reads a value that begins with `-` as its value (`--date -0001-01-01` names the
+    /// bad date, not "missing value"): the parser's own description of the commands says so for each.
+    @Test func everyOptionTakesAValueThatBeginsWithADash() throws {
+        let dump = CLI.run(["--experimental-dump-help"])
+        try #require(dump.status == 0, "\(dump.stderr)")
+        let tool = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+        var options = 0
+        var scanning: [String] = []
+        func walk(_ command: [String: Any], _ path: String) {
+            for argument in command["arguments"] as? [[String: Any]] ?? [] where argument["kind"] as? String == "option" {
+                options += 1
+                let name = (argument["preferredName"] as? [String: Any])?["name"] as? String ?? "?"
+                if argument["parsingStrategy"] as? String != "unconditional" { scanning.append("\(path) --\(name)") }
+            }
+            for sub in command["subcommands"] as? [[String: Any]] ?? [] { walk(sub, path + " " + (sub["commandName"] as? String ?? "?")) }
+        }
+        walk(try #require(tool["command"] as? [String: Any]), "dailyverse")
+        #expect(options > 300, "the dump holds the commands' options")
+        #expect(scanning.isEmpty, "\(scanning)")
+        let dated = CLI.run(["crescent", "evening", "--date", "-2025-03-01", "--json"])
+        #expect(dated.status == 1 && dated.stderr.contains("-2025-03-01"), "\(dated.stderr)")
+    }
+
+    /// The global flags are checked by every command, including those that never read them: a misspelt `--now` or
+    /// `--layers` given to `hijri` is a line naming it, not a flag passed over.
+    @Test(arguments: [
+        (["--now", "tomorow"], "tomorow"), (["--layers", "classical_shia"], "classical_shia"), (["--db", "mysql://db/x"], "mysql://db/x"),
+        (["--data", "a\nb"], "control character"), (["--config", ""], "--config is empty"), (["--region", ""], "--region"),
+    ])
+    func globalFlagsAreCheckedByEveryCommand(flag: [String], named: String) throws {
+        for command in [["hijri", "2025-03-01"], ["gregorian", "1446-09-01"], ["vapid", "generate", "--out", "/nonexistent/x.pem"]] {
+            let result = CLI.run(command + flag)
+            #expect(result.status == 1 && result.stderr.contains(named), "\(command + flag): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        }
+    }
+
     /// Files that are not files: each is one line naming it and what it is, never "missing data file", never a hang
     /// on a FIFO with no writer; a file of one endless line is refused at the line's limit, not read whole.
     @Test func importsReadOnlyRegularFilesWithBoundedLines() throws {
@@ -851,7 +888,7 @@ private enum Harness {
         defer { try? FileManager.default.removeItem(at: folder) }
         let config = try configFile("sink = \"jsonl:\(folder.appendingPathComponent("file-spool").path)\"\n", mode: 0o600)
         let log = folder.appendingPathComponent("serve.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        #expect(FileManager.default.createFile(atPath: log.path, contents: nil))
         let process = Process()
         process.executableURL = CLI.binary
         process.arguments = ["serve", "--listen", "none", "--config", config]
