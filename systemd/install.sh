@@ -16,6 +16,8 @@ install -D -m 0644 README.md "$DESTDIR$PREFIX/share/doc/dailyverse/README.md"
 sed "s|/usr/local|$PREFIX|g" systemd/dailyverse.service > dailyverse.service.tmp
 install -D -m 0644 dailyverse.service.tmp "$DESTDIR/etc/systemd/system/dailyverse.service"
 rm -f dailyverse.service.tmp
+# The push keys' folder: root's alone; the unit gets each key by LoadCredential= (README, Push services).
+install -d -m 0700 "$DESTDIR/etc/dailyverse/keys"
 if [ ! -e "$DESTDIR/etc/dailyverse/config.toml" ]; then
     install -D -m 0644 systemd/config.toml.example "$DESTDIR/etc/dailyverse/config.toml"
 fi

@@ -14,7 +14,8 @@ public struct DailyVerseCommand: AsyncParsableCommand {
         discussion: """
             The database is created and seeded from data/ on first use (default: a SQLite file in the XDG data \
             directory; override with --db, DAILYVERSE_DB or 'database', which may name PostgreSQL). Every command \
-            takes --json and --now.
+            takes --json, and all but migrate-store (which names both databases itself) the shared options: --db, \
+            --data, --now, --region, --layers, --config.
             """,
         subcommands: [
             TodayCommand.self, HijriCommand.self, GregorianCommand.self, VerseCommand.self, CalendarCommand.self, ImportCommand.self,

@@ -154,13 +154,13 @@ public struct GlobalOptions: ParsableArguments {
     func setting(flag: String?, environment name: String, key: String) throws -> String? {
         let file = try configFile()
         let fromFile = file?.text(key)
-        let winner = flag.map { _ in "the command line" } ?? environment[name].flatMap { $0.isEmpty ? nil : "\(name) in the environment" }
-        if let winner, fromFile != nil, let file {
-            Self.overrides.note("'\(key)' in \(file.file) is overridden by \(winner)")
+        let overriding: (value: String, by: String)? =
+            flag.map { ($0, "the command line") } ?? environment[name].flatMap { $0.isEmpty ? nil : ($0, "\(name) in the environment") }
+        // The same value in both places (the unit's environment and the file the shell's commands read) overrides nothing.
+        if let overriding, let fromFile, fromFile != overriding.value, let file {
+            Self.overrides.note("'\(key)' in \(file.file) is overridden by \(overriding.by)")
         }
-        if let flag { return flag }
-        if let value = environment[name], !value.isEmpty { return value }
-        return fromFile
+        return overriding?.value ?? fromFile
     }
 
     /// A whole number in `range` written as digits alone (no sign, no space, no more digits than the range's upper

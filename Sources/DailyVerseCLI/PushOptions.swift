@@ -74,7 +74,10 @@ struct PushOptions: ParsableArguments {
     /// A file's bytes, nil when it has more than `limit`; naming the setting when it cannot be read.
     static func readBytes(_ path: String, setting: String, limit: Int) throws -> Data? {
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read (check its owner and mode)" : "does not exist"
+            let reason =
+                FileManager.default.fileExists(atPath: path)
+                ? "cannot be read by this process (check its owner and mode; under the shipped unit, hand it over with LoadCredential=)"
+                : "does not exist"
             throw CLIError("invalid \(setting) '\(path)': the file \(reason)")
         }
         defer { try? handle.close() }

@@ -186,6 +186,31 @@ import FoundationNetworking
         #expect(status.stderr.hasPrefix("dailyverse: unknown region 'x'"), "\(status.stderr)")
     }
 
+    /// The example the installer puts in /etc names every key the README's table documents, and no other: `layers` and
+    /// the services' addresses were documented and missing from it.
+    @Test func theShippedExampleNamesEveryDocumentedKey() throws {
+        let readme = try String(contentsOf: CLI.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let table = try #require(readme.components(separatedBy: "| key | environment | flag | default |\n").dropFirst().first)
+        let documented = Set(
+            table.split(separator: "\n").prefix { $0.hasPrefix("|") }.dropFirst().flatMap { row in
+                row.split(separator: "|").first.map { cell in
+                    cell.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "`")) }
+                } ?? []
+            })
+        let example = try String(contentsOf: CLI.repository.appendingPathComponent("systemd/config.toml.example"), encoding: .utf8)
+        // Set (`key = value`) or shown commented out (`# key = value`).
+        let named = Set(
+            example.split(separator: "\n").compactMap { line -> String? in
+                let text = line.hasPrefix("# ") ? line.dropFirst(2) : line[...]
+                guard let equals = text.range(of: " = ") else { return nil }
+                let key = text[..<equals.lowerBound]
+                return key.allSatisfy { $0.isLowercase || $0 == "_" } ? String(key) : nil
+            })
+        #expect(documented.count > 30)
+        #expect(documented.subtracting(named).isEmpty, "documented, not in the example: \(documented.subtracting(named).sorted())")
+        #expect(named.subtracting(documented).isEmpty, "in the example, not documented: \(named.subtracting(documented).sorted())")
+    }
+
     /// A throttle key file that cannot be one is a line naming it, whatever the store (checked by every `serve`).
     @Test func aThrottleKeyFileThatCannotBeOneIsRefused() throws {
         let db = CLI.freshDatabase()

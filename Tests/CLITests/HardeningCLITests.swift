@@ -886,7 +886,9 @@ private enum Harness {
         let database = CLI.freshDatabase()
         let folder = URL(fileURLWithPath: database).deletingLastPathComponent()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let config = try configFile("sink = \"jsonl:\(folder.appendingPathComponent("file-spool").path)\"\n", mode: 0o600)
+        // `database` as the environment has it: the same value in both places overrides nothing, and is not said.
+        let config = try configFile(
+            "sink = \"jsonl:\(folder.appendingPathComponent("file-spool").path)\"\ndatabase = \"\(database)\"\n", mode: 0o600)
         let log = folder.appendingPathComponent("serve.log")
         #expect(FileManager.default.createFile(atPath: log.path, contents: nil))
         let process = Process()
@@ -917,6 +919,7 @@ private enum Harness {
         }
         #expect(text.contains("'sink' in \(config) is overridden by DAILYVERSE_SINK in the environment"), "\(text)")
         #expect(text.contains("warning"), "said at warning level: \(text)")
+        #expect(!text.contains("'database' in"), "\(text)")
     }
 
     @Test func anImportSaysHowFarItIsWhenNotOnATerminal() throws {
