@@ -71,7 +71,9 @@ extension PostgresTransaction {
     }
 
     public func openSession(userID: String, now: Date) async throws -> (User, token: String) {
-        guard let row = try await rows("SELECT id, mode, email, display_name FROM \"user\" WHERE id = \(userID)").first else {
+        // The user's row locked first: sessions opened at once for one user are kept to `maximumSessions` one after
+        // the other (each trims the others it sees), as SQLite's one writer keeps them.
+        guard let row = try await rows("SELECT id, mode, email, display_name FROM \"user\" WHERE id = \(userID) FOR UPDATE").first else {
             throw SignInError.invalidCredentials
         }
         try await rows("UPDATE \"user\" SET last_active_at = \(now.timeIntervalSince1970) WHERE id = \(userID)")

@@ -67,35 +67,40 @@ extension AppDatabase {
     public func createAccount(
         email: String, passwordHash: String, displayName: String?, upgrading guest: String?, now: Date
     ) throws -> (User, token: String) {
-        try write { db in
-            // Taken when another account has this email, or one that reads the same (`Email.key`).
-            let key = Email.key(email)
-            if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ? OR email_key = ?", arguments: [email, key]) == true {
-                throw SignInError.emailTaken
-            }
-            let id: String
-            if let guest {
-                guard try String.fetchOne(db, sql: "SELECT mode FROM user WHERE id = ?", arguments: [guest]) == "guest" else {
-                    throw SignInError.notAGuest
-                }
-                id = guest
-                try db.execute(
-                    sql: """
-                        UPDATE user SET mode = 'account', email = ?, email_key = ?, password_hash = ?, display_name = ?, last_active_at = ?
-                        WHERE id = ?
-                        """,
-                    arguments: [email, key, passwordHash, displayName, now.timeIntervalSince1970, id])
-            } else {
-                id = UUID().uuidString.lowercased()
-                try db.execute(
-                    sql: """
-                        INSERT INTO user (id, mode, email, email_key, password_hash, display_name, created_at, last_active_at)
-                        VALUES (?, 'account', ?, ?, ?, ?, ?, ?)
-                        """, arguments: [id, email, key, passwordHash, displayName, now.timeIntervalSince1970, now.timeIntervalSince1970])
-            }
-            let token = try Self.openSession(db, userID: id, now: now)
-            return (User(id: id, mode: .account, email: email, displayName: displayName), token)
+        try write { db in try Self.createAccount(db, email: email, passwordHash: passwordHash, displayName: displayName, upgrading: guest, now: now) }
+    }
+
+    /// `createAccount` in `db`'s transaction, for a caller that writes more in it.
+    public static func createAccount(
+        _ db: Database, email: String, passwordHash: String, displayName: String?, upgrading guest: String?, now: Date
+    ) throws -> (User, token: String) {
+        // Taken when another account has this email, or one that reads the same (`Email.key`).
+        let key = Email.key(email)
+        if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ? OR email_key = ?", arguments: [email, key]) == true {
+            throw SignInError.emailTaken
         }
+        let id: String
+        if let guest {
+            guard try String.fetchOne(db, sql: "SELECT mode FROM user WHERE id = ?", arguments: [guest]) == "guest" else {
+                throw SignInError.notAGuest
+            }
+            id = guest
+            try db.execute(
+                sql: """
+                    UPDATE user SET mode = 'account', email = ?, email_key = ?, password_hash = ?, display_name = ?, last_active_at = ?
+                    WHERE id = ?
+                    """,
+                arguments: [email, key, passwordHash, displayName, now.timeIntervalSince1970, id])
+        } else {
+            id = UUID().uuidString.lowercased()
+            try db.execute(
+                sql: """
+                    INSERT INTO user (id, mode, email, email_key, password_hash, display_name, created_at, last_active_at)
+                    VALUES (?, 'account', ?, ?, ?, ?, ?, ?)
+                    """, arguments: [id, email, key, passwordHash, displayName, now.timeIntervalSince1970, now.timeIntervalSince1970])
+        }
+        let token = try Self.openSession(db, userID: id, now: now)
+        return (User(id: id, mode: .account, email: email, displayName: displayName), token)
     }
 
     /// The stored password hash of an account, to verify outside any transaction (hashing is slow).

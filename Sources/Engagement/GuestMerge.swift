@@ -33,7 +33,7 @@ extension AppDatabase {
         try Self.mergeHints(db, from: guestID, into: accountID)
         // The guest's events become the account's: its onboarding stays in the funnel, under the one user.
         try db.execute(sql: "UPDATE analytics_event SET user_id = ? WHERE user_id = ?", arguments: [accountID, guestID])
-        try Self.recordEvent(db, userID: accountID, name: "guest_merged", screen: nil, properties: ["guest": guestID], at: now)
+        try Self.recordEvent(db, userID: accountID, name: AnalyticsEvent.guestMerged, screen: nil, properties: ["guest": guestID], at: now)
         try Self.removeUser(db, id: guestID)
     }
 

@@ -153,7 +153,7 @@ extension PostgresTransaction {
                 last_at = greatest(app_event_count.last_at, excluded.last_at)
             """)
         try await rows("UPDATE analytics_event SET user_id = \(accountID) WHERE user_id = \(guestID)")
-        try await recordEvent(userID: accountID, name: "guest_merged", screen: nil, properties: ["guest": guestID], at: now)
+        try await recordEvent(userID: accountID, name: AnalyticsEvent.guestMerged, screen: nil, properties: ["guest": guestID], at: now)
         try await removeUser(id: guestID)
     }
 }
@@ -190,8 +190,13 @@ public struct PostgresUserStore: UserStore {
     ) async throws
         -> (User, token: String)
     {
-        try await store.transaction {
-            try await $0.createAccount(email: email, passwordHash: passwordHash, displayName: displayName, upgrading: guest, now: now)
+        try await store.transaction { transaction in
+            let created = try await transaction.createAccount(
+                email: email, passwordHash: passwordHash, displayName: displayName, upgrading: guest, now: now)
+            if guest != nil {
+                try await transaction.recordEvent(userID: created.0.id, name: AnalyticsEvent.guestUpgraded, screen: nil, properties: [:], at: now)
+            }
+            return created
         }
     }
 

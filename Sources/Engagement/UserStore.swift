@@ -17,6 +17,8 @@ public protocol UserStore: Sendable {
 
     // Accounts and sessions
     func createGuest(now: Date) async throws -> (User, token: String)
+    /// A new account, or a guest upgraded in place (`upgrading`), with the `guest_upgraded` analytics event recorded in
+    /// the same transaction.
     func createAccount(
         email: String, passwordHash: String, displayName: String?, upgrading guest: String?, now: Date
     ) async throws -> (
@@ -143,8 +145,17 @@ public struct SQLiteUserStore: UserStore {
     ) async throws
         -> (User, token: String)
     {
-        try await database.run {
-            try $0.createAccount(email: email, passwordHash: passwordHash, displayName: displayName, upgrading: guest, now: now)
+        // A guest's upgrade and its analytics event in one transaction: a reply lost after the commit cannot lose the
+        // event (the retry finds an account, 409).
+        try await database.run { app in
+            try app.write { db in
+                let created = try AppDatabase.createAccount(
+                    db, email: email, passwordHash: passwordHash, displayName: displayName, upgrading: guest, now: now)
+                if guest != nil {
+                    try AppDatabase.recordEvent(db, userID: created.0.id, name: AnalyticsEvent.guestUpgraded, screen: nil, properties: [:], at: now)
+                }
+                return created
+            }
         }
     }
 

@@ -60,9 +60,6 @@ func addAccountRoutes(_ router: Router<APIContext>, _ environment: APIEnvironmen
             try await accounts.createAccount(
                 email: email, passwordHash: hash, displayName: body.displayName, upgrading: guest, now: environment.clock())
         }
-        if guest != nil {
-            try await accounts.recordEvent(userID: user.id, name: "guest_upgraded", screen: nil, properties: [:], at: environment.clock())
-        }
         return json(SignedIn(user: user, token: token), status: .created)
     }
 

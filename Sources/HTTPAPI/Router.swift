@@ -281,9 +281,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw answer
         } catch  where PostgresStore.isDataException(error) {
             // A value of the request PostgreSQL cannot hold (a NUL character, a number past its column) that no check
-            // before it caught: the request's fault, said as the server says it.
+            // before it caught: the request's fault. The server's own words (its message, detail and code) go to the
+            // log, not to the client.
             context.logger.info("a value the database cannot hold", metadata: ["error": "\(PostgresStore.reason(error))"])
-            throw APIError.badRequest("bad_request", "a value of the request cannot be stored: \(PostgresStore.reason(error))")
+            throw APIError.badRequest("bad_request", "a value of the request cannot be stored (a character or a number out of range)")
         } catch  where AppDatabase.isMissingReference(error) || PostgresStore.isMissingReference(error) || error is UserStoreError {
             // The caller's user went while the request ran (a guest merged into an account by a sign-in, or purged):
             // their token is no longer valid, as the next request would find.

@@ -56,7 +56,10 @@ public enum PushToken: Hashable, Sendable {
 
     public static func webpush(validatingEndpoint endpoint: String, p256dh: String, auth: String) throws(DeviceError) -> PushToken {
         // No user or password in it (a push service's endpoint has none, and one would change what the host means).
-        guard endpoint.utf8.count <= 2048, let url = URL(string: endpoint), url.scheme == "https", let host = url.host, !host.isEmpty,
+        // Printable ASCII alone, as a URI is: a parser may percent-encode a space or a NUL and pass the string, which
+        // is what would be stored and sent.
+        guard endpoint.utf8.count <= 2048, endpoint.utf8.allSatisfy({ (0x21...0x7E).contains($0) }), let url = URL(string: endpoint),
+            url.scheme == "https", let host = url.host, !host.isEmpty,
             url.user == nil,
             url.password == nil
         else {

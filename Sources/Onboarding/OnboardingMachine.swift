@@ -65,6 +65,11 @@ public enum OnboardingEvent: Hashable, Sendable {
 
 /// An analytics event a transition appends.
 public struct AnalyticsEvent: Hashable, Sendable {
+    /// The events the accounts record beside the flow's: a guest turned into an account in place, a guest merged into
+    /// the account it signed in to.
+    public static let guestUpgraded = "guest_upgraded"
+    public static let guestMerged = "guest_merged"
+
     public let name: String
     public let screen: String?
     public let properties: [String: String]

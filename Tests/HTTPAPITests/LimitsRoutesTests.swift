@@ -211,6 +211,58 @@ import Testing
         }
     }
 
+    /// A guest's upgrade to an account and its `guest_upgraded` event are one transaction: an event refused leaves the
+    /// guest a guest (so a reply lost after the commit can never leave an upgrade without its event).
+    @Test(arguments: StoreKind.available) func aGuestsUpgradeAndItsEventAreOneTransaction(_ store: StoreKind) async throws {
+        try await store.run {
+            let database = try AppDatabase.inMemory()
+            try database.seed(bundledContent)
+            let users: any UserStore =
+                try StoreKind.postgres.map { PostgresUserStore(store: $0, themes: Set(try database.displayThemes().map(\.id))) }
+                ?? SQLiteUserStore(database)
+            let upgraded = { (userID: String) async throws -> Int in
+                if let postgres = StoreKind.postgres {
+                    return try await postgres.client.query(
+                        "SELECT count(*)::int8 FROM analytics_event WHERE name = 'guest_upgraded' AND user_id = \(userID)",
+                        logger: PostgresTesting.logger
+                    ).collect().first?.decode(Int.self) ?? -1
+                }
+                return try await database.read { db in
+                    try Int.fetchOne(
+                        db, sql: "SELECT count(*) FROM analytics_event WHERE name = 'guest_upgraded' AND user_id = ?", arguments: [userID])
+                        ?? -1
+                }
+            }
+            let (first, _) = try await users.createGuest(now: fixedNow)
+            let (account, _) = try await users.createAccount(
+                email: "first@example.org", passwordHash: "x", displayName: nil, upgrading: first.id, now: fixedNow)
+            #expect(account.id == first.id && account.mode == .account)
+            #expect(try await upgraded(first.id) == 1)
+            let (plain, _) = try await users.createAccount(
+                email: "plain@example.org", passwordHash: "x", displayName: nil, upgrading: nil, now: fixedNow)
+            #expect(try await upgraded(plain.id) == 0, "a new account is no upgrade")
+            // Events refused from now on.
+            if let postgres = StoreKind.postgres {
+                _ = try await postgres.client.query(
+                    "CREATE FUNCTION refuse_event() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$",
+                    logger: PostgresTesting.logger)
+                _ = try await postgres.client.query(
+                    "CREATE TRIGGER no_events BEFORE INSERT ON analytics_event FOR EACH ROW EXECUTE FUNCTION refuse_event()",
+                    logger: PostgresTesting.logger)
+            } else {
+                try await database.write { db in
+                    try db.execute(sql: "CREATE TRIGGER no_events BEFORE INSERT ON analytics_event BEGIN SELECT RAISE(ABORT, 'refused'); END")
+                }
+            }
+            let (second, secondToken) = try await users.createGuest(now: fixedNow)
+            await #expect(throws: (any Error).self) {
+                try await users.createAccount(email: "second@example.org", passwordHash: "x", displayName: nil, upgrading: second.id, now: fixedNow)
+            }
+            #expect(try await users.authenticate(token: secondToken, now: fixedNow, policy: SessionPolicy())?.mode == .guest)
+            #expect(try await users.passwordHash(emails: ["second@example.org"]) == nil)
+        }
+    }
+
     @Test(arguments: StoreKind.available) func aSessionsChangesAreLimitedItsReadsAreNot(_ store: StoreKind) async throws {
         try await store.run {
             let clock = SettableClock()

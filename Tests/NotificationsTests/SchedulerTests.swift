@@ -149,6 +149,13 @@ import Testing
         for userinfo in ["https://Eve@push.example.org/abc", "https://eve:pw@push.example.org/abc"] {
             #expect(throws: DeviceError.self) { try PushToken.webpush(validatingEndpoint: userinfo, p256dh: key, auth: auth) }
         }
+        // An endpoint is a URI: printable ASCII, nothing a parser might encode or keep raw (a NUL, a space, a newline,
+        // a letter outside ASCII), which one store would keep and the other refuse.
+        for odd in ["\u{0}", " ", "\n", "\t", "\u{7F}", "é", "\u{200B}"] {
+            #expect(throws: DeviceError.self, "\(odd.debugDescription)") {
+                try PushToken.webpush(validatingEndpoint: "https://push.example.org/a\(odd)b", p256dh: key, auth: auth)
+            }
+        }
         // One subscription has one spelling: the host in lower case without its default port, the keys re-encoded (a
         // key padded with a kilobyte of "=", or in the standard alphabet, is the same key).
         let padded = Data([4] + [UInt8](repeating: 0xFB, count: 64)).base64EncodedString() + String(repeating: "=", count: 1000)
