@@ -75,6 +75,8 @@ extension APIError {
             }
         // The onboarding's and the hints' refusals: 409 with the machine's code, nothing changed.
         case let error as OnboardingError:
+            // A flow or a file of data/ that cannot be read is the installation's fault, and its message names a path.
+            guard case .invalidTransition = error else { return nil }
             self = APIError(.conflict, code: error.code, error.description)
         default:
             return nil

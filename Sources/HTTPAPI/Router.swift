@@ -270,8 +270,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw answer
         } catch let error as StorageError where error.isFileChange {
             // The database file was removed or replaced: the process is stopping.
+            // The log names the file; the answer does not (no path of the server reaches a client).
             context.logger.error("database file gone", metadata: ["error": "\(error)"])
-            throw APIError(.serviceUnavailable, code: "database_gone", error.description)
+            throw APIError(
+                .serviceUnavailable, code: "database_gone", "the server's database was removed or replaced: it is stopping; try again shortly")
         } catch  where PostgresStore.isUnavailable(error) {
             // PostgreSQL cannot be reached, is restarting, or gave the transaction up: nothing was written; the client
             // tries again (the pool reconnects meanwhile).

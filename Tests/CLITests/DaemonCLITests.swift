@@ -324,7 +324,9 @@ import FoundationNetworking
         let backup = db + ".backup"
         try FileManager.default.copyItem(atPath: db, toPath: backup)
         #expect(rename(backup, db) == 0)
-        #expect(health(port)?.contains("database_gone") == true)
+        let gone = health(port)
+        #expect(gone?.contains("database_gone") == true)
+        #expect(gone?.contains(db) == false, "the answer names no path of the server: \(gone ?? "")")
         try waitUntil { !child.isRunning }
         child.waitUntilExit()
         #expect(child.terminationReason == .exit && child.terminationStatus == 1)

@@ -63,6 +63,9 @@ import VerseCalendar
         #expect(answer(SignInError.notAGuest).map { "\($0.0) \($0.1)" } == "409 already_an_account")
         let refusal = OnboardingError.invalidTransition("the onboarding is complete")
         #expect(answer(refusal, .answer).map { "\($0.0) \($0.1)" } == "409 \(refusal.code)")
+        // The installation's own faults, whose messages name its files, are not a client's answer (500, logged).
+        #expect(answer(OnboardingError.unreadableFile("missing data file '/srv/data/onboarding/flow.json'"), .answer) == nil)
+        #expect(answer(OnboardingError.invalidFlow("no screens"), .answer) == nil)
         #expect(answer(BookmarkError.tooMany(maximumBookmarks)).map { "\($0.0) \($0.1)" } == "409 too_many_bookmarks")
         #expect(answer(BookmarkError.tooManyToMerge(own: 1, guest: 2, maximum: 3)).map { "\($0.0) \($0.1)" } == "409 too_many_bookmarks")
     }
