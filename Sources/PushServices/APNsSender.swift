@@ -76,6 +76,8 @@ public actor APNsProviderTokens {
     public let teamID: String
     let key: P256.Signing.PrivateKey
     let store: any CredentialStore
+    /// The store as it is, where a process of an earlier version keeps its token unsealed under `name`.
+    let earlier: any CredentialStore
     /// The store's name for this key's token: team, key id and a digest of the public key (a replaced key file
     /// under the same id gets its own token).
     public nonisolated let name: String
@@ -90,6 +92,7 @@ public actor APNsProviderTokens {
         self.key = key
         // Sealed under the key itself: the database alone cannot send as the installation.
         self.store = SealedCredentialStore(store: store, secret: key.rawRepresentation, purpose: "apns")
+        self.earlier = store
         let digest = Hex.encode(SHA256.hash(data: key.publicKey.x963Representation).prefix(6))
         self.name = "apns/\(teamID)/\(keyID)/\(digest)"
     }
@@ -97,7 +100,7 @@ public actor APNsProviderTokens {
     /// The token to send with: this process's, another process's from the store, or a new one.
     public func token(now: Date) async throws -> String {
         if let current, Self.usable(current, now: now) { return current.value }
-        let stored = try await store.load(name)
+        let stored = try await loadStored(now: now)
         // Another call of this actor may have made or loaded one while this one waited for the store: use it. (Making
         // another with it as `previous` would replace it, and the service would see two new tokens at once.)
         if let current, Self.usable(current, now: now) { return current.value }
@@ -110,7 +113,7 @@ public actor APNsProviderTokens {
 
     /// A new token after Apple refused `refused` as expired; nil when the last was made less than 20 minutes ago.
     public func renew(refused: String, now: Date) async throws -> String? {
-        let stored = try await store.load(name)
+        let stored = try await loadStored(now: now)
         // Another call of this actor may have renewed it while this one waited for the store.
         if let current, current.value != refused, Self.usable(current, now: now) { return current.value }
         // Another process may have renewed it already.
@@ -121,6 +124,19 @@ public actor APNsProviderTokens {
         let last = stored ?? current
         if let last, now.timeIntervalSince(last.issuedAt) < Self.minimumInterval, now >= last.issuedAt { return nil }
         return try await make(now: now, previous: last)
+    }
+
+    /// The token the installation's processes use: the sealed one, or, while a rolling upgrade runs, the one a process
+    /// of an earlier version made and keeps unsealed, when it is the newer. Taking it up keeps the installation at one
+    /// token: this process making its own as it starts would be a second within 20 minutes, which Apple refuses
+    /// (TooManyProviderTokenUpdates) for 20 minutes. It is used, never stored again: what this process makes is sealed.
+    func loadStored(now: Date) async throws -> StoredCredential? {
+        let sealed = try await store.load(name)
+        if let sealed, Self.usable(sealed, now: now) { return sealed }
+        guard let unsealed = try await earlier.load(name), !unsealed.value.hasPrefix(SealedCredentialStore.prefix),
+            unsealed.issuedAt > sealed?.issuedAt ?? .distantPast
+        else { return sealed }
+        return unsealed
     }
 
     public func secondsUntilRenewable(now: Date) -> TimeInterval {

@@ -220,7 +220,8 @@ import Testing
     /// A token at rest is sealed under the key that made it: the store holds neither the APNs provider token nor the
     /// FCM access token the services saw, a store read with another key (or with its times changed) gives nothing. It
     /// is kept under a name of its own: a process of an earlier version (a rolling upgrade, a rollback) never reads a
-    /// sealed token and sends it, nor this version an earlier one's unsealed token.
+    /// sealed token and sends it, and the sealed store never reads an earlier one's unsealed token (the APNs tokens take
+    /// it up, newer, while it lasts: `aRollingUpgradeKeepsOneProviderToken`).
     @Test func tokensAreSealedAtRest() async throws {
         try await withStandIn { h in
             let store = MemoryCredentialStore()
@@ -254,6 +255,40 @@ import Testing
             let plain = StoredCredential(name: "old", value: "plain-token", issuedAt: Self.start, expiresAt: Self.start.addingTimeInterval(60))
             _ = await store.save(plain, unlessNewerThan: nil)
             #expect(try await sealed.load("old") == nil)
+        }
+    }
+
+    /// A rolling upgrade keeps the installation at one APNs token: a process of this version that starts while one of an
+    /// earlier version sends with its token (kept unsealed, under the plain name) uses that token, since one of its own
+    /// made then would be a second within 20 minutes, which Apple refuses for 20; it makes its own, sealed, once that
+    /// one is old, and the next process of this version takes that.
+    @Test func aRollingUpgradeKeepsOneProviderToken() async throws {
+        try await withStandIn { h in
+            let device = String(repeating: "cd", count: 32)
+            let delivered = { (outcome: PushOutcome) -> Bool in
+                if case .delivered = outcome { return true }
+                return false
+            }
+            let earlier = apns(h, store: MemoryCredentialStore())
+            #expect(delivered(await earlier.send(deviceToken: device, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now)))
+            let token = try await earlier.tokens.token(now: h.clock.now)
+            let store = MemoryCredentialStore()
+            _ = await store.save(
+                StoredCredential(name: earlier.tokens.name, value: token, issuedAt: h.clock.now, expiresAt: h.clock.now.addingTimeInterval(3600)),
+                unlessNewerThan: nil)
+            h.clock.advance(by: 600)
+            let upgraded = apns(h, store: store)
+            #expect(delivered(await upgraded.send(deviceToken: device, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now)))
+            #expect(await h.script.providerTokens.map(\.token) == [token])
+            #expect(await store.load(upgraded.tokens.name + SealedCredentialStore.suffix) == nil, "taken up, not stored again")
+            h.clock.advance(by: 41 * 60)
+            #expect(delivered(await upgraded.send(deviceToken: device, headers: apnsHeaders(h), payload: Self.payload, now: h.clock.now)))
+            let own = try await upgraded.tokens.token(now: h.clock.now)
+            let seen = await h.script.providerTokens.map(\.token)
+            #expect(own != token && seen == [token, own])
+            #expect(await store.load(upgraded.tokens.name + SealedCredentialStore.suffix) != nil)
+            #expect(try await apns(h, store: store).tokens.token(now: h.clock.now) == own)
+            #expect(await h.script.problems.isEmpty)
         }
     }
 
