@@ -37,6 +37,10 @@ public protocol Sink: Sendable {
     /// outcomes: the spool's files and their sizes after the append (`spool_mark`); empty after a failed `deliver`,
     /// and for other sinks.
     func takeMarks() -> [String: Int64]
+    /// Of `records`, those the sink already holds, handed to it before without their outcomes recorded (the spool's
+    /// lines of a batch the database could not record): delivered, however late they are found now, and never
+    /// judged missed. Empty for a sink that keeps nothing.
+    func holding(_ records: [OutboxRecord]) -> Set<Int64>
 }
 
 extension Sink {
@@ -44,6 +48,7 @@ extension Sink {
     public func shutdown() async {}
     public var overlapsRecording: Bool { false }
     public func takeMarks() -> [String: Int64] { [:] }
+    public func holding(_ records: [OutboxRecord]) -> Set<Int64> { [] }
 }
 
 /// Prints each record as a JSON line on standard output.
@@ -193,6 +198,22 @@ public final class JSONLinesSpool: Sink, Sendable {
         }
         // Too many appends with rows unsettled: the file is read back from its recorded size before its next append.
         recent[file] = appends.count <= Self.rememberedAppends ? appends : nil
+    }
+
+    /// The records whose lines are in their day's file, remembered or read back as the next append would (`deliver`
+    /// finds them there and writes none again); none when the file cannot be read.
+    public func holding(_ records: [OutboxRecord]) -> Set<Int64> {
+        recent.withLock { recent in
+            var held: Set<Int64> = []
+            for (file, group) in Dictionary(grouping: records, by: { "\($0.localDate).jsonl" }) {
+                guard let appends = try? recent[file].map({ unsettledOnly($0, file: file) }) ?? [reconcile(directory.appendingPathComponent(file))]
+                else { continue }
+                recent[file] = appends.count <= Self.rememberedAppends ? appends : nil
+                let keys = Set(appends.flatMap(\.keys))
+                held.formUnion(group.filter { keys.contains($0.idempotencyKey) }.map(\.id))
+            }
+            return held
+        }
     }
 
     /// `appends` with only the lines of rows the outbox has not settled (all of them when it cannot say).
@@ -437,6 +458,13 @@ public struct Deliverer: Sendable {
                     } else {
                         live.append(record)
                     }
+                }
+                // Rows the sink already holds went out when they were handed to it, in time: they are delivered (the
+                // sink finds their lines and writes none again), however long the database took to say so.
+                if !expired.isEmpty {
+                    let held = sink.holding(expired)
+                    live += expired.filter { held.contains($0.id) }
+                    expired.removeAll { held.contains($0.id) }
                 }
                 let prefetch: Task<[OutboxRecord], any Error>? =
                     records.count < batchSize ? nil : Task { [self] in try await fetch(after: last.id, now: moment()) }

@@ -282,6 +282,44 @@ struct SmallFilesystem {
         #expect(written.count == 3)
     }
 
+    /// A batch written to the spool whose outcomes the database could not record for longer than the grace period (its
+    /// disk full for hours) is found by the next pass past that period: its rows are delivered, as their lines went out
+    /// in time, not judged missed; no line is written twice. (They were recorded missed while their lines were sent.)
+    @Test func rowsWhoseLinesAreInTheSpoolAreNeverJudgedMissed() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-late-record-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = try pendingRows(3)
+        let spool = {
+            try JSONLinesSpool(
+                directory: folder, recordedSize: { try database.spoolMark(path: $0) },
+                unsettled: { try database.unsettledOutboxDevices(localDate: $0, deviceIDs: $1) })
+        }
+        var sink: JSONLinesSpool? = try spool()
+        // Written at 08:05; the database refused the outcomes.
+        let rows = try database.outbox(status: .pending)
+        _ = try #require(sink).deliver(rows)
+        _ = try #require(sink).takeMarks()
+        for restarting in [false, true] {
+            if restarting {
+                sink = nil
+                sink = try spool()
+            }
+            let held = try #require(sink).holding(rows)
+            #expect(held == Set(rows.map(\.id)), "restarting: \(restarting)")
+        }
+        var deliverer = Deliverer(database: database, sink: try #require(sink))
+        deliverer.grace = 7200
+        let summary = try await deliverer.run(now: instant("2025-03-01T10:30:00Z"))
+        #expect(summary.delivered == 3 && summary.missed == 0, "\(summary)")
+        #expect(try database.outbox(status: .delivered).count == 3)
+        #expect(try spoolKeys(folder).count == 3)
+        // A row no line was written for is still judged missed that late.
+        let other = try pendingRows(1)
+        var late = Deliverer(database: other, sink: try JSONLinesSpool(directory: folder.appendingPathComponent("other")))
+        late.grace = 7200
+        #expect(try await late.run(now: instant("2025-03-01T10:30:00Z")).missed == 1)
+    }
+
     /// A new process reads back the end of the day's file only, not all of it.
     @Test func reconcilingReadsTheFilesTailOnly() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-tail-\(UUID().uuidString)")
