@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import Storage
 
 /// Housekeeping at a fixed interval beside the scheduler (the guest purge, the outbox prune): its first run comes
 /// one interval after start, and a graceful shutdown ends the wait.
@@ -29,7 +30,8 @@ public struct MaintenanceService: Service {
             do {
                 if let done = try await task(clock()) { logger.info("\(name): \(done)") }
             } catch {
-                logger.error("\(name) failed", metadata: ["error": "\(error)"])
+                // In the server's words where it said (postgres-nio's own description names nothing).
+                logger.error("\(name) failed", metadata: ["error": "\(PostgresStore.reason(error))"])
             }
         }
     }

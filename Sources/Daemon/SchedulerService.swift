@@ -133,6 +133,8 @@ public struct SchedulerService: Service {
 
     /// How long the loop waits after a failed pass before the next.
     static let failureDelay: TimeInterval = 30
+    /// How many devices of one kind of schedule problem a pass names in the log; the rest are counted in one line.
+    static let problemLines = 10
 
     func loop(_ stop: StopFlag) async throws {
         var ready = false
@@ -185,7 +187,12 @@ public struct SchedulerService: Service {
         if let error = result.emitError {
             logger.error("emitting failed; what was committed before was delivered", metadata: ["error": "\(error)"])
         }
+        // A line for each of the first few devices of a kind, then one line with how many more: a clock that ran ahead
+        // moved every device, and a million lines would bury the journal.
+        var said: [ScheduleProblem.Kind: Int] = [:]
         for problem in result.emitted.problems {
+            said[problem.kind, default: 0] += 1
+            guard said[problem.kind]! <= Self.problemLines else { continue }
             switch problem.kind {
             case .clockAhead:
                 logger.error(
@@ -196,6 +203,11 @@ public struct SchedulerService: Service {
                     "a device's time zone is unknown to this system's time zone data: it does not fire until its zone is changed",
                     metadata: ["device": "\(problem.deviceID)", "zone": "\(problem.detail)"])
             }
+        }
+        for (kind, count) in said.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where count > Self.problemLines {
+            logger.error(
+                "more devices with the same problem: \(count - Self.problemLines) not listed here (each is in the table schedule_problem; dailyverse status counts them)",
+                metadata: ["problem": "\(kind.rawValue)", "devices": "\(count)"])
         }
         if result.emitted.skippedDays > 0 {
             logger.warning(

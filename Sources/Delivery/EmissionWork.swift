@@ -46,13 +46,15 @@ extension SharedEmitter: EmissionWork {
 
     public func nextWork(platforms: Set<String>?) async throws -> Double? {
         // No platform list: every platform (an array parameter cannot be NULL here, so an empty one stands for "all");
-        // a sink that takes none has no row to wait for.
+        // a sink that takes none has no row to wait for. A row another process has leased is work when its lease ends,
+        // even if it was due before (written ahead, or retried): `greatest` (NULLs aside), not the first of the two,
+        // or every other process would wake 20 times a second for as long as the lease lasts.
         let (only, none) = (platforms?.sorted() ?? [], platforms?.isEmpty == true)
         return try await store.client.query(
             """
             SELECT min(t) FROM (
                 SELECT min(next_fire_at) - \(configuration.lead) AS t FROM schedule
-                UNION ALL SELECT min(coalesce(next_attempt_at, lease_until)) FROM outbox WHERE status = 'pending' AND NOT \(none)
+                UNION ALL SELECT min(greatest(next_attempt_at, lease_until)) FROM outbox WHERE status = 'pending' AND NOT \(none)
                     AND (cardinality(\(only)::text[]) = 0 OR platform = ANY(\(only)::text[]))) AS work
             """, logger: logger
         ).collect().first?.decode(Double?.self)

@@ -37,7 +37,7 @@ public struct SharedEmitter: Sendable {
         // One question a pass: the queue's first fire (for the horizon) and its last (an entry ahead of the clock).
         var span = try await queueSpan()
         if let last = span.last, Scheduler.isAheadOfClock(Date(timeIntervalSince1970: last), now: now) {
-            summary.problems = try await rescheduleAheadOfClock(now: now)
+            summary.problems = try await rescheduleAheadOfClock(now: now, shouldStop: shouldStop)
             span = try await queueSpan()
         }
         guard let through = horizon(now: now, first: span.first) else { return summary }
@@ -78,8 +78,24 @@ public struct SharedEmitter: Sendable {
     /// future) is queued again at `now` for a live device, with its rows for dates still more than a day ahead gone
     /// (and those that clock wrote and did not send) and a creation time ahead of the clock made now; entries left
     /// behind by a change are dropped. Entries another process holds are passed over, for its pass or the next one.
-    /// A statement for all of them, not one per device: a clock that ran ahead moved every device.
-    func rescheduleAheadOfClock(now: Date) async throws -> [ScheduleProblem] {
+    /// A clock that ran ahead moved every device: they are moved `chunk` at a time, a transaction each (statements for
+    /// the chunk, not one per device), asking `shouldStop` (which keeps the watchdog fed) between them; a stop leaves
+    /// the rest for the next pass.
+    public func rescheduleAheadOfClock(
+        now: Date, chunk: Int = 10_000, shouldStop: @Sendable () -> Bool = { false }
+    ) async throws
+        -> [ScheduleProblem]
+    {
+        var problems: [ScheduleProblem] = []
+        while true {
+            let (read, found) = try await rescheduleAheadOfClock(now: now, limit: chunk)
+            problems += found
+            if read < chunk || shouldStop() { return problems }
+        }
+    }
+
+    /// One chunk of `rescheduleAheadOfClock`: how many entries it read, and the problems of the live devices among them.
+    func rescheduleAheadOfClock(now: Date, limit chunk: Int) async throws -> (read: Int, problems: [ScheduleProblem]) {
         let (at, limit) = (now.timeIntervalSince1970, now.addingTimeInterval(Scheduler.aheadOfClock).timeIntervalSince1970)
         // The last local date a legitimate row can have: a day after the UTC date of now.
         let lastDate = CivilDate(instant: now, timeZone: TimeZone(identifier: "UTC")!).adding(days: 1).description
@@ -90,7 +106,7 @@ public struct SharedEmitter: Sendable {
                 """
                 SELECT s.next_fire_at, s.device_seq, s.version, s.last_local_day, d.id, d.schedule_version = s.version AND d.enabled = 1
                 FROM schedule s LEFT JOIN device d ON d.seq = s.device_seq WHERE s.next_fire_at > \(limit)
-                FOR UPDATE OF s SKIP LOCKED
+                ORDER BY s.next_fire_at, s.device_seq LIMIT \(chunk) FOR UPDATE OF s SKIP LOCKED
                 """)
             {
                 let (fireAt, seq, version, lastDay, id, isLive) = try row.decode((Double, Int64, Int64, Int?, String?, Bool?).self)
@@ -101,10 +117,10 @@ public struct SharedEmitter: Sendable {
                 live.versions.append(version)
                 live.problems.append(.clockAhead(deviceID: id, nextFire: fireAt, lastFired: lastDay))
             }
-            guard !fireAts.isEmpty else { return [] }
+            guard !fireAts.isEmpty else { return (0, []) }
             try await transaction.rows(
                 "DELETE FROM schedule WHERE (next_fire_at, device_seq) IN (SELECT * FROM unnest(\(fireAts)::float8[], \(seqs)::int8[]))")
-            guard !live.seqs.isEmpty else { return [] }
+            guard !live.seqs.isEmpty else { return (fireAts.count, []) }
             try await transaction.rows(
                 """
                 INSERT INTO schedule (next_fire_at, device_seq, version, last_local_day)
@@ -123,7 +139,7 @@ public struct SharedEmitter: Sendable {
                 SELECT s, \(ScheduleProblem.Kind.clockAhead.rawValue), d, \(at) FROM unnest(\(live.seqs)::int8[], \(live.problems.map(\.detail))::text[]) AS t(s, d)
                 ON CONFLICT (device_seq, kind) DO UPDATE SET detail = excluded.detail, found_at = excluded.found_at
                 """)
-            return live.problems
+            return (fireAts.count, live.problems)
         }
     }
 

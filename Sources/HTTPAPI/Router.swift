@@ -277,7 +277,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch  where PostgresStore.isUnavailable(error) {
             // PostgreSQL cannot be reached, is restarting, or gave the transaction up: nothing was written; the client
             // tries again (the pool reconnects meanwhile).
-            context.logger.warning("database unavailable", metadata: ["error": "\(PostgresStore.reason(error))"])
+            context.logger.warning("database unavailable", metadata: ["error": "\(PostgresStore.reason(error, detail: false))"])
             var answer = APIError(.serviceUnavailable, code: "database_unavailable", "the database cannot be reached just now; try again shortly")
             answer.headers[.retryAfter] = "2"
             throw answer
@@ -285,7 +285,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             // A value of the request PostgreSQL cannot hold (a NUL character, a number past its column) that no check
             // before it caught: the request's fault. The server's own words (its message, detail and code) go to the
             // log, not to the client.
-            context.logger.info("a value the database cannot hold", metadata: ["error": "\(PostgresStore.reason(error))"])
+            context.logger.info("a value the database cannot hold", metadata: ["error": "\(PostgresStore.reason(error, detail: false))"])
             throw APIError.badRequest("bad_request", "a value of the request cannot be stored (a character or a number out of range)")
         } catch  where AppDatabase.isMissingReference(error) || PostgresStore.isMissingReference(error) || error is UserStoreError {
             // The caller's user went while the request ran (a guest merged into an account by a sign-in, or purged):
@@ -298,10 +298,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             if let answer = APIError(error, in: .answer) {
                 // Logged as an error all the same: the route should answer it itself, and a fault of the server's own data
                 // (a verse the selection chose and the store has not) must reach whoever watches the errors.
-                context.logger.error("a domain error its route did not answer", metadata: ["error": "\(error)"])
+                context.logger.error("a domain error its route did not answer", metadata: ["error": "\(PostgresStore.reason(error, detail: false))"])
                 throw answer
             }
-            context.logger.error("unexpected error", metadata: ["error": "\(error)"])
+            context.logger.error("unexpected error", metadata: ["error": "\(PostgresStore.reason(error, detail: false))"])
             throw APIError(.internalServerError, code: "internal", "internal error")
         }
     }

@@ -63,17 +63,22 @@ public final class PostgresStore: Sendable {
     /// (never the password: postgres-nio's own description hides everything, and its details carry none).
     public func describe(_ error: any Error) -> String { "database '\(address)': \(Self.reason(error))" }
 
-    public static func reason(_ error: any Error) -> String {
+    /// Why `error` happened, in the server's words where it said (postgres-nio's own description of its errors is a
+    /// fixed text that names nothing). `detail`: with the server's DETAIL, which can quote a row's values (a key that
+    /// is taken: a push token, an email); the API's logs leave it out.
+    public static func reason(_ error: any Error, detail withDetail: Bool = true) -> String {
         if let error = error as? StorageError { return error.description }
         if let transaction = error as? PostgresTransactionError {
             // The statement's own error, rather than the transaction's wrapper of it.
-            if let inner = transaction.closureError ?? transaction.beginError ?? transaction.commitError { return reason(inner) }
-            if let rollback = transaction.rollbackError { return reason(rollback) }
+            if let inner = transaction.closureError ?? transaction.beginError ?? transaction.commitError {
+                return reason(inner, detail: withDetail)
+            }
+            if let rollback = transaction.rollbackError { return reason(rollback, detail: withDetail) }
         }
         guard let error = error as? PSQLError else { return "\(error)" }
         if let info = error.serverInfo, let message = info[.message] {
             let state = info[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
-            let detail = info[.detail].map { ": \($0)" } ?? ""
+            let detail = withDetail ? info[.detail].map { ": \($0)" } ?? "" : ""
             return message + detail + state
         }
         if let underlying = error.underlying {

@@ -320,6 +320,28 @@ final class CapturedLog: Sendable {
         #expect(lines.contains { $0.0 == .error && $0.1.contains("database '/db'") && $0.1.contains("disk is full") })
         #expect(!lines.contains { $0.0 <= .info && $0.1.hasPrefix("deliveries") }, "retries and failures are never only info")
     }
+
+    /// A clock that ran ahead moved every device: the pass names the first few of a kind and counts the rest in one
+    /// line (a line per device, at a million devices, buried the journal).
+    @Test func aProblemOfManyDevicesIsNamedForAFewAndCountedForTheRest() throws {
+        let captured = CapturedLog()
+        let logger = Logger(label: "test") { _ in CapturedLog.Handler(log: captured) }
+        let database = try AppDatabase.inMemory()
+        let scheduler = SchedulerService(
+            emitter: Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t"))),
+            deliverer: Deliverer(database: database, sink: StdoutSink()), clock: { Date() }, logger: logger,
+            notifier: SystemdNotifier(environment: [:]), heartbeat: Heartbeat())
+        var emitted = EmitSummary()
+        emitted.problems =
+            (0..<5000).map { ScheduleProblem(deviceID: "d-\($0)", kind: .clockAhead, detail: "next fire 2031-01-02T08:00:00Z, last fired never") }
+            + [ScheduleProblem(deviceID: "d-zone", kind: .unknownZone, detail: "US/Pacific")]
+        scheduler.log(.init(emitted: emitted, delivered: DeliverySummary(), seconds: 1, emitError: nil), now: fixedNow)
+        let lines = captured.all
+        #expect(lines.filter { $0.1.contains("ahead of the clock") }.count == SchedulerService.problemLines)
+        #expect(lines.contains { $0.0 == .error && $0.1.contains("4990 not listed") && $0.1.contains("problem=clock_ahead") })
+        #expect(lines.contains { $0.1.contains("zone=US/Pacific") })
+        #expect(lines.count < 20, "\(lines.count) lines")
+    }
 }
 
 /// No page may be added to the database from now on (synchronous, outside the async test: GRDB's async overloads).

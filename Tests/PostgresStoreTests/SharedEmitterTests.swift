@@ -7,6 +7,7 @@ import HijriCalendar
 import Notifications
 import PostgresNIO
 import Storage
+import Synchronization
 import Testing
 
 /// The emission pass on PostgreSQL with several processes at once: every device's fire is written once, the same
@@ -67,6 +68,39 @@ struct SharedEmitterTests {
         let connection = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: logger)
         _ = try await StoreCopy.copy(from: source, into: connection, address: address, schema: .dailyVerse, logger: logger)
         try await connection.close()
+    }
+
+    /// A clock that ran ahead moved every device: they are moved back a chunk at a time, a transaction each, the
+    /// watchdog fed between chunks; a stop leaves the rest for the next pass. (One transaction for all of them, at a
+    /// million devices, outlasted the watchdog and was rolled back at every restart.)
+    @Test func devicesAheadOfTheClockAreMovedBackAChunkAtATime() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let sqlite = try seededDatabase()
+            for n in 0..<5 {
+                _ = try sqlite.addDevice(
+                    DeviceSettings(token: try .apns(validating: String(format: "%064x", 200 + n)), timeZone: "UTC"),
+                    now: instant("2025-02-01T00:00:00Z"))
+            }
+            try await copy(sqlite, into: address)
+            let store = try await open(address)
+            let emitter = SharedEmitter(store: store, content: sqlite, configuration: configuration, logger: logger)
+            #expect(try await emitter.run(now: instant("2025-03-08T11:31:00Z")).devices == 5)
+            let back = instant("2025-03-01T12:00:00Z")
+            let asked = Mutex(0)
+            let stopped = try await emitter.rescheduleAheadOfClock(now: back, chunk: 2) {
+                asked.withLock { $0 += 1 }
+                return true
+            }
+            #expect(stopped.count == 2 && asked.withLock { $0 } == 1, "stopped after the first chunk")
+            let rest = try await emitter.rescheduleAheadOfClock(now: back, chunk: 2) {
+                asked.withLock { $0 += 1 }
+                return false
+            }
+            #expect(rest.count == 3 && asked.withLock { $0 } == 2, "two more chunks, asked after the whole one")
+            #expect(try await emitter.rescheduleAheadOfClock(now: back, chunk: 2).isEmpty)
+            #expect(try await emitter.run(now: instant("2025-03-02T08:00:30Z")).queued == 5)
+            await store.close()
+        }
     }
 
     /// As on SQLite: a clock that ran a week ahead (here, or on another machine sharing the database) left every

@@ -163,6 +163,14 @@ struct SharedOutboxTests {
             #expect(try await emitter.nextWork(platforms: ["fcm", "apns"]) == 1000)
             #expect(try await emitter.nextWork(platforms: ["apns"]) == nil)
             #expect(try await emitter.nextWork(platforms: []) == nil)
+            // Leased by another process: work when the lease ends, though it was due before (it woke every other
+            // process 20 times a second for the lease's five minutes).
+            try await PostgresTesting.administer(address, "UPDATE outbox SET lease_owner = 'other', lease_until = 1300")
+            #expect(try await emitter.nextWork(platforms: nil) == 1300)
+            try await PostgresTesting.administer(address, "UPDATE outbox SET next_attempt_at = NULL")
+            #expect(try await emitter.nextWork(platforms: nil) == 1300)
+            try await PostgresTesting.administer(address, "UPDATE outbox SET next_attempt_at = 2000")
+            #expect(try await emitter.nextWork(platforms: nil) == 2000)
             await store.close()
         }
     }
