@@ -60,7 +60,7 @@ public struct ConfigFile: Sendable, Equatable {
             guard Self.isBareKey(key) else { throw fail("invalid key '\(key)'") }
             let fullKey = section.isEmpty ? key : "\(section).\(key)"
             guard values[fullKey] == nil else { throw fail("'\(fullKey)' is set twice") }
-            guard let value = Self.value(valueText) else { throw fail("invalid value for '\(fullKey)': \(valueText)") }
+            guard let value = Self.value(valueText) else { throw fail("invalid value for '\(fullKey)': \(Self.shown(valueText))") }
             values[fullKey] = value
             lines[fullKey] = index + 1
             written[fullKey] = valueText
@@ -94,6 +94,15 @@ public struct ConfigFile: Sendable, Equatable {
         case .integer(let number): return number
         default: throw .wrongType(key: key, expected: "a whole number")
         }
+    }
+
+    /// A value as an error shows it: one that may be an address with credentials (`@`, a query) only up to its first
+    /// `:`, so that a database address written without its quotes never puts its password in the journal.
+    static func shown(_ value: String) -> String {
+        guard value.contains("@") || value.contains("?") else { return value }
+        let scheme = value.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
+        let shown = value.contains(":") && !scheme.contains("@") && !scheme.contains("?") ? scheme + ":…" : "…"
+        return shown + " (not shown whole: it may hold a password)"
     }
 
     static func isBareKey<S: StringProtocol>(_ key: S) -> Bool {

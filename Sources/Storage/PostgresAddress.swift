@@ -12,6 +12,10 @@ public enum DatabaseLocation: Sendable, Equatable {
     public init(_ text: String) throws(StorageError) {
         if PostgresAddress.looksLikeAddress(text) {
             self = .postgres(try PostgresAddress(text))
+        } else if let scheme = ["postgresql:", "postgres:"].first(where: { text.lowercased().hasPrefix($0) }) {
+            // `postgresql:/u:pw@host/db`, a slash short: an address mistyped, not a file of that name; not shown, as it
+            // may hold a password.
+            throw .badAddress(address: scheme + "…", reason: "an address begins postgresql:// (or postgres://), with two slashes")
         } else if text.contains("://") {
             throw .badAddress(
                 address: PostgresAddress.redacted(text),

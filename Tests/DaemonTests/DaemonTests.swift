@@ -50,6 +50,16 @@ import Testing
         #expect(throws: ConfigError.wrongType(key: "retries", expected: "a string")) { try file.string("retries") }
     }
 
+    /// A database address written without its quotes is an invalid value, said without its password.
+    @Test func anInvalidValueNeverShowsAPassword() {
+        for text in ["database = postgresql://u:S3cret@db/dv", "database = \"postgresql://u:S3cret@db/dv", "x = a?password=S3cret"] {
+            let error = #expect(throws: ConfigError.self) { try ConfigFile(parsing: text, file: "c.toml") }
+            let line = error?.description ?? ""
+            #expect(line.hasPrefix("c.toml:1: invalid value for ") && !line.contains("S3cret"), "\(line)")
+        }
+        #expect(ConfigFile.shown("2h x") == "2h x")
+    }
+
     @Test func anUnknownKeyIsNamedWithItsFileAndLine() throws {
         let file = try ConfigFile(parsing: "grace = '2h'\n\nsink = 'stdout'\ngrase = '1h'\n", file: "/etc/dailyverse/config.toml")
         #expect(throws: ConfigError.unknownKey(file: "/etc/dailyverse/config.toml", line: 4, key: "grase")) { try file.checkKeys(["grace", "sink"]) }

@@ -103,6 +103,8 @@ struct PostgresAddressTests {
             "postgresql://u:\(secret)@h/d", "postgres://u:\(secret)@h:5432/d?sslmode=bogus", "postgresql://u@h/d?password=\(secret)",
             "postgresql://u@h/d?sslmode=require&password=\(secret)&x=1", "postgresql://u:\(secret)@h/d?application_name=a@b",
             "postgresql://u:\(secret)@/d?host=/run/pg", "postgresq://u:\(secret)@h/d", "mysql://u:\(secret)@h/d?password=\(secret)",
+            // A slash short: an address mistyped, not a SQLite file of that name (whose path an error would print whole).
+            "postgresql:/u:\(secret)@h/d", "postgres:u:\(secret)@h/d", "PostgreSQL:/u:\(secret)@h/d",
         ] {
             let error = #expect(throws: StorageError.self, "\(text)") { try DatabaseLocation(text) }
             let line = error.map { "\($0)" } ?? ""
