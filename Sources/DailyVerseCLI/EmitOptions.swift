@@ -114,23 +114,28 @@ struct EmitOptions: ParsableArguments {
         if !known { throw Self.invalidSink(spec) }
     }
 
+    /// On PostgreSQL, where several processes deliver, the sink's setting is checked before anything is opened: none,
+    /// or a spool (one machine's files), is refused there, before this process migrates or registers itself.
+    func checkSharedSink(_ global: GlobalOptions) throws {
+        guard let spec = try sinkSetting(global) else { throw Self.noSharedSink }
+        if spec.hasPrefix("jsonl:") { throw Self.sharedSpool }
+    }
+
+    static let noSharedSink = CLIError(
+        "set the sink (--sink, DAILYVERSE_SINK or sink): push, webhook:URL or gorush:URL; on PostgreSQL, where several processes deliver, there is no spool by default"
+    )
+    static let sharedSpool = CLIError(
+        "sink jsonl: a spool is one machine's files, and on PostgreSQL several processes deliver: use push, webhook:URL or gorush:URL")
+
     static func invalidSink(_ spec: String) -> CLIError {
         CLIError("invalid sink '\(WebhookSink.redacted(spec))': expected jsonl:DIR, stdout, webhook:URL, push or gorush:URL")
     }
 
     func makeSink(_ global: GlobalOptions, state: SinkState, push: PushOptions, clock: @escaping @Sendable () -> Date) throws -> any Sink {
-        guard let spec = try sinkSetting(global) ?? state.spool.map({ "jsonl:" + $0.folder })
-        else {
-            throw CLIError(
-                "set the sink (--sink, DAILYVERSE_SINK or sink): push, webhook:URL or gorush:URL; on PostgreSQL, where several processes deliver, there is no spool by default"
-            )
-        }
+        guard let spec = try sinkSetting(global) ?? state.spool.map({ "jsonl:" + $0.folder }) else { throw Self.noSharedSink }
         if spec == "stdout" { return StdoutSink() }
         if spec.hasPrefix("jsonl:"), spec.count > 6 {
-            guard let spool = state.spool else {
-                throw CLIError(
-                    "sink jsonl: a spool is one machine's files, and on PostgreSQL several processes deliver: use push, webhook:URL or gorush:URL")
-            }
+            guard let spool = state.spool else { throw Self.sharedSpool }
             return try JSONLinesSpool(
                 directory: URL(fileURLWithPath: String(spec.dropFirst(6))), recordedSize: spool.recordedSize, unsettled: spool.unsettled)
         }

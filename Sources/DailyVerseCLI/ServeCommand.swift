@@ -417,6 +417,7 @@ extension ServeCommand {
                 "delivery_lease \(TimeSpan.formatted(lease)) is shorter than \(Int(Self.leaseTimeouts)) × push_timeout (\(TimeSpan.formatted(Self.leaseTimeouts * pushTimeout))): a batch could still be being sent when its lease ends, and another process would send it too; lengthen delivery_lease or shorten push_timeout"
             )
         }
+        try emit.checkSharedSink(global)
         let content = try global.openContentCopy(flag: contentDB, pool: !once)
         let configuration = try emit.configuration(global, ahead: !once)
         let password = try PostgresPassword.resolve(for: database)
@@ -465,6 +466,9 @@ extension ServeCommand {
             // recorded (and sent again by another after the lease) is one round's worth, not 500 rows.
             deliverer.batchSize = SharedOutbox.batchSize
         } catch {
+            // A process that does not start leaves the list of live processes (it would show there, and hold the
+            // throttle key, for 90 s).
+            if throttleKey != nil { try? await store.unregisterProcess(owner: owner) }
             await store.close()
             throw error
         }

@@ -167,13 +167,17 @@ extension PostgresStore {
     /// and leased to none. How many.
     public func requeueFailed(ids: [Int64]? = nil, now: Date) async throws -> Int {
         let chosen = ids.map { Array(Set($0)) }
+        // Counted in the server: after a long outage `--all` is millions of rows, not a row each to read here.
         return try await client.query(
             """
-            UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = \(now.timeIntervalSince1970), lease_owner = NULL, lease_until = NULL
-            WHERE status = 'failed' AND (\(chosen)::int8[] IS NULL OR id = ANY(\(chosen)::int8[]))
-            RETURNING 1
+            WITH changed AS (
+                UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = \(now.timeIntervalSince1970), lease_owner = NULL,
+                    lease_until = NULL
+                WHERE status = 'failed' AND (\(chosen)::int8[] IS NULL OR id = ANY(\(chosen)::int8[]))
+                RETURNING 1)
+            SELECT count(*)::int8 FROM changed
             """, logger: backgroundLogger
-        ).collect().count
+        ).collect().first?.decode(Int.self) ?? 0
     }
 
     /// As `AppDatabase.pruneOutbox`: settled rows created before `cutoff`, in chunks; pending rows always stay. Nil when

@@ -64,6 +64,16 @@ struct PostgresCLITests {
             #expect(none.status == 1 && none.stderr.contains("set the sink"), "\(none.stderr)")
             let spool = CLI.run(arguments + ["--sink", "jsonl:" + content + ".spool"], database: "\(address)")
             #expect(spool.status == 1 && spool.stderr.contains("a spool is one machine's files"), "\(spool.stderr)")
+            // A serve refused at start (its sink, a key file) leaves no live process behind: it was listed for 90 s, and
+            // held the throttle key.
+            for sink in ["jsonl:" + content + ".spool", "push"] {
+                let refused = CLI.run(
+                    ["serve", "--content-db", content, "--listen", "127.0.0.1:0", "--sink", sink], database: "\(address)",
+                    environment: ["DAILYVERSE_VAPID_KEY_FILE": content + ".missing"])
+                #expect(refused.status == 1 && refused.stderr.split(separator: "\n").last?.hasPrefix("dailyverse: ") == true, "\(refused.stderr)")
+            }
+            let listed = CLI.run(["status", "--json"], database: "\(address)").json
+            #expect((listed["processes"] as? [Any])?.isEmpty == true, "\(String(describing: listed["processes"]))")
             let first = CLI.run(arguments + ["--sink", "stdout"], database: "\(address)")
             #expect(first.status == 0, "\(first.stderr)")
             #expect(first.stdout.split(separator: "\n").count == 3, "\(first.stdout.prefix(300))")
