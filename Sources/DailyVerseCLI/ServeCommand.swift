@@ -287,9 +287,11 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     /// The wall clock; with --now (or DAILYVERSE_NOW) a clock that starts at that instant and runs on, to replay a day.
+    /// Whether the clock is one the operator chose (--now, DAILYVERSE_NOW) rather than the wall clock.
+    var clockIsPinned: Bool { global.now != nil || (global.environment["DAILYVERSE_NOW"].map { !$0.isEmpty } ?? false) }
+
     func replayClock() throws -> @Sendable () -> Date {
-        let pinned = global.now != nil || (global.environment["DAILYVERSE_NOW"].map { !$0.isEmpty } ?? false)
-        guard pinned else { return { Date() } }
+        guard clockIsPinned else { return { Date() } }
         let start = try schedulerClock()
         let started = Date()
         return { start.addingTimeInterval(Date().timeIntervalSince(started)) }
@@ -429,7 +431,11 @@ extension ServeCommand {
             await store.close()
             throw CLIError(store.describe(error))
         }
-        let emitter = SharedEmitter(store: store, content: content, configuration: configuration, logger: logger)
+        var emitter = SharedEmitter(store: store, content: content, configuration: configuration, logger: logger)
+        // A pinned clock (--now, DAILYVERSE_NOW) is one the operator chose; the wall clock must agree with the server's.
+        if !clockIsPinned {
+            emitter.maximumClockSkew = SharedEmitter.defaultMaximumClockSkew
+        }
         let owner = SharedOutbox.processOwner()
         // The key this process's API stores attempt counts under, by its fingerprint ('' for none); nil: no API.
         let throttleKey = once || address == "none" ? nil : settings.throttleKey?.fingerprint ?? ""

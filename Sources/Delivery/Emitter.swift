@@ -312,14 +312,20 @@ public struct Emitter: Sendable {
     }
 }
 
-enum EmitError: Error, CustomStringConvertible {
+enum EmitError: Error, CustomStringConvertible, Equatable {
     /// Another writer took entries from the queue during the pass: the transaction is rolled back, nothing is lost.
     case queueChanged(expected: Int, found: Int)
+    /// This machine's clock and the database server's disagree by more than the processes sharing it can bear.
+    case clockSkew(seconds: Double, maximum: Double)
 
     var description: String {
         switch self {
         case .queueChanged(let expected, let found):
             "the schedule queue changed during the pass (\(found) entries where \(expected) were read); is another scheduler running on this database?"
+        case .clockSkew(let seconds, let maximum):
+            "this machine's clock is \(String(format: "%.1f", abs(seconds))) s \(seconds > 0 ? "ahead of" : "behind") the database server's (at most \(Int(maximum)) s "
+                + "is borne): no pass runs here until they agree, as it would take other processes' leases or fire early; check the time "
+                + "synchronisation (timedatectl timesync-status)"
         }
     }
 }

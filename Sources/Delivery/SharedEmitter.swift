@@ -26,6 +26,15 @@ public struct SharedEmitter: Sendable {
     public let content: AppDatabase
     public let configuration: EmitConfiguration
     let logger: Logger
+    /// With the wall clock (not a pinned one): how far this machine's clock may be from the database server's before a
+    /// pass refuses to run. The processes compare their own clocks with what the others wrote (leases, the queue's
+    /// instants, who is live): one a minute ahead would take rows another is sending, and fire early. Nil: not checked.
+    public var maximumClockSkew: TimeInterval?
+    /// This machine's clock, as the check reads it.
+    public var localClock: @Sendable () -> Date = { Date() }
+
+    /// What `maximumClockSkew` is set to under `serve` with the wall clock: a few seconds apart still send once.
+    public static let defaultMaximumClockSkew: TimeInterval = 10
 
     public init(store: PostgresStore, content: AppDatabase, configuration: EmitConfiguration, logger: Logger) {
         (self.store, self.content, self.configuration, self.logger) = (store, content, configuration, logger)
@@ -33,6 +42,10 @@ public struct SharedEmitter: Sendable {
 
     /// One pass at `now`, batch by batch until the due entries run out (or `shouldStop`, asked between batches).
     public func run(now: Date, shouldStop: @Sendable () -> Bool = { false }) async throws -> EmitSummary {
+        if let maximum = maximumClockSkew {
+            let skew = try await clockSkew()
+            guard abs(skew) <= maximum else { throw EmitError.clockSkew(seconds: skew, maximum: maximum) }
+        }
         var summary = EmitSummary()
         // One question a pass: the queue's first fire (for the horizon) and its last (an entry ahead of the clock).
         var span = try await queueSpan()
@@ -56,6 +69,17 @@ public struct SharedEmitter: Sendable {
             if read < configuration.batchSize || shouldStop() { break }
         }
         return summary
+    }
+
+    /// How far this machine's clock is ahead of the database server's (negative: behind), read against the middle of
+    /// the round trip.
+    func clockSkew() async throws -> TimeInterval {
+        let sent = localClock()
+        let server = try await store.client.query("SELECT extract(epoch FROM clock_timestamp())::float8", logger: logger).collect().first?
+            .decode(Double.self)
+        let received = localClock()
+        guard let server else { return 0 }
+        return sent.timeIntervalSince1970 + received.timeIntervalSince(sent) / 2 - server
     }
 
     /// The queue's first and last fire instants (nil when it is empty): both ends of its key, in one round trip.

@@ -70,6 +70,24 @@ struct SharedEmitterTests {
         try await connection.close()
     }
 
+    /// With the wall clock, a pass refuses to run on a machine whose clock is far from the server's (it would take rows
+    /// other processes are sending, and fire early), saying by how much and which way; a few seconds apart it runs.
+    @Test func aClockFarFromTheServersRefusesThePass() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let store = try await open(address)
+            var emitter = SharedEmitter(store: store, content: try seededDatabase(), configuration: configuration, logger: logger)
+            emitter.maximumClockSkew = 10
+            emitter.localClock = { Date().addingTimeInterval(3) }
+            #expect(try await emitter.run(now: Date()).devices == 0)
+            for (offset, way) in [(90.0, "90.0 s ahead of"), (-90.0, "90.0 s behind")] {
+                emitter.localClock = { Date().addingTimeInterval(offset) }
+                let error = await #expect(throws: (any Error).self) { try await emitter.run(now: Date()) }
+                #expect(error.map { "\($0)".contains(way) && "\($0)".contains("timedatectl") } == true, "\(String(describing: error))")
+            }
+            await store.close()
+        }
+    }
+
     /// A clock that ran ahead moved every device: they are moved back a chunk at a time, a transaction each, the
     /// watchdog fed between chunks; a stop leaves the rest for the next pass. (One transaction for all of them, at a
     /// million devices, outlasted the watchdog and was rolled back at every restart.)
