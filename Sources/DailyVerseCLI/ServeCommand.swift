@@ -423,6 +423,11 @@ extension ServeCommand {
         let content = try global.openContentCopy(flag: contentDB, pool: !once)
         let configuration = try emit.configuration(global, ahead: !once)
         let password = try PostgresPassword.resolve(for: database)
+        if password != nil, database.exposesPassword {
+            logger.warning(
+                "the database password goes to a server whose certificate is not checked (sslmode=\(database.tlsMode.rawValue)): anyone on the path could take it; use sslmode=verify-full with sslrootcert (README, PostgreSQL)"
+            )
+        }
         let data = try global.dataDirectory()
         let store = try await PostgresStore.open(database, password: password, schema: .dailyVerse, logger: logger)
         // The calendars follow the month starts published on the database (`sighting`), and the content its imports

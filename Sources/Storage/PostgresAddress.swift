@@ -165,6 +165,16 @@ public struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The address as it can be shown: no password (it carries none), the parameters that change behaviour.
+    /// Whether a password sent here could go to whoever stands between: the server is reached over a network and its
+    /// certificate is not checked (`disable`, `prefer`, `require`; a CA file makes `require` check it, as `verify-ca`),
+    /// so an attacker on the path can offer none, or any, and ask for the password in clear, as libpq allows too. A
+    /// Unix socket or loopback is not.
+    public var exposesPassword: Bool {
+        if socketFolder != nil { return false }
+        if let host, host == "localhost" || host == "::1" || host.hasPrefix("127.") { return false }
+        return tlsMode != .verifyCA && tlsMode != .verifyFull
+    }
+
     public var description: String {
         var text = "postgresql://\(Self.encode(user))@\(host.map { $0.contains(":") ? "[\($0)]" : $0 } ?? ""):\(port)/\(Self.encode(database))"
         var parameters = ["sslmode=\(tlsMode.rawValue)"]

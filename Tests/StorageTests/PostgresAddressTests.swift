@@ -62,6 +62,21 @@ struct PostgresAddressTests {
         }
     }
 
+    /// A password would go to whoever stands between only over a network to a server whose certificate is not
+    /// checked: `serve` says so at start.
+    @Test func aPasswordIsExposedOnlyToAServerNotChecked() throws {
+        let exposed = [
+            "postgresql://u@db.example.org/d", "postgresql://u@db.example.org/d?sslmode=require", "postgresql://u@10.0.0.5/d?sslmode=disable",
+        ]
+        let safe = [
+            "postgresql://u@db.example.org/d?sslmode=verify-full&sslrootcert=/etc/ssl/ca.pem", "postgresql://u@db.example.org/d?sslrootcert=system",
+            "postgresql://u@db.example.org/d?sslmode=require&sslrootcert=/etc/ssl/ca.pem", "postgresql://u@localhost/d", "postgresql://u@127.0.0.1/d",
+            "postgresql://u@[::1]/d", "postgresql://u@/d?host=/run/postgresql",
+        ]
+        for text in exposed { #expect(try PostgresAddress(text, environment: [:]).exposesPassword, "\(text)") }
+        for text in safe { #expect(try !PostgresAddress(text, environment: [:]).exposesPassword, "\(text)") }
+    }
+
     /// Each refusal is one line that names the address (its password hidden) and the bad part.
     @Test(arguments: [
         ("postgresql://u:s3cret@h/d", "carries a password"),
