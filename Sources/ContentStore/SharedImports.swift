@@ -90,6 +90,7 @@ extension PostgresStore {
             // copy): a follow now would put the database's imports back in the copy under it, and the import would
             // publish them, not itself. Publishing holds the lock alone; follows share it.
             guard try await transaction.tryLockShared(Self.importsLock) else { return false }
+            try await transaction.liftTimeLimits()
             return try await transaction.bringImports(into: copy, bundled: bundled)
         }
     }
@@ -106,6 +107,8 @@ extension PostgresStore {
     ) async throws -> T {
         let (result, revision) = try await transaction { transaction in
             try await transaction.lock(Self.importsLock)
+            // The import runs inside this transaction: seconds to minutes for a large edition.
+            try await transaction.liftTimeLimits()
             try await transaction.bringImports(into: copy, bundled: bundled)
             try copy.forgetFollowedImports()
             let result = try body(copy)

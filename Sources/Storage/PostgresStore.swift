@@ -144,6 +144,9 @@ public final class PostgresStore: Sendable {
         }
     }
 
+    /// The settings by which a role or the server limits a statement's time and a transaction's idle time.
+    static let timeLimits = ["statement_timeout", "idle_in_transaction_session_timeout"]
+
     // MARK: - Migrating
 
     private static func migrate(
@@ -158,6 +161,11 @@ public final class PostgresStore: Sendable {
             guard let number = version.flatMap(Int.init), number >= minimumServerVersion else {
                 throw StorageError.server(
                     address: address.description, reason: "PostgreSQL 15 or later is needed (this server reports \(version ?? "no version"))")
+            }
+            // The migrations' own connection, closed after: no time limit of the role's ends a long step, and the lock
+            // is waited for while another process migrates.
+            for setting in timeLimits + ["lock_timeout"] {
+                _ = try await connection.query(PostgresQuery(unsafeSQL: "SET \(setting) = 0"), logger: logger)
             }
             _ = try await connection.query("SELECT pg_advisory_lock(\(migrationLock))", logger: logger)
             try await applyMissing(schema.postgres, on: connection, address: address, logger: logger)

@@ -30,6 +30,13 @@ public struct PostgresTransaction: Sendable {
         try await rows("SELECT pg_advisory_xact_lock(hashtext(\("dailyverse: " + name)))")
     }
 
+    /// Lifts the role's or the server's time limits for the rest of this transaction: for work that may rightly take
+    /// long (publishing or following an import, copying an installation), which a `statement_timeout` or an
+    /// `idle_in_transaction_session_timeout` an operator set for the API's short requests would end every time.
+    public func liftTimeLimits() async throws {
+        for setting in PostgresStore.timeLimits { try await rows(PostgresQuery(unsafeSQL: "SET LOCAL \(setting) = 0")) }
+    }
+
     /// Takes the lock named `name` shared, beside other transactions holding it shared, unless one holds it as `lock`
     /// takes it (then at once false, without waiting); held until the transaction ends.
     public func tryLockShared(_ name: String) async throws -> Bool {

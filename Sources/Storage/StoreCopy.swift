@@ -93,6 +93,10 @@ public enum StoreCopy {
             let total = counts.values.reduce(0, +)
             progress(0, total)
             return try await connection.withTransaction(logger: logger) { connection in
+                // A whole installation in one transaction: no time limit of the role's ends it part-way.
+                for setting in PostgresStore.timeLimits {
+                    _ = try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL \(setting) = 0"), logger: logger)
+                }
                 var copies: [TableCopy] = []
                 var done = 0
                 for table in filledByMigrations {

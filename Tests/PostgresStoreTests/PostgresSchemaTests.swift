@@ -73,6 +73,28 @@ struct PostgresSchemaTests {
         }
     }
 
+    /// Work that may rightly take long (publishing or following an import, copying an installation) lifts the time
+    /// limits an operator set on the role or the database for the API's short requests, for its own transaction only.
+    @Test func longWorkLiftsTheRolesTimeLimitsForItsTransactionOnly() async throws {
+        try await PostgresTesting.withDatabase { address in
+            try await PostgresTesting.administer(
+                address, "ALTER DATABASE \"\(address.database)\" SET statement_timeout = '7s'",
+                "ALTER DATABASE \"\(address.database)\" SET idle_in_transaction_session_timeout = '7s'")
+            let database = try await open(address)
+            let lifted = try await database.transaction { transaction in
+                try await transaction.liftTimeLimits()
+                return try await [
+                    transaction.value("SHOW statement_timeout", as: String.self),
+                    transaction.value("SHOW idle_in_transaction_session_timeout", as: String.self),
+                ]
+            }
+            #expect(lifted == ["0", "0"])
+            let after = try await database.transaction { try await $0.value("SHOW statement_timeout", as: String.self) }
+            #expect(after == "7s", "lifted for that transaction only")
+            await database.close()
+        }
+    }
+
     @Test func aDatabaseANewerVersionMigratedIsRefused() async throws {
         try await PostgresTesting.withDatabase { address in
             let first = try await open(address)
