@@ -79,10 +79,13 @@ struct SharedEmitterTests {
             emitter.maximumClockSkew = 10
             emitter.localClock = { Date().addingTimeInterval(3) }
             #expect(try await emitter.run(now: Date()).devices == 0)
-            for (offset, way) in [(90.0, "90.0 s ahead of"), (-90.0, "90.0 s behind")] {
+            for (offset, way) in [(90.0, "s ahead of"), (-90.0, "s behind")] {
                 emitter.localClock = { Date().addingTimeInterval(offset) }
                 let error = await #expect(throws: (any Error).self) { try await emitter.run(now: Date()) }
-                #expect(error.map { "\($0)".contains(way) && "\($0)".contains("timedatectl") } == true, "\(String(describing: error))")
+                let line = error.map { "\($0)" } ?? ""
+                // The figure, within what a loaded machine's round trip can move it.
+                let figure = line.components(separatedBy: "clock is ").dropFirst().first?.split(separator: " ").first.flatMap { Double($0) }
+                #expect(figure.map { abs($0 - 90) < 5 } == true && line.contains(way) && line.contains("timedatectl"), "\(line)")
             }
             await store.close()
         }
