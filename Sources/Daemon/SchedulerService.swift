@@ -92,8 +92,10 @@ public struct SchedulerService: Service {
     /// database disk) go out while later passes keep failing.
     func pass(now: Date, stop: StopFlag) async throws -> PassResult {
         let heartbeat = heartbeat
-        // A database file removed or replaced under the process ends it (below), before anything is written.
+        // A database file removed or replaced under the process ends it (below), before anything is written; a clock
+        // too far from a shared store's fails the pass before either half runs.
         try emitter.checkStore()
+        try await emitter.checkClock()
         let started = ContinuousClock.now
         let emitted: EmitSummary
         let emitError: String?

@@ -286,10 +286,10 @@ struct ServeCommand: AsyncParsableCommand {
         return (host, port)
     }
 
-    /// The wall clock; with --now (or DAILYVERSE_NOW) a clock that starts at that instant and runs on, to replay a day.
     /// Whether the clock is one the operator chose (--now, DAILYVERSE_NOW) rather than the wall clock.
     var clockIsPinned: Bool { global.now != nil || (global.environment["DAILYVERSE_NOW"].map { !$0.isEmpty } ?? false) }
 
+    /// The wall clock; with --now (or DAILYVERSE_NOW) a clock that starts at that instant and runs on, to replay a day.
     func replayClock() throws -> @Sendable () -> Date {
         guard clockIsPinned else { return { Date() } }
         let start = try schedulerClock()
@@ -487,6 +487,7 @@ extension ServeCommand {
             let emitted: EmitSummary
             let delivered: DeliverySummary
             do {
+                try await emitter.checkClock()
                 emitted = try await emitter.run(now: now)
                 delivered = try await deliverer.run(now: now)
             } catch {

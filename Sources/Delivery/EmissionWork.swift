@@ -20,6 +20,14 @@ public protocol EmissionWork: Sendable {
 
     /// An error met on the store, as one line naming it and the cause.
     func describe(_ error: any Error) -> String
+
+    /// Throws when this process must not work now, neither emit nor deliver: on a shared store, a clock too far from
+    /// the server's (it would take rows other processes are sending, and fire early).
+    func checkClock() async throws
+}
+
+extension EmissionWork {
+    public func checkClock() async throws {}
 }
 
 extension Emitter: EmissionWork {

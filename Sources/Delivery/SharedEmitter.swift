@@ -42,10 +42,6 @@ public struct SharedEmitter: Sendable {
 
     /// One pass at `now`, batch by batch until the due entries run out (or `shouldStop`, asked between batches).
     public func run(now: Date, shouldStop: @Sendable () -> Bool = { false }) async throws -> EmitSummary {
-        if let maximum = maximumClockSkew {
-            let skew = try await clockSkew()
-            guard abs(skew) <= maximum else { throw EmitError.clockSkew(seconds: skew, maximum: maximum) }
-        }
         var summary = EmitSummary()
         // One question a pass: the queue's first fire (for the horizon) and its last (an entry ahead of the clock).
         var span = try await queueSpan()
@@ -69,6 +65,14 @@ public struct SharedEmitter: Sendable {
             if read < configuration.batchSize || shouldStop() { break }
         }
         return summary
+    }
+
+    /// Throws when `maximumClockSkew` is set and this machine's clock is further than that from the server's: asked
+    /// before each pass, which then neither emits nor delivers.
+    public func checkClock() async throws {
+        guard let maximum = maximumClockSkew else { return }
+        let skew = try await clockSkew()
+        guard abs(skew) <= maximum else { throw EmitError.clockSkew(seconds: skew, maximum: maximum) }
     }
 
     /// How far this machine's clock is ahead of the database server's (negative: behind), read against the middle of

@@ -414,3 +414,51 @@ func limitPages(_ database: AppDatabase) throws {
         #expect(DescriptorBudget.raiseSoftLimit() >= Int(min(before.rlim_cur, rlim_t(Int32.max))))
     }
 }
+
+/// An emitter whose store says this process must not work now (a clock too far from a shared store's).
+struct RefusingEmitter: EmissionWork {
+    let inner: Emitter
+    struct Refusal: Error {}
+    var configuration: EmitConfiguration { inner.configuration }
+    func emit(now: Date, shouldStop: @escaping @Sendable () -> Bool) async throws -> EmitSummary {
+        try await inner.emit(now: now, shouldStop: shouldStop)
+    }
+    func nextWork(platforms: Set<String>?) async throws -> Double? { try await inner.nextWork(platforms: platforms) }
+    func checkStore() throws { try inner.checkStore() }
+    func describe(_ error: any Error) -> String { inner.describe(error) }
+    func checkClock() async throws { throw Refusal() }
+}
+
+/// Records what it is given.
+final class GivenSink: Sink, Sendable {
+    let name = "given"
+    let given = Mutex<[Int64]>([])
+    func deliver(_ records: [OutboxRecord]) throws -> [Int64: DeliveryOutcome] {
+        given.withLock { $0 += records.map(\.id) }
+        return Dictionary(uniqueKeysWithValues: records.map { ($0.id, .delivered()) })
+    }
+}
+
+@Suite struct ClockRefusalTests {
+    /// A pass the store refuses to run (its clock too far from the server's) neither emits nor delivers: delivering on
+    /// the local clock would take rows other processes are sending. (Only emitting stopped, and delivery went on.)
+    @Test func aRefusedPassNeitherEmitsNorDelivers() async throws {
+        let database = try AppDatabase.inMemory()
+        try database.seed(bundledContent)
+        let now = instant("2025-03-01T08:05:00Z")
+        for n in 0..<2 {
+            _ = try database.addDevice(
+                DeviceSettings(token: try .apns(validating: String(format: "%064x", 700 + n)), timeZone: "UTC"), now: now.addingTimeInterval(-86_400))
+        }
+        let emitter = Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t")))
+        _ = try emitter.run(now: now)
+        #expect(try database.outbox(status: .pending).count == 2)
+        let sink = GivenSink()
+        let scheduler = SchedulerService(
+            emitter: RefusingEmitter(inner: emitter), deliverer: Deliverer(database: database, sink: sink), clock: { now },
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, notifier: SystemdNotifier(environment: [:]), heartbeat: Heartbeat())
+        await #expect(throws: RefusingEmitter.Refusal.self) { try await scheduler.pass(now: now, stop: StopFlag()) }
+        #expect(sink.given.withLock { $0 }.isEmpty)
+        #expect(try database.outbox(status: .pending).count == 2)
+    }
+}

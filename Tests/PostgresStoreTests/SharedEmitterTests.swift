@@ -72,16 +72,17 @@ struct SharedEmitterTests {
 
     /// With the wall clock, a pass refuses to run on a machine whose clock is far from the server's (it would take rows
     /// other processes are sending, and fire early), saying by how much and which way; a few seconds apart it runs.
+    /// (`ClockRefusalTests`: a refused pass neither emits nor delivers.)
     @Test func aClockFarFromTheServersRefusesThePass() async throws {
         try await PostgresTesting.withDatabase { address in
             let store = try await open(address)
             var emitter = SharedEmitter(store: store, content: try seededDatabase(), configuration: configuration, logger: logger)
             emitter.maximumClockSkew = 10
             emitter.localClock = { Date().addingTimeInterval(3) }
-            #expect(try await emitter.run(now: Date()).devices == 0)
+            try await emitter.checkClock()
             for (offset, way) in [(90.0, "s ahead of"), (-90.0, "s behind")] {
                 emitter.localClock = { Date().addingTimeInterval(offset) }
-                let error = await #expect(throws: (any Error).self) { try await emitter.run(now: Date()) }
+                let error = await #expect(throws: (any Error).self) { try await emitter.checkClock() }
                 let line = error.map { "\($0)" } ?? ""
                 // The figure, within what a loaded machine's round trip can move it.
                 let figure = line.components(separatedBy: "clock is ").dropFirst().first?.split(separator: " ").first.flatMap { Double($0) }
