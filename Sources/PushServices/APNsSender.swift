@@ -130,13 +130,26 @@ public actor APNsProviderTokens {
     /// of an earlier version made and keeps unsealed, when it is the newer. Taking it up keeps the installation at one
     /// token: this process making its own as it starts would be a second within 20 minutes, which Apple refuses
     /// (TooManyProviderTokenUpdates) for 20 minutes. It is used, never stored again: what this process makes is sealed.
+    ///
+    /// The unsealed token is taken only if it is one this key made: its ES256 signature verifies with the key, its
+    /// `kid` and `iss` are this key's and team's, and its age is its own `iat`, not the row's (a row planted by
+    /// whoever can write the database is passed over, and cannot hold the next token back).
     func loadStored(now: Date) async throws -> StoredCredential? {
         let sealed = try await store.load(name)
         if let sealed, Self.usable(sealed, now: now) { return sealed }
-        guard let unsealed = try await earlier.load(name), !unsealed.value.hasPrefix(SealedCredentialStore.prefix),
-            unsealed.issuedAt > sealed?.issuedAt ?? .distantPast
+        guard let unsealed = try await earlier.load(name), let made = made(unsealed.value),
+            made.issuedAt > sealed?.issuedAt ?? .distantPast
         else { return sealed }
-        return unsealed
+        return made
+    }
+
+    /// `token` as this key made it, with its own issuing time; nil when it is not one of this key's.
+    func made(_ token: String) -> StoredCredential? {
+        guard let parts = try? JWT.verifyES256(token, key: key.publicKey), parts.header["kid"] as? String == keyID,
+            parts.claims["iss"] as? String == teamID, let iat = parts.claims["iat"] as? Int
+        else { return nil }
+        let issued = Date(timeIntervalSince1970: TimeInterval(iat))
+        return StoredCredential(name: name, value: token, issuedAt: issued, expiresAt: issued.addingTimeInterval(3600))
     }
 
     public func secondsUntilRenewable(now: Date) -> TimeInterval {

@@ -289,6 +289,19 @@ import Testing
             #expect(await store.load(upgraded.tokens.name + SealedCredentialStore.suffix) != nil)
             #expect(try await apns(h, store: store).tokens.token(now: h.clock.now) == own)
             #expect(await h.script.problems.isEmpty)
+            // A row under the plain name that this key did not make (planted, or another key's) is passed over: not
+            // sent, and it does not hold the next token back.
+            let stranger = apns(h, key: P256.Signing.PrivateKey(), store: MemoryCredentialStore())
+            let forged = try await stranger.tokens.token(now: h.clock.now)
+            let fresh = MemoryCredentialStore()
+            for value in [forged, "not-a-token", own + "x"] {
+                _ = await fresh.save(
+                    StoredCredential(
+                        name: upgraded.tokens.name, value: value, issuedAt: h.clock.now, expiresAt: h.clock.now.addingTimeInterval(3600)),
+                    unlessNewerThan: nil)
+                let tokens = apns(h, store: fresh).tokens
+                #expect(try await tokens.loadStored(now: h.clock.now) == nil, "\(value.prefix(20))")
+            }
         }
     }
 
