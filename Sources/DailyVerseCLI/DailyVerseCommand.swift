@@ -39,6 +39,10 @@ extension DailyVerseCommand {
         let command: any ParsableCommand
         do { command = try await asyncParseAsRoot() } catch { exit(for: error, fromParser: true) }
         do {
+            // The global flags, checked for every command, whether or not it reads them.
+            for child in Mirror(reflecting: command).children {
+                if let global = child.value as? OptionGroup<GlobalOptions> { try global.wrappedValue.checkFlags() }
+            }
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

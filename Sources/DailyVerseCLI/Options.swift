@@ -62,11 +62,11 @@ public struct GlobalOptions: ParsableArguments {
 
     public init() {}
 
-    /// The global flags given, checked by every command whether or not it reads them: `--now tomorow` on a command
-    /// that keeps no clock is still a mistake worth a line, not a flag passed over. Only what the flags say is
-    /// checked here, without opening anything; the environment and the configuration file are read, and checked, by
-    /// the commands that use them.
-    public func validate() throws {
+    /// The global flags given, checked before every command runs whether or not it reads them (`runAsMain`): `--now
+    /// tomorow` on a command that keeps no clock is still a mistake worth a line, not a flag passed over. Only what the
+    /// flags say is checked here, without opening anything; the environment and the configuration file are read, and
+    /// checked, by the commands that use them. (Not the parser's `validate`, whose errors read as a usage mistake.)
+    func checkFlags() throws {
         if now != nil { _ = try clock() }
         if let db { _ = try DatabaseLocation(checkedPath(db, what: "--db")) }
         if let data { _ = try checkedPath(data, what: "--data") }
