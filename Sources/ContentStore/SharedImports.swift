@@ -106,9 +106,10 @@ extension PostgresStore {
         through copy: AppDatabase, bundled: @escaping @Sendable () throws -> BundledContent, _ body: @escaping @Sendable (AppDatabase) throws -> T
     ) async throws -> T {
         let (result, revision) = try await transaction { transaction in
-            try await transaction.lock(Self.importsLock)
-            // The import runs inside this transaction: seconds to minutes for a large edition.
+            // The import runs inside this transaction (seconds to minutes for a large edition), after waiting for
+            // the follows under way to let the lock go.
             try await transaction.liftTimeLimits()
+            try await transaction.lock(Self.importsLock)
             try await transaction.bringImports(into: copy, bundled: bundled)
             try copy.forgetFollowedImports()
             let result = try body(copy)

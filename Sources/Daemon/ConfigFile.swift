@@ -99,7 +99,8 @@ public struct ConfigFile: Sendable, Equatable {
     /// A value as an error shows it: one that may be an address with credentials (`@`, a query) only up to its first
     /// `:`, so that a database address written without its quotes never puts its password in the journal.
     static func shown(_ value: String) -> String {
-        guard value.contains("@") || value.contains("?") else { return value }
+        // `://` too: an unquoted value is cut at `#`, which a password may hold (`postgresql://u:p#ss@db/dv`).
+        guard value.contains("@") || value.contains("?") || value.contains("://") else { return value }
         let scheme = value.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
         let shown = value.contains(":") && !scheme.contains("@") && !scheme.contains("?") ? scheme + ":…" : "…"
         return shown + " (not shown whole: it may hold a password)"

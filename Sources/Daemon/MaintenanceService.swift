@@ -30,8 +30,9 @@ public struct MaintenanceService: Service {
             do {
                 if let done = try await task(clock()) { logger.info("\(name): \(done)") }
             } catch {
-                // In the server's words where it said (postgres-nio's own description names nothing).
-                logger.error("\(name) failed", metadata: ["error": "\(PostgresStore.reason(error))"])
+                // In the server's words where it said (postgres-nio's own description names nothing), without its
+                // DETAIL, which can quote a row's values.
+                logger.error("\(name) failed", metadata: ["error": "\(PostgresStore.reason(error, detail: false))"])
             }
         }
     }

@@ -65,7 +65,8 @@ struct ContentBundleTafsirCommand: ParsableCommand {
             }
             bundles.append((id, edition, excerpts, try BundledTafsir.write(edition, terms: terms, takenFrom: takenFrom, excerpts: excerpts)))
         }
-        // Each file is written beside its place first, then all are moved in: a full disk leaves the old files whole.
+        // Each file is written beside its place first (over what a killed run left there), then each is moved in by a
+        // rename: a full disk, or a write that fails, leaves every old file whole.
         let files = bundles.map { folder.appendingPathComponent("\($0.id).jsonl") }
         let staged = files.map { $0.appendingPathExtension("partial") }
         do {

@@ -12,7 +12,7 @@ public enum DatabaseLocation: Sendable, Equatable {
     public init(_ text: String) throws(StorageError) {
         if PostgresAddress.looksLikeAddress(text) {
             self = .postgres(try PostgresAddress(text))
-        } else if let scheme = ["postgresql:", "postgres:"].first(where: { text.lowercased().hasPrefix($0) }) {
+        } else if !text.contains("://"), let scheme = ["postgresql:", "postgres:"].first(where: { text.lowercased().hasPrefix($0) }) {
             // `postgresql:/u:pw@host/db`, a slash short: an address mistyped, not a file of that name; not shown, as it
             // may hold a password.
             throw .badAddress(address: scheme + "…", reason: "an address begins postgresql:// (or postgres://), with two slashes")
@@ -164,7 +164,6 @@ public struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
         connectTimeout = seconds
     }
 
-    /// The address as it can be shown: no password (it carries none), the parameters that change behaviour.
     /// Whether a password sent here could go to whoever stands between: the server is reached over a network and its
     /// certificate is not checked (`disable`, `prefer`, `require`; a CA file makes `require` check it, as `verify-ca`),
     /// so an attacker on the path can offer none, or any, and ask for the password in clear, as libpq allows too. A
@@ -175,6 +174,7 @@ public struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
         return tlsMode != .verifyCA && tlsMode != .verifyFull
     }
 
+    /// The address as it can be shown: no password (it carries none), the parameters that change behaviour.
     public var description: String {
         var text = "postgresql://\(Self.encode(user))@\(host.map { $0.contains(":") ? "[\($0)]" : $0 } ?? ""):\(port)/\(Self.encode(database))"
         var parameters = ["sslmode=\(tlsMode.rawValue)"]

@@ -144,8 +144,9 @@ public final class PostgresStore: Sendable {
         }
     }
 
-    /// The settings by which a role or the server limits a statement's time and a transaction's idle time.
-    static let timeLimits = ["statement_timeout", "idle_in_transaction_session_timeout"]
+    /// The settings by which a role or the server limits a statement's time, a wait for a lock and a transaction's
+    /// idle time.
+    static let timeLimits = ["statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"]
 
     // MARK: - Migrating
 
@@ -164,7 +165,7 @@ public final class PostgresStore: Sendable {
             }
             // The migrations' own connection, closed after: no time limit of the role's ends a long step, and the lock
             // is waited for while another process migrates.
-            for setting in timeLimits + ["lock_timeout"] {
+            for setting in timeLimits {
                 _ = try await connection.query(PostgresQuery(unsafeSQL: "SET \(setting) = 0"), logger: logger)
             }
             _ = try await connection.query("SELECT pg_advisory_lock(\(migrationLock))", logger: logger)
