@@ -127,6 +127,9 @@ struct PostgresAddressTests {
             #expect(!line.contains("cret") && !line.contains("s3"), "\(line)")
         }
         #expect(PostgresAddress.redacted("postgresql://u@h:5432/d?sslmode=require") == "postgresql://u@h:5432/d?sslmode=require")
+        // Two slashes written, in capitals: not told it lacks them.
+        let shouted = #expect(throws: StorageError.self) { try DatabaseLocation("POSTGRESQL://u@h/d") }
+        #expect(shouted.map { "\($0)" }?.contains("two slashes") == false)
     }
 
     @Test func aPathIsSQLiteAndAnAddressIsPostgreSQL() throws {
