@@ -171,9 +171,7 @@ public final class JSONLinesSpool: Sink, Sendable {
         sizes: inout [String: Int64]
     ) throws {
         let url = directory.appendingPathComponent(file)
-        // What the outbox has settled will not come back: only the lines of rows it has not are kept.
-        var appends = try recent[file].map { unsettledOnly($0, file: file) } ?? [try reconcile(url)]
-        recent[file] = appends
+        var appends = try appendsUnsettled(in: file, recent: &recent)
         var written = Set<String>()
         var text = ""
         for record in group where !written.contains(record.idempotencyKey) && !appends.contains(where: { $0.keys.contains(record.idempotencyKey) }) {
@@ -206,14 +204,22 @@ public final class JSONLinesSpool: Sink, Sendable {
         recent.withLock { recent in
             var held: Set<Int64> = []
             for (file, group) in Dictionary(grouping: records, by: { "\($0.localDate).jsonl" }) {
-                guard let appends = try? recent[file].map({ unsettledOnly($0, file: file) }) ?? [reconcile(directory.appendingPathComponent(file))]
-                else { continue }
-                recent[file] = appends.count <= Self.rememberedAppends ? appends : nil
+                guard let appends = try? appendsUnsettled(in: file, recent: &recent) else { continue }
+                if appends.count > Self.rememberedAppends { recent[file] = nil }
                 let keys = Set(appends.flatMap(\.keys))
                 held.formUnion(group.filter { keys.contains($0.idempotencyKey) }.map(\.id))
             }
             return held
         }
+    }
+
+    /// `file`'s appends whose rows the outbox may not have recorded: those remembered, or the file read back from its
+    /// recorded size; kept in `recent`. What the outbox has settled will not come back: only the lines of rows it has
+    /// not are kept.
+    private func appendsUnsettled(in file: String, recent: inout [String: [Appended]]) throws -> [Appended] {
+        let appends = try recent[file].map { unsettledOnly($0, file: file) } ?? [try reconcile(directory.appendingPathComponent(file))]
+        recent[file] = appends
+        return appends
     }
 
     /// `appends` with only the lines of rows the outbox has not settled (all of them when it cannot say).
