@@ -148,6 +148,14 @@ public final class PostgresStore: Sendable {
     /// idle time.
     static let timeLimits = ["statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"]
 
+    /// Lifts `timeLimits` on `connection`: for its current transaction (`transactionOnly`), or for the whole session
+    /// of a connection of its own that is closed after.
+    static func liftTimeLimits(on connection: PostgresConnection, transactionOnly: Bool, logger: Logger) async throws {
+        for setting in timeLimits {
+            _ = try await connection.query(PostgresQuery(unsafeSQL: "SET \(transactionOnly ? "LOCAL " : "")\(setting) = 0"), logger: logger)
+        }
+    }
+
     // MARK: - Migrating
 
     private static func migrate(
@@ -165,9 +173,7 @@ public final class PostgresStore: Sendable {
             }
             // The migrations' own connection, closed after: no time limit of the role's ends a long step, and the lock
             // is waited for while another process migrates.
-            for setting in timeLimits {
-                _ = try await connection.query(PostgresQuery(unsafeSQL: "SET \(setting) = 0"), logger: logger)
-            }
+            try await liftTimeLimits(on: connection, transactionOnly: false, logger: logger)
             _ = try await connection.query("SELECT pg_advisory_lock(\(migrationLock))", logger: logger)
             try await applyMissing(schema.postgres, on: connection, address: address, logger: logger)
             _ = try await connection.query("SELECT pg_advisory_unlock(\(migrationLock))", logger: logger)

@@ -34,7 +34,7 @@ public struct PostgresTransaction: Sendable {
     /// long (publishing or following an import, copying an installation), which a `statement_timeout` or an
     /// `idle_in_transaction_session_timeout` an operator set for the API's short requests would end every time.
     public func liftTimeLimits() async throws {
-        for setting in PostgresStore.timeLimits { try await rows(PostgresQuery(unsafeSQL: "SET LOCAL \(setting) = 0")) }
+        try await PostgresStore.liftTimeLimits(on: connection, transactionOnly: true, logger: logger)
     }
 
     /// Takes the lock named `name` shared, beside other transactions holding it shared, unless one holds it as `lock`

@@ -94,9 +94,7 @@ public enum StoreCopy {
             progress(0, total)
             return try await connection.withTransaction(logger: logger) { connection in
                 // A whole installation in one transaction: no time limit of the role's ends it part-way.
-                for setting in PostgresStore.timeLimits {
-                    _ = try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL \(setting) = 0"), logger: logger)
-                }
+                try await PostgresStore.liftTimeLimits(on: connection, transactionOnly: true, logger: logger)
                 var copies: [TableCopy] = []
                 var done = 0
                 for table in filledByMigrations {
