@@ -75,9 +75,9 @@ public actor APNsProviderTokens {
     public let keyID: String
     public let teamID: String
     let key: P256.Signing.PrivateKey
-    let store: any CredentialStore
-    /// The store as it is, where a process of an earlier version keeps its token unsealed under `name`.
-    let earlier: any CredentialStore
+    /// The installation's store, tokens sealed; `store.store` is the store as it is, where a process of an earlier
+    /// version keeps its token unsealed under `name`.
+    let store: SealedCredentialStore
     /// The store's name for this key's token: team, key id and a digest of the public key (a replaced key file
     /// under the same id gets its own token).
     public nonisolated let name: String
@@ -92,7 +92,6 @@ public actor APNsProviderTokens {
         self.key = key
         // Sealed under the key itself: the database alone cannot send as the installation.
         self.store = SealedCredentialStore(store: store, secret: key.rawRepresentation, purpose: "apns")
-        self.earlier = store
         let digest = Hex.encode(SHA256.hash(data: key.publicKey.x963Representation).prefix(6))
         self.name = "apns/\(teamID)/\(keyID)/\(digest)"
     }
@@ -137,7 +136,7 @@ public actor APNsProviderTokens {
     func loadStored(now: Date) async throws -> StoredCredential? {
         let sealed = try await store.load(name)
         if let sealed, Self.usable(sealed, now: now) { return sealed }
-        guard let unsealed = try await earlier.load(name), let made = made(unsealed.value),
+        guard let unsealed = try await store.store.load(name), let made = made(unsealed.value),
             made.issuedAt > sealed?.issuedAt ?? .distantPast
         else { return sealed }
         return made
