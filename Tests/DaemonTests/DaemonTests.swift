@@ -292,15 +292,20 @@ final class CapturedLog: Sendable {
 }
 
 @Suite struct PassLogTests {
-    @Test func failuresAreLoggedAtWarningOrErrorWithTheirCauseAndEveryPassWithItsDuration() throws {
+    /// A scheduler on an empty database whose log lines are kept, for `log` to be read back.
+    func loggingScheduler() throws -> (SchedulerService, CapturedLog) {
         let captured = CapturedLog()
         let logger = Logger(label: "test") { _ in CapturedLog.Handler(log: captured) }
         let database = try AppDatabase.inMemory()
         let scheduler = SchedulerService(
             emitter: Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t"))),
             deliverer: Deliverer(database: database, sink: StdoutSink()), clock: { Date() }, logger: logger,
-            notifier: SystemdNotifier(environment: [:]),
-            heartbeat: Heartbeat())
+            notifier: SystemdNotifier(environment: [:]), heartbeat: Heartbeat())
+        return (scheduler, captured)
+    }
+
+    @Test func failuresAreLoggedAtWarningOrErrorWithTheirCauseAndEveryPassWithItsDuration() throws {
+        let (scheduler, captured) = try loggingScheduler()
         var delivered = DeliverySummary()
         delivered.delivered = 3
         delivered.retrying = 2
@@ -338,13 +343,7 @@ final class CapturedLog: Sendable {
     /// A clock that ran ahead moved every device: the pass names the first few of a kind and counts the rest in one
     /// line (a line per device, at a million devices, buried the journal).
     @Test func aProblemOfManyDevicesIsNamedForAFewAndCountedForTheRest() throws {
-        let captured = CapturedLog()
-        let logger = Logger(label: "test") { _ in CapturedLog.Handler(log: captured) }
-        let database = try AppDatabase.inMemory()
-        let scheduler = SchedulerService(
-            emitter: Emitter(database: database, configuration: EmitConfiguration(push: PushConfiguration(apnsTopic: "t"))),
-            deliverer: Deliverer(database: database, sink: StdoutSink()), clock: { Date() }, logger: logger,
-            notifier: SystemdNotifier(environment: [:]), heartbeat: Heartbeat())
+        let (scheduler, captured) = try loggingScheduler()
         var emitted = EmitSummary()
         emitted.problems =
             (0..<5000).map { ScheduleProblem(deviceID: "d-\($0)", kind: .clockAhead, detail: "next fire 2031-01-02T08:00:00Z, last fired never") }

@@ -177,13 +177,19 @@ import Testing
     /// cannot be opened, the guest is as it was (its token signs it in, its device is its own) and the account has
     /// nothing of it. (In two transactions, the guest was merged and gone while the client was told the sign-in
     /// failed, and its retry with the guest's token was refused.)
+    /// A seeded database and the user store of the store under test (PostgreSQL's, given the database's themes).
+    func seededUserStore() throws -> (AppDatabase, any UserStore) {
+        let database = try AppDatabase.inMemory()
+        try database.seed(bundledContent)
+        let users: any UserStore =
+            try StoreKind.postgres.map { PostgresUserStore(store: $0, themes: Set(try database.displayThemes().map(\.id))) }
+            ?? SQLiteUserStore(database)
+        return (database, users)
+    }
+
     @Test(arguments: StoreKind.available) func aSignInThatFailsLeavesTheGuestAsItWas(_ store: StoreKind) async throws {
         try await store.run {
-            let database = try AppDatabase.inMemory()
-            try database.seed(bundledContent)
-            let users: any UserStore =
-                try StoreKind.postgres.map { PostgresUserStore(store: $0, themes: Set(try database.displayThemes().map(\.id))) }
-                ?? SQLiteUserStore(database)
+            let (database, users) = try seededUserStore()
             let flow = try OnboardingFlow.load(from: dataDirectory)
             let (guest, guestToken) = try await users.createGuest(now: fixedNow)
             let (account, _) = try await users.createAccount(
@@ -215,11 +221,7 @@ import Testing
     /// guest a guest (so a reply lost after the commit can never leave an upgrade without its event).
     @Test(arguments: StoreKind.available) func aGuestsUpgradeAndItsEventAreOneTransaction(_ store: StoreKind) async throws {
         try await store.run {
-            let database = try AppDatabase.inMemory()
-            try database.seed(bundledContent)
-            let users: any UserStore =
-                try StoreKind.postgres.map { PostgresUserStore(store: $0, themes: Set(try database.displayThemes().map(\.id))) }
-                ?? SQLiteUserStore(database)
+            let (database, users) = try seededUserStore()
             let upgraded = { (userID: String) async throws -> Int in
                 if let postgres = StoreKind.postgres {
                     return try await postgres.client.query(

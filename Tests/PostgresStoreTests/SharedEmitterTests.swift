@@ -92,20 +92,26 @@ struct SharedEmitterTests {
         }
     }
 
+    /// `count` UTC devices (APNs tokens numbered from `tokensFrom`) added on SQLite and copied into `address`, with an
+    /// emitter on it and the store it uses.
+    func emitterOverDevices(_ count: Int, tokensFrom first: Int, address: PostgresAddress) async throws -> (SharedEmitter, PostgresStore, [Device]) {
+        let sqlite = try seededDatabase()
+        let devices = try (0..<count).map { n in
+            try sqlite.addDevice(
+                DeviceSettings(token: try .apns(validating: String(format: "%064x", first + n)), timeZone: "UTC"),
+                now: instant("2025-02-01T00:00:00Z"))
+        }
+        try await copy(sqlite, into: address)
+        let store = try await open(address)
+        return (SharedEmitter(store: store, content: sqlite, configuration: configuration, logger: logger), store, devices)
+    }
+
     /// A clock that ran ahead moved every device: they are moved back a chunk at a time, a transaction each, the
     /// watchdog fed between chunks; a stop leaves the rest for the next pass. (One transaction for all of them, at a
     /// million devices, outlasted the watchdog and was rolled back at every restart.)
     @Test func devicesAheadOfTheClockAreMovedBackAChunkAtATime() async throws {
         try await PostgresTesting.withDatabase { address in
-            let sqlite = try seededDatabase()
-            for n in 0..<5 {
-                _ = try sqlite.addDevice(
-                    DeviceSettings(token: try .apns(validating: String(format: "%064x", 200 + n)), timeZone: "UTC"),
-                    now: instant("2025-02-01T00:00:00Z"))
-            }
-            try await copy(sqlite, into: address)
-            let store = try await open(address)
-            let emitter = SharedEmitter(store: store, content: sqlite, configuration: configuration, logger: logger)
+            let (emitter, store, _) = try await emitterOverDevices(5, tokensFrom: 200, address: address)
             #expect(try await emitter.run(now: instant("2025-03-08T11:31:00Z")).devices == 5)
             let back = instant("2025-03-01T12:00:00Z")
             let asked = Mutex(0)
@@ -131,15 +137,7 @@ struct SharedEmitterTests {
     /// the devices were silent for the week.)
     @Test func aClockSteppedForwardThenBackFiresOnTheNextRealDay() async throws {
         try await PostgresTesting.withDatabase { address in
-            let sqlite = try seededDatabase()
-            let devices = try (0..<3).map { n in
-                try sqlite.addDevice(
-                    DeviceSettings(token: try .apns(validating: String(format: "%064x", 100 + n)), timeZone: "UTC"),
-                    now: instant("2025-02-01T00:00:00Z"))
-            }
-            try await copy(sqlite, into: address)
-            let store = try await open(address)
-            let emitter = SharedEmitter(store: store, content: sqlite, configuration: configuration, logger: logger)
+            let (emitter, store, devices) = try await emitterOverDevices(3, tokensFrom: 100, address: address)
             #expect(try await emitter.run(now: instant("2025-03-01T08:01:00Z")).queued == 3)
             #expect(try await emitter.run(now: instant("2025-03-08T11:31:00Z")).devices == 3)
             let back = try await emitter.run(now: instant("2025-03-01T12:00:00Z"))
