@@ -203,12 +203,20 @@ public struct GlobalOptions: ParsableArguments {
         return try regions.region(id)
     }
 
+    /// The instant the clock is pinned at, as written: --now (even empty, which `clock()` refuses), else a non-empty
+    /// DAILYVERSE_NOW (an empty variable is no setting, as for every variable); nil for the wall clock.
+    private var pinnedInstant: String? {
+        now ?? environment["DAILYVERSE_NOW"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Whether the clock is one the operator chose (--now, DAILYVERSE_NOW) rather than the wall clock.
+    var clockIsPinned: Bool { pinnedInstant != nil }
+
     /// The pinned clock, or the wall clock.
     func clock() throws -> Date {
-        // An empty --now is a mistake (a variable that was not set), not a wish for the wall clock; an empty
-        // DAILYVERSE_NOW is no setting, as for every variable.
-        if let now, now.isEmpty { throw CLIError("invalid --now '': expected an instant such as 2025-03-01T08:00:00Z") }
-        guard let text = now ?? environment["DAILYVERSE_NOW"], !text.isEmpty else { return Date() }
+        guard let text = pinnedInstant else { return Date() }
+        // An empty --now is a mistake (a variable that was not set), not a wish for the wall clock.
+        if text.isEmpty { throw CLIError("invalid --now '': expected an instant such as 2025-03-01T08:00:00Z") }
         return try parseInstant(text, option: "--now")
     }
 

@@ -286,12 +286,9 @@ struct ServeCommand: AsyncParsableCommand {
         return (host, port)
     }
 
-    /// Whether the clock is one the operator chose (--now, DAILYVERSE_NOW) rather than the wall clock.
-    var clockIsPinned: Bool { global.now != nil || (global.environment["DAILYVERSE_NOW"].map { !$0.isEmpty } ?? false) }
-
     /// The wall clock; with --now (or DAILYVERSE_NOW) a clock that starts at that instant and runs on, to replay a day.
     func replayClock() throws -> @Sendable () -> Date {
-        guard clockIsPinned else { return { Date() } }
+        guard global.clockIsPinned else { return { Date() } }
         let start = try schedulerClock()
         let started = Date()
         return { start.addingTimeInterval(Date().timeIntervalSince(started)) }
@@ -438,7 +435,7 @@ extension ServeCommand {
         }
         var emitter = SharedEmitter(store: store, content: content, configuration: configuration, logger: logger)
         // A pinned clock (--now, DAILYVERSE_NOW) is one the operator chose; the wall clock must agree with the server's.
-        if !clockIsPinned {
+        if !global.clockIsPinned {
             emitter.maximumClockSkew = SharedEmitter.defaultMaximumClockSkew
         }
         let owner = SharedOutbox.processOwner()
