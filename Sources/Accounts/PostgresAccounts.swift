@@ -118,9 +118,7 @@ extension PostgresTransaction {
     /// connection serves until it closes. A connection lost is not retried here: the request answers 503.
     func session(hash: String) async throws -> SessionLookup.Row? {
         do {
-            var found: SessionLookup.Row?
-            for try await row in try await connection.execute(SessionLookup(hash: hash), logger: logger) { found = row }
-            return found
+            return try await execute(SessionLookup(hash: hash)).last
         } catch {
             guard !PostgresStore.isUnavailable(error) else { throw error }
             return try await rows(PostgresQuery(unsafeSQL: SessionLookup.sql, binds: SessionLookup(hash: hash).makeBindings())).first?.decode(

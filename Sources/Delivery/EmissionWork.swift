@@ -58,17 +58,18 @@ extension SharedEmitter: EmissionWork {
         // even if it was due before (written ahead, or retried): `greatest` (NULLs aside), not the first of the two,
         // or every other process would wake 20 times a second for as long as the lease lasts.
         let (only, none) = (platforms?.sorted() ?? [], platforms?.isEmpty == true)
-        return try await store.client.query(
+        return try await store.rows(
             """
             SELECT min(t) FROM (
                 SELECT min(next_fire_at) - \(configuration.lead) AS t FROM schedule
                 UNION ALL SELECT min(greatest(next_attempt_at, lease_until)) FROM outbox WHERE status = 'pending' AND NOT \(none)
                     AND (cardinality(\(only)::text[]) = 0 OR platform = ANY(\(only)::text[]))) AS work
-            """, logger: logger
-        ).collect().first?.decode(Double?.self)
+            """
+        ).first?.decode(Double?.self)
     }
 
-    /// Nothing to check: the server keeps the database, and a lost connection is an error of the next statement.
+    /// Nothing to check: the server keeps the database, and a lost connection is an error of the next statement (which
+    /// `PostgresTransaction` makes sure of).
     public func checkStore() throws {}
 
     public func describe(_ error: any Error) -> String { store.describe(error) }

@@ -229,12 +229,14 @@ extension PostgresStore {
     /// `PostgresTransaction.forEachDeviceState` on a pooled connection, streamed: a listing of a million devices
     /// starts at once and holds one at a time.
     public func forEachDeviceState(after: String? = nil, limit: Int? = nil, now: Date, _ body: (DeviceState) throws -> Void) async throws {
-        if let after, try await client.query("SELECT 1 FROM device WHERE id = \(after)", logger: backgroundLogger).collect().isEmpty {
+        if let after, try await rows("SELECT 1 FROM device WHERE id = \(after)").isEmpty {
             throw DeviceError.notFound(after)
         }
         let query = PostgresTransaction.deviceStates(id: nil, userID: nil, after: after, limit: limit, now: now)
-        for try await row in try await client.query(query, logger: backgroundLogger) {
-            try body(try AppDatabase.deviceState(PostgresColumns(row), now: now))
+        try await withoutTransaction { session in
+            for try await row in try await session.query(query) {
+                try body(try AppDatabase.deviceState(PostgresColumns(row), now: now))
+            }
         }
     }
 }

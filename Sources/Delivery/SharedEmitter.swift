@@ -79,8 +79,7 @@ public struct SharedEmitter: Sendable {
     /// the round trip.
     func clockSkew() async throws -> TimeInterval {
         let sent = localClock()
-        let server = try await store.client.query("SELECT extract(epoch FROM clock_timestamp())::float8", logger: logger).collect().first?
-            .decode(Double.self)
+        let server = try await store.rows("SELECT extract(epoch FROM clock_timestamp())::float8").first?.decode(Double.self)
         let received = localClock()
         guard let server else { return 0 }
         return sent.timeIntervalSince1970 + received.timeIntervalSince(sent) / 2 - server
@@ -88,7 +87,7 @@ public struct SharedEmitter: Sendable {
 
     /// The queue's first and last fire instants (nil when it is empty): both ends of its key, in one round trip.
     func queueSpan() async throws -> (first: Double?, last: Double?) {
-        try await store.client.query("SELECT min(next_fire_at), max(next_fire_at) FROM schedule", logger: logger).collect().first?
+        try await store.rows("SELECT min(next_fire_at), max(next_fire_at) FROM schedule").first?
             .decode((Double?, Double?).self) ?? (nil, nil)
     }
 
@@ -184,23 +183,23 @@ public struct SharedEmitter: Sendable {
         into summary: inout EmitSummary
     ) async throws -> (read: Int, last: (fireAt: Double, deviceSeq: Int64)?) {
         var written = summary
-        let result: (read: Int, last: (fireAt: Double, deviceSeq: Int64)?) = try await store.client.withTransaction(logger: logger) { connection in
+        let result: (read: Int, last: (fireAt: Double, deviceSeq: Int64)?) = try await store.transaction { transaction in
             var queued: [(fireAt: Double, seq: Int64, version: Int, lastDay: Int?)] = []
-            let due = try await connection.query(
+            let due = try await transaction.query(
                 """
                 SELECT next_fire_at, device_seq, version, last_local_day FROM schedule
                 WHERE next_fire_at <= \(through.timeIntervalSince1970) AND (next_fire_at, device_seq) > (\(cursor.fireAt), \(cursor.deviceSeq))
                 ORDER BY next_fire_at, device_seq LIMIT \(configuration.batchSize) FOR UPDATE SKIP LOCKED
-                """, logger: logger)
+                """)
             for try await (fireAt, seq, version, lastDay) in due.decode((Double, Int64, Int, Int?).self) {
                 queued.append((fireAt, seq, version, lastDay))
             }
             guard let last = queued.last else { return (0, nil) }
             let seqs = Array(Set(queued.map(\.seq)))
             var devices: [Int64: (version: Int, enabled: Bool, device: Device)] = [:]
-            let rows = try await connection.query(
-                "SELECT d.seq, d.schedule_version, \(unescaped: AppDatabase.deviceColumns) FROM device d WHERE d.seq = ANY(\(seqs)) FOR SHARE SKIP LOCKED",
-                logger: logger)
+            let rows = try await transaction.query(
+                "SELECT d.seq, d.schedule_version, \(unescaped: AppDatabase.deviceColumns) FROM device d WHERE d.seq = ANY(\(seqs)) FOR SHARE SKIP LOCKED"
+            )
             for try await row in rows {
                 let cells = PostgresColumns(row)
                 let device = try AppDatabase.device(cells, from: 2)
@@ -211,7 +210,7 @@ public struct SharedEmitter: Sendable {
             var busy: Set<Int64> = []
             let unread = seqs.filter { devices[$0] == nil }
             if !unread.isEmpty {
-                for try await seq in try await connection.query("SELECT seq FROM device WHERE seq = ANY(\(unread))", logger: logger).decode(
+                for try await seq in try await transaction.query("SELECT seq FROM device WHERE seq = ANY(\(unread))").decode(
                     Int64.self)
                 {
                     busy.insert(seq)
@@ -225,25 +224,25 @@ public struct SharedEmitter: Sendable {
                     lastFired: entry.lastDay.map(CivilDate.init(dayNumber:)))
             }
             let plans = try planner.plan(entries)
-            try await write(plans, payloads: planner.payloads, now: now, copying: copying, on: connection, into: &written)
+            try await write(plans, payloads: planner.payloads, now: now, copying: copying, on: transaction, into: &written)
             return (queued.count, (last.fireAt, last.seq))
         }
         summary = written
         return result
     }
 
-    /// Writes a batch's plans on `connection`, in its transaction: the entries out of the queue, their rows into the
+    /// Writes a batch's plans in `transaction`: the entries out of the queue, their rows into the
     /// outbox, each live device's next entry in.
     func write(
-        _ plans: [Emitter.Plan], payloads: JSONBytes, now: Date, copying: Bool, on connection: PostgresConnection, into summary: inout EmitSummary
+        _ plans: [Emitter.Plan], payloads: JSONBytes, now: Date, copying: Bool, on transaction: PostgresTransaction, into summary: inout EmitSummary
     ) async throws {
         guard !plans.isEmpty else { return }
-        let removed = try await connection.query(
+        let removed = try await transaction.query(
             """
             DELETE FROM schedule WHERE (next_fire_at, device_seq) IN (
                 SELECT * FROM unnest(\(plans.map(\.entry.fireAt))::float8[], \(plans.map(\.entry.deviceSeq))::int8[]))
             RETURNING 1
-            """, logger: logger
+            """
         ).collect().count
         guard removed == plans.count else { throw EmitError.queueChanged(expected: plans.count, found: removed) }
         var rows = CopyTextRows(capacity: plans.count * (Emitter.expectedBytesPerPayload + 160))
@@ -253,12 +252,12 @@ public struct SharedEmitter: Sendable {
             guard let device = plan.entry.device else { continue }
             if let zone = plan.unknownZone {
                 let problem = ScheduleProblem(deviceID: device.id, kind: .unknownZone, detail: zone)
-                let recorded = try await connection.query(
+                let recorded = try await transaction.query(
                     """
                     INSERT INTO schedule_problem (device_seq, kind, detail, found_at)
                     VALUES (\(plan.entry.deviceSeq), \(problem.kind.rawValue), \(zone), \(now.timeIntervalSince1970))
                     ON CONFLICT DO NOTHING RETURNING 1
-                    """, logger: logger
+                    """
                 ).collect().count
                 if recorded > 0 { summary.problems.append(problem) }
             }
@@ -273,30 +272,28 @@ public struct SharedEmitter: Sendable {
             }
         }
         if queued + missed > 0, copying {
-            try await Self.copy(rows, into: "outbox", on: connection, logger: logger)
+            try await Self.copy(rows, into: "outbox", in: transaction)
             summary.queued += queued
             summary.missed += missed
         } else if queued + missed > 0 {
             let columns = Self.outboxColumns.joined(separator: ", ")
-            _ = try await connection.query(
-                PostgresQuery(unsafeSQL: "CREATE TEMP TABLE outbox_batch ON COMMIT DROP AS SELECT \(columns) FROM outbox WITH NO DATA"),
-                logger: logger)
-            try await Self.copy(rows, into: "outbox_batch", on: connection, logger: logger)
-            let statuses = try await connection.query(
+            _ = try await transaction.query(
+                PostgresQuery(unsafeSQL: "CREATE TEMP TABLE outbox_batch ON COMMIT DROP AS SELECT \(columns) FROM outbox WITH NO DATA"))
+            try await Self.copy(rows, into: "outbox_batch", in: transaction)
+            let statuses = try await transaction.query(
                 PostgresQuery(
-                    unsafeSQL: "INSERT INTO outbox (\(columns)) SELECT \(columns) FROM outbox_batch ON CONFLICT DO NOTHING RETURNING status"),
-                logger: logger
+                    unsafeSQL: "INSERT INTO outbox (\(columns)) SELECT \(columns) FROM outbox_batch ON CONFLICT DO NOTHING RETURNING status")
             ).decode(String.self)
             for try await status in statuses { if status == "missed" { summary.missed += 1 } else { summary.queued += 1 } }
         }
         if !next.seq.isEmpty {
-            _ = try await connection.query(
+            _ = try await transaction.query(
                 """
                 INSERT INTO schedule (next_fire_at, device_seq, version, last_local_day)
                 SELECT f, s, v, NULLIF(l, \(QueueColumns.noDay)) FROM unnest(\(next.fireAt)::float8[], \(next.seq)::int8[], \(next.version)::int8[],
                     \(next.lastDay)::int4[]) AS t(f, s, v, l)
                 ON CONFLICT (next_fire_at, device_seq) DO UPDATE SET version = excluded.version, last_local_day = excluded.last_local_day
-                """, logger: logger)
+                """)
         }
     }
 
@@ -306,9 +303,10 @@ public struct SharedEmitter: Sendable {
     ]
 
     /// `rows` into `table`'s `outboxColumns` by `COPY`, a megabyte a message.
-    static func copy(_ rows: CopyTextRows, into table: String, on connection: PostgresConnection, logger: Logger) async throws {
-        var unsent = rows.buffer
-        try await connection.copyFrom(table: table, columns: outboxColumns, logger: logger) { writer in
+    static func copy(_ rows: CopyTextRows, into table: String, in transaction: PostgresTransaction) async throws {
+        let buffer = rows.buffer
+        try await transaction.copy(into: table, columns: outboxColumns) { writer in
+            var unsent = buffer
             while unsent.readableBytes > 0, let part = unsent.readSlice(length: min(1 << 20, unsent.readableBytes)) {
                 try await writer.write(part)
             }

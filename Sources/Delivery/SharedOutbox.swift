@@ -37,7 +37,7 @@ public struct SharedOutbox: OutboxQueue {
         let at = now.timeIntervalSince1970
         // No platform list: every platform (an array parameter cannot be NULL here, so an empty one stands for "all").
         let only = platforms?.sorted() ?? []
-        let rows = try await store.client.query(
+        let rows = try await store.rows(
             """
             UPDATE outbox SET lease_owner = \(owner), lease_until = \(at + lease) WHERE id IN (
                 SELECT id FROM outbox WHERE status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= \(at))
@@ -45,28 +45,26 @@ public struct SharedOutbox: OutboxQueue {
                     AND (cardinality(\(only)::text[]) = 0 OR platform = ANY(\(only)::text[]))
                 ORDER BY id LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED)
             RETURNING \(unescaped: OutboxRecord.postgresColumns)
-            """, logger: logger)
-        var records: [OutboxRecord] = []
-        for try await row in rows { records.append(try OutboxRecord(row)) }
-        return records.sorted { $0.id < $1.id }
+            """)
+        return try rows.map(OutboxRecord.init).sorted { $0.id < $1.id }
     }
 
     /// Ends this process's lease of rows it took and did not send, as they are.
     public func release(_ ids: [Int64]) async throws {
-        _ = try await store.client.query(
-            "UPDATE outbox SET lease_owner = NULL, lease_until = NULL WHERE id = ANY(\(ids)::int8[]) AND lease_owner = \(owner)", logger: logger)
+        try await store.rows(
+            "UPDATE outbox SET lease_owner = NULL, lease_until = NULL WHERE id = ANY(\(ids)::int8[]) AND lease_owner = \(owner)")
     }
 
     public func settle(_ settlement: OutboxSettlement, now: Date) async throws -> Int {
         let at = now.timeIntervalSince1970
         let owner = owner
-        return try await store.client.withTransaction(logger: logger) { connection in
+        return try await store.transaction { transaction in
             for (path, size) in settlement.marks {
-                _ = try await connection.query(
+                _ = try await transaction.query(
                     """
                     INSERT INTO spool_mark (path, size, at) VALUES (\(path), \(size), \(at))
                     ON CONFLICT (path) DO UPDATE SET size = excluded.size, at = excluded.at
-                    """, logger: logger)
+                    """)
             }
             // Each update holds only while the row is still this process's; it ends the lease. The rows delivered, most
             // of a batch, in one statement (a column an array); the rest one by one.
@@ -78,52 +76,52 @@ public struct SharedOutbox: OutboxQueue {
                 delivered.services.append(serviceID ?? "")
             }
             if !delivered.ids.isEmpty {
-                _ = try await connection.query(
+                _ = try await transaction.query(
                     """
                     UPDATE outbox o SET status = 'delivered', attempts = t.a, delivered_at = \(at), last_attempt_at = \(at),
                         next_attempt_at = NULL, service_id = NULLIF(t.s, ''), lease_owner = NULL, lease_until = NULL
                     FROM unnest(\(delivered.ids)::int8[], \(delivered.attempts)::int8[], \(delivered.services)::text[]) AS t(i, a, s)
                     WHERE o.id = t.i AND o.lease_owner = \(owner)
-                    """, logger: logger)
+                    """)
             }
             for row in settlement.rows {
                 switch row {
                 case .delivered: continue
                 case .missed(let id, let error):
-                    _ = try await connection.query(
+                    _ = try await transaction.query(
                         """
                         UPDATE outbox SET status = 'missed', last_error = \(error), next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL
                         WHERE id = \(id) AND status = 'pending' AND lease_owner = \(owner)
-                        """, logger: logger)
+                        """)
                 case .deferred(let id, let error, let until):
-                    _ = try await connection.query(
+                    _ = try await transaction.query(
                         """
                         UPDATE outbox SET last_error = \(error), next_attempt_at = \(until), lease_owner = NULL, lease_until = NULL
                         WHERE id = \(id) AND status = 'pending' AND lease_owner = \(owner)
-                        """, logger: logger)
+                        """)
                 case .retry(let id, let attempts, let error, let next):
-                    _ = try await connection.query(
+                    _ = try await transaction.query(
                         """
                         UPDATE outbox SET attempts = \(attempts), last_error = \(error), last_attempt_at = \(at), next_attempt_at = \(next),
                             lease_owner = NULL, lease_until = NULL
                         WHERE id = \(id) AND lease_owner = \(owner)
-                        """, logger: logger)
+                        """)
                 case .failed(let id, let attempts, let error):
-                    _ = try await connection.query(
+                    _ = try await transaction.query(
                         """
                         UPDATE outbox SET status = 'failed', attempts = \(attempts), last_error = \(error), last_attempt_at = \(at),
                             next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL
                         WHERE id = \(id) AND lease_owner = \(owner)
-                        """, logger: logger)
+                        """)
                 }
             }
             var disabled = 0
             for device in settlement.disable {
-                disabled += try await connection.query(
+                disabled += try await transaction.query(
                     """
                     UPDATE device SET enabled = 0, disabled_reason = \(device.reason), disabled_at = \(at), schedule_version = schedule_version + 1
                     WHERE id = \(device.deviceID) AND token = \(device.token) AND enabled = 1 RETURNING 1
-                    """, logger: logger
+                    """
                 ).collect().count
             }
             return disabled
@@ -153,14 +151,16 @@ extension PostgresStore {
         date: CivilDate? = nil, status: OutboxStatus? = nil, after: Int64? = nil, limit: Int? = nil, _ body: (OutboxRecord) throws -> Void
     ) async throws {
         // Each condition not given is NULL, and the planner drops it.
-        let rows = try await client.query(
-            """
-            SELECT \(unescaped: OutboxRecord.postgresColumns) FROM outbox
-            WHERE (\(date?.description)::date IS NULL OR local_date = \(date?.description)::date)
-                AND (\(status?.rawValue)::text IS NULL OR status = \(status?.rawValue)) AND id > \(after ?? 0)
-            ORDER BY id LIMIT \(limit.map(Int64.init))
-            """, logger: backgroundLogger)
-        for try await row in rows { try body(try OutboxRecord(row)) }
+        try await withoutTransaction { session in
+            let rows = try await session.query(
+                """
+                SELECT \(unescaped: OutboxRecord.postgresColumns) FROM outbox
+                WHERE (\(date?.description)::date IS NULL OR local_date = \(date?.description)::date)
+                    AND (\(status?.rawValue)::text IS NULL OR status = \(status?.rawValue)) AND id > \(after ?? 0)
+                ORDER BY id LIMIT \(limit.map(Int64.init))
+                """)
+            for try await row in rows { try body(try OutboxRecord(row)) }
+        }
     }
 
     /// As `AppDatabase.requeueFailed`: failed rows (all, or those of `ids`) pending again with fresh attempts, due now
@@ -168,7 +168,7 @@ extension PostgresStore {
     public func requeueFailed(ids: [Int64]? = nil, now: Date) async throws -> Int {
         let chosen = ids.map { Array(Set($0)) }
         // Counted in the server: after a long outage `--all` is millions of rows, not a row each to read here.
-        return try await client.query(
+        return try await rows(
             """
             WITH changed AS (
                 UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = \(now.timeIntervalSince1970), lease_owner = NULL,
@@ -176,8 +176,8 @@ extension PostgresStore {
                 WHERE status = 'failed' AND (\(chosen)::int8[] IS NULL OR id = ANY(\(chosen)::int8[]))
                 RETURNING 1)
             SELECT count(*)::int8 FROM changed
-            """, logger: backgroundLogger
-        ).collect().first?.decode(Int.self) ?? 0
+            """
+        ).first?.decode(Int.self) ?? 0
     }
 
     /// As `AppDatabase.pruneOutbox`: settled rows created before `cutoff`, in chunks; pending rows always stay. Nil when

@@ -8,7 +8,7 @@ import Storage
 extension PostgresStore: SharedPauseStore {
     public func activePauses(now: Date) async throws -> [String: (reason: String, until: Date)] {
         var pauses: [String: (reason: String, until: Date)] = [:]
-        for row in try await client.query("SELECT platform, reason, until FROM push_pause WHERE until > \(now.timeIntervalSince1970)").collect() {
+        for row in try await rows("SELECT platform, reason, until FROM push_pause WHERE until > \(now.timeIntervalSince1970)") {
             let (platform, reason, until) = try row.decode((String, String, Double).self)
             pauses[platform] = (reason, Date(timeIntervalSince1970: until))
         }
@@ -16,7 +16,7 @@ extension PostgresStore: SharedPauseStore {
     }
 
     public func savePause(platform: String, reason: String, since: Date, until: Date) async throws {
-        _ = try await client.query(
+        try await rows(
             """
             INSERT INTO push_pause (platform, reason, since, until) VALUES (\(platform), \(reason), \(since.timeIntervalSince1970), \(until.timeIntervalSince1970))
             ON CONFLICT (platform) DO UPDATE SET reason = excluded.reason, until = excluded.until
@@ -24,7 +24,7 @@ extension PostgresStore: SharedPauseStore {
     }
 
     public func clearPause(platform: String) async throws {
-        _ = try await client.query("DELETE FROM push_pause WHERE platform = \(platform)")
+        try await rows("DELETE FROM push_pause WHERE platform = \(platform)")
     }
 }
 
@@ -35,7 +35,7 @@ public struct PostgresCredentialStore: CredentialStore {
     public init(store: PostgresStore) { self.store = store }
 
     public func load(_ name: String) async throws -> StoredCredential? {
-        try await store.client.query("SELECT name, value, issued_at, expires_at FROM push_credential WHERE name = \(name)").collect().first.map(
+        try await store.rows("SELECT name, value, issued_at, expires_at FROM push_credential WHERE name = \(name)").first.map(
             Self.credential)
     }
 
@@ -43,7 +43,7 @@ public struct PostgresCredentialStore: CredentialStore {
     /// made one since we looked), and then the stored one is what both use.
     public func save(_ credential: StoredCredential, unlessNewerThan bound: Date?) async throws -> StoredCredential {
         let limit = (bound ?? .distantPast).timeIntervalSince1970
-        let stored = try await store.client.query(
+        let stored = try await store.rows(
             """
             INSERT INTO push_credential (name, value, issued_at, expires_at)
             VALUES (\(credential.name), \(credential.value), \(credential.issuedAt.timeIntervalSince1970), \(credential.expiresAt.timeIntervalSince1970))
@@ -51,7 +51,7 @@ public struct PostgresCredentialStore: CredentialStore {
                 WHERE push_credential.issued_at <= \(limit)
             RETURNING 1
             """
-        ).collect().count
+        ).count
         if stored > 0 { return credential }
         return try await load(credential.name) ?? credential
     }

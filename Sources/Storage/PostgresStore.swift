@@ -68,13 +68,6 @@ public final class PostgresStore: Sendable {
     /// is taken: a push token, an email); the API's logs leave it out.
     public static func reason(_ error: any Error, detail withDetail: Bool = true) -> String {
         if let error = error as? StorageError { return error.description }
-        if let transaction = error as? PostgresTransactionError {
-            // The statement's own error, rather than the transaction's wrapper of it.
-            if let inner = transaction.closureError ?? transaction.beginError ?? transaction.commitError {
-                return reason(inner, detail: withDetail)
-            }
-            if let rollback = transaction.rollbackError { return reason(rollback, detail: withDetail) }
-        }
         guard let error = error as? PSQLError else { return "\(error)" }
         if let info = error.serverInfo, let message = info[.message] {
             let state = info[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
@@ -126,17 +119,13 @@ public final class PostgresStore: Sendable {
             """
         var removed = 0
         while true {
-            let count = try await client.withTransaction(logger: backgroundLogger) { connection -> Int? in
-                let held = try await connection.query(
-                    "SELECT pg_try_advisory_xact_lock(hashtext(\("dailyverse job: " + job)))", logger: backgroundLogger
-                )
-                .collect().first?.decode(Bool.self)
+            let count = try await transaction { transaction -> Int? in
+                let held = try await transaction.value("SELECT pg_try_advisory_xact_lock(hashtext(\("dailyverse job: " + job)))", as: Bool.self)
                 guard held == true else { return nil }
                 var bindings = PostgresBindings()
                 for argument in arguments { bindings.append(argument) }
                 bindings.append(Int64(chunk))
-                return try await connection.query(PostgresQuery(unsafeSQL: sql + " RETURNING 1", binds: bindings), logger: backgroundLogger)
-                    .collect().count
+                return try await transaction.changes(PostgresQuery(unsafeSQL: sql + " RETURNING 1", binds: bindings))
             }
             guard let count else { return removed > 0 ? removed : nil }
             removed += count
@@ -151,8 +140,9 @@ public final class PostgresStore: Sendable {
     /// Lifts `timeLimits` on `connection`: for its current transaction (`transactionOnly`), or for the whole session
     /// of a connection of its own that is closed after.
     static func liftTimeLimits(on connection: PostgresConnection, transactionOnly: Bool, logger: Logger) async throws {
+        let session = PostgresTransaction(connection: connection, logger: logger)
         for setting in timeLimits {
-            _ = try await connection.query(PostgresQuery(unsafeSQL: "SET \(transactionOnly ? "LOCAL " : "")\(setting) = 0"), logger: logger)
+            try await session.rows(PostgresQuery(unsafeSQL: "SET \(transactionOnly ? "LOCAL " : "")\(setting) = 0"))
         }
     }
 
@@ -165,8 +155,9 @@ public final class PostgresStore: Sendable {
     {
         func failed(_ error: any Error) -> StorageError { .server(address: address.description, reason: reason(error)) }
         let connection = try await connect(address, password: password, tls: tls, logger: logger)
+        let session = PostgresTransaction(connection: connection, logger: logger)
         do {
-            let version = try await connection.query("SHOW server_version_num", logger: logger).collect().first?.decode(String.self)
+            let version = try await session.value("SHOW server_version_num", as: String.self)
             guard let number = version.flatMap(Int.init), number >= minimumServerVersion else {
                 throw StorageError.server(
                     address: address.description, reason: "PostgreSQL 15 or later is needed (this server reports \(version ?? "no version"))")
@@ -174,9 +165,9 @@ public final class PostgresStore: Sendable {
             // The migrations' own connection, closed after: no time limit of the role's ends a long step, and the lock
             // is waited for while another process migrates.
             try await liftTimeLimits(on: connection, transactionOnly: false, logger: logger)
-            _ = try await connection.query("SELECT pg_advisory_lock(\(migrationLock))", logger: logger)
-            try await applyMissing(schema.postgres, on: connection, address: address, logger: logger)
-            _ = try await connection.query("SELECT pg_advisory_unlock(\(migrationLock))", logger: logger)
+            try await session.rows("SELECT pg_advisory_lock(\(migrationLock))")
+            try await applyMissing(schema.postgres, on: session, address: address)
+            try await session.rows("SELECT pg_advisory_unlock(\(migrationLock))")
             try await connection.close()
         } catch {
             try? await connection.close()
@@ -186,18 +177,11 @@ public final class PostgresStore: Sendable {
 
     /// Runs the migrations `connection`'s database lacks, each in its own transaction, after refusing a database that
     /// knows migrations this binary does not.
-    private static func applyMissing(
-        _ migrations: [PostgresMigration], on connection: PostgresConnection, address: PostgresAddress, logger: Logger
-    )
-        async throws
-    {
-        _ = try await connection.query(
-            "CREATE TABLE IF NOT EXISTS dailyverse_migration (identifier text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
-            logger: logger)
+    private static func applyMissing(_ migrations: [PostgresMigration], on session: PostgresTransaction, address: PostgresAddress) async throws {
+        try await session.rows(
+            "CREATE TABLE IF NOT EXISTS dailyverse_migration (identifier text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
         var applied: Set<String> = []
-        for try await identifier in try await connection.query("SELECT identifier FROM dailyverse_migration", logger: logger).decode(String.self) {
-            applied.insert(identifier)
-        }
+        for row in try await session.rows("SELECT identifier FROM dailyverse_migration") { applied.insert(try row.decode(String.self)) }
         let unknown = applied.subtracting(migrations.map(\.identifier)).sorted()
         guard unknown.isEmpty else {
             throw StorageError.server(
@@ -207,16 +191,14 @@ public final class PostgresStore: Sendable {
         }
         for migration in migrations where !applied.contains(migration.identifier) {
             do {
-                try await connection.withTransaction(logger: logger) { connection in
-                    for statement in migration.steps.flatMap(\.statements) {
-                        _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                    }
-                    _ = try await connection.query("INSERT INTO dailyverse_migration (identifier) VALUES (\(migration.identifier))", logger: logger)
+                try await PostgresTransaction.run(on: session.connection, logger: session.logger) { transaction in
+                    for statement in migration.steps.flatMap(\.statements) { try await transaction.rows(PostgresQuery(unsafeSQL: statement)) }
+                    try await transaction.rows("INSERT INTO dailyverse_migration (identifier) VALUES (\(migration.identifier))")
                 }
             } catch {
                 throw StorageError.server(address: address.description, reason: "migration \(migration.identifier) failed: \(reason(error))")
             }
-            logger.info("migrated", metadata: ["migration": "\(migration.identifier)"])
+            session.logger.info("migrated", metadata: ["migration": "\(migration.identifier)"])
         }
     }
 

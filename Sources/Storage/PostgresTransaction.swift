@@ -14,7 +14,67 @@ public struct PostgresTransaction: Sendable {
 
     /// Runs `query`; its rows.
     @discardableResult
-    public func rows(_ query: PostgresQuery) async throws -> [PostgresRow] { try await connection.query(query, logger: logger).collect() }
+    public func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await guarded { [connection, logger] in try await connection.query(query, logger: logger).collect() }
+    }
+
+    /// Runs `query`; its rows as they come, for results too large to hold at once. (A connection lost while they
+    /// come ends the sequence with the error: only a statement's start can wait for ever.)
+    public func query(_ query: PostgresQuery) async throws -> PostgresRowSequence {
+        try await guarded { [connection, logger] in try await connection.query(query, logger: logger) }
+    }
+
+    /// Runs a prepared statement (parsed and planned once a connection); its rows.
+    public func execute<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [Statement.Row]
+    where Statement.Row: Sendable {
+        try await guarded { [connection, logger] in
+            var rows: [Statement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        }
+    }
+
+    /// `COPY table (columns) FROM STDIN` (text format), the data written by `writeData`.
+    public func copy(
+        into table: String, columns: [String], _ writeData: @escaping @Sendable (PostgresCopyFromWriter) async throws -> Void
+    )
+        async throws
+    {
+        try await guarded { [connection, logger] in
+            try await connection.copyFrom(table: table, columns: columns, logger: logger, writeData: writeData)
+        }
+    }
+
+    /// Runs `work`, statements on this transaction's connection, to their answer, or until the connection closes
+    /// (`PostgresConnectionLost`): see `ConnectionWatch` for why every statement goes through here.
+    func guarded<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await ConnectionWatch.shared.run(on: connection, work)
+    }
+
+    /// Runs `body` between BEGIN and COMMIT on `connection`; on its error, ROLLBACK, and the error as it is (a domain's
+    /// own, for the caller to answer). A connection the server ended is not asked to roll back (the server did, and
+    /// the statement would be lost); one that cannot roll back is closed, never handed back to the pool inside a
+    /// failed transaction.
+    public static func run<T>(
+        on connection: PostgresConnection, logger: Logger, isolation: isolated (any Actor)? = #isolation,
+        _ body: (PostgresTransaction) async throws -> sending T
+    ) async throws -> sending T {
+        let transaction = PostgresTransaction(connection: connection, logger: logger)
+        try await transaction.rows("BEGIN")
+        let value: T
+        do { value = try await body(transaction) } catch {
+            await transaction.rollBack()
+            throw error
+        }
+        try await transaction.rows("COMMIT")
+        return value
+    }
+
+    /// ROLLBACK, unless the connection is gone; a connection that cannot is closed.
+    func rollBack() async {
+        guard !connection.isClosed else { return }
+        do { try await rows("ROLLBACK") } catch { try? await connection.close() }
+    }
 
     /// The first column of the first row, if there is one and it is not NULL.
     public func value<T: PostgresDecodable>(_ query: PostgresQuery, as type: T.Type = T.self) async throws -> T? where T._DecodableType == T {
@@ -48,14 +108,12 @@ extension PostgresStore {
     /// Runs `body` in one transaction on a pooled connection: everything it does, or nothing. The error `body`
     /// throws comes out as it is (a domain's own error, for the caller to answer), not wrapped in postgres-nio's.
     @discardableResult
-    public func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresTransaction) async throws -> T) async throws -> T {
+    public func transaction<T>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (PostgresTransaction) async throws -> sending T
+    ) async throws -> sending T {
         let logger = backgroundLogger
-        do {
-            return try await client.withTransaction(logger: logger) { connection in
-                try await body(PostgresTransaction(connection: connection, logger: logger))
-            }
-        } catch let error as PostgresTransactionError {
-            throw error.closureError ?? error.beginError ?? error.commitError ?? error
+        return try await client.withConnection(isolation: isolation) { connection in
+            try await PostgresTransaction.run(on: connection, logger: logger, body)
         }
     }
 
@@ -64,8 +122,10 @@ extension PostgresStore {
     /// another, such as rows of several tables that another process replaces together, without taking its lock.
     /// (A `transaction`, `READ COMMITTED` as PostgreSQL's default, sees each statement's own moment.)
     @discardableResult
-    public func snapshot<T: Sendable>(_ body: @escaping @Sendable (PostgresTransaction) async throws -> T) async throws -> T {
-        try await transaction { transaction in
+    public func snapshot<T>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (PostgresTransaction) async throws -> sending T
+    ) async throws -> sending T {
+        try await transaction(isolation: isolation) { transaction in
             try await transaction.rows("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             return try await body(transaction)
         }
@@ -74,10 +134,18 @@ extension PostgresStore {
     /// Runs `body` on a pooled connection outside any transaction: each statement commits on its own. For what one
     /// statement answers (a read) or what need not be all or nothing: a round trip each, not BEGIN and COMMIT too.
     @discardableResult
-    public func withoutTransaction<T: Sendable>(_ body: @escaping @Sendable (PostgresTransaction) async throws -> T) async throws -> T {
+    public func withoutTransaction<T>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (PostgresTransaction) async throws -> sending T
+    ) async throws -> sending T {
         let logger = backgroundLogger
-        return try await client.withConnection { connection in try await body(PostgresTransaction(connection: connection, logger: logger)) }
+        return try await client.withConnection(isolation: isolation) { connection in
+            try await body(PostgresTransaction(connection: connection, logger: logger))
+        }
     }
+
+    /// Runs one statement on a pooled connection, outside a transaction; its rows.
+    @discardableResult
+    public func rows(_ query: PostgresQuery) async throws -> [PostgresRow] { try await withoutTransaction { try await $0.rows(query) } }
 
     /// Whether `error` is PostgreSQL's refusal of a row that names one no longer there (SQLSTATE 23503): the user a
     /// request was acting for was removed meanwhile.
@@ -95,7 +163,7 @@ extension PostgresStore {
     public static func isUnavailable(_ error: any Error) -> Bool {
         // The pool's own refusals (shut down, its circuit breaker tripped after failed connects): a type of a module
         // postgres-nio does not export as a product, known here by name.
-        if String(describing: type(of: error)) == "ConnectionPoolError" { return true }
+        if String(describing: type(of: error)) == "ConnectionPoolError" || error is PostgresConnectionLost { return true }
         guard let error = error as? PSQLError else { return false }
         guard error.code == .server else {
             // Connecting, the connection lost or closed, the pool closed; not a statement the server refused.

@@ -159,7 +159,7 @@ public enum SliceCopy {
             pending.removeAll(keepingCapacity: true)
         }
         let query = PostgresQuery(unsafeSQL: "SELECT \(StoreCopy.selectList(columns)) FROM \(StoreCopy.quoted(slice.table)) WHERE \(slice.filter)")
-        for try await row in try await transaction.connection.query(query, logger: transaction.logger) {
+        for try await row in try await transaction.query(query) {
             pending.append(try zip(columns, row).map { column, cell in try StoreCopy.value(cell, column).databaseValue })
             if pending.count >= chunk { try flush() }
         }
@@ -194,8 +194,7 @@ public enum SliceCopy {
                     "CREATE TEMP TABLE \(StoreCopy.quoted(Dialect.stagedName(slice.table))) ON COMMIT DROP AS SELECT \(names) FROM \(Dialect.postgres.destination(slice.table)) WITH NO DATA"
             ))
         let read = "SELECT rowid, \(names) FROM \(local.staged(slice.table)) WHERE rowid > ? ORDER BY rowid LIMIT \(chunk)"
-        try await transaction.connection.copyFrom(table: Dialect.stagedName(slice.table), columns: columns.map(\.name), logger: transaction.logger) {
-            writer in
+        try await transaction.copy(into: Dialect.stagedName(slice.table), columns: columns.map(\.name)) { writer in
             var last: Int64 = 0
             while true {
                 let rows = try database.writeWithoutTransaction { db in try Row.fetchAll(db, sql: read, arguments: [last]) }

@@ -86,19 +86,19 @@ public enum StoreCopy {
                 return (counts, counters)
             }
             for table in order where !filledByMigrations.contains(table) {
-                let any = try await connection.query(PostgresQuery(unsafeSQL: "SELECT EXISTS (SELECT 1 FROM \(quoted(table)))"), logger: logger)
-                    .collect().first?.decode(Bool.self)
+                let any = try await PostgresTransaction(connection: connection, logger: logger).value(
+                    PostgresQuery(unsafeSQL: "SELECT EXISTS (SELECT 1 FROM \(quoted(table)))"), as: Bool.self)
                 if any == true { throw failed("it already holds data (table \(table)); migrate-store copies into an empty database") }
             }
             let total = counts.values.reduce(0, +)
             progress(0, total)
-            return try await connection.withTransaction(logger: logger) { connection in
+            return try await PostgresTransaction.run(on: connection, logger: logger) { transaction in
                 // A whole installation in one transaction: no time limit of the role's ends it part-way.
-                try await PostgresStore.liftTimeLimits(on: connection, transactionOnly: true, logger: logger)
+                try await transaction.liftTimeLimits()
                 var copies: [TableCopy] = []
                 var done = 0
                 for table in filledByMigrations {
-                    _ = try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(quoted(table))"), logger: logger)
+                    try await transaction.rows(PostgresQuery(unsafeSQL: "DELETE FROM \(quoted(table))"))
                 }
                 for table in order {
                     let columns = tables[table] ?? []
@@ -110,13 +110,13 @@ public enum StoreCopy {
                     // Past the largest value copied and the largest SQLite ever handed out: a device removed before the
                     // copy leaves its number in the queue and the outbox, and a new device must not take it.
                     for column in columns where column.isIdentity {
-                        _ = try await connection.query(
+                        try await transaction.rows(
                             PostgresQuery(
                                 unsafeSQL: """
                                     SELECT setval(pg_get_serial_sequence('\(quoted(table))', '\(column.name)'),
                                         greatest(coalesce(max(\(quoted(column.name))), 0), \(counters[table] ?? 0)) + 1, false)
                                     FROM \(quoted(table))
-                                    """), logger: logger)
+                                    """))
                     }
                     let read = try await checksum(table, columns: columns, connection: connection, logger: logger)
                     guard written.rows == counts[table] ?? 0 else {
@@ -133,9 +133,6 @@ public enum StoreCopy {
             }
         } catch let error as StorageError {
             throw error
-        } catch let error as PostgresTransactionError {
-            if let inner = (error.closureError ?? error.beginError ?? error.commitError) as? StorageError { throw inner }
-            throw failed(PostgresStore.reason(error))
         } catch {
             throw failed(PostgresStore.reason(error))
         }
@@ -144,11 +141,11 @@ public enum StoreCopy {
     /// Each table's columns in PostgreSQL, in order, with their types.
     static func columns(_ connection: PostgresConnection, logger: Logger) async throws -> [String: [Column]] {
         var tables: [String: [Column]] = [:]
-        let rows = try await connection.query(
+        let rows = try await PostgresTransaction(connection: connection, logger: logger).query(
             """
             SELECT table_name::text, column_name::text, data_type::text, is_identity::text FROM information_schema.columns
             WHERE table_schema = current_schema() AND table_name <> 'dailyverse_migration' ORDER BY table_name, ordinal_position
-            """, logger: logger)
+            """)
         for try await (table, column, type, identity) in rows.decode((String, String, String, String).self) {
             tables[table, default: []].append(Column(name: column, type: type, isIdentity: identity == "YES"))
         }
@@ -158,12 +155,12 @@ public enum StoreCopy {
     /// `tables` with every table after the tables its foreign keys refer to (alphabetical among equals).
     static func parentsFirst(_ tables: [String], connection: PostgresConnection, logger: Logger) async throws -> [String] {
         var parents: [String: Set<String>] = [:]
-        let rows = try await connection.query(
+        let rows = try await PostgresTransaction(connection: connection, logger: logger).query(
             """
             SELECT c.relname::text, p.relname::text FROM pg_constraint k
             JOIN pg_class c ON c.oid = k.conrelid JOIN pg_class p ON p.oid = k.confrelid
             WHERE k.contype = 'f' AND k.connamespace = current_schema()::regnamespace
-            """, logger: logger)
+            """)
         for try await (child, parent) in rows.decode((String, String).self) where child != parent { parents[child, default: []].insert(parent) }
         var order: [String] = []
         var placed: Set<String> = []
@@ -309,9 +306,8 @@ public enum StoreCopy {
             tuples.append("(" + placeholders.map { shifted($0, by: offset) }.joined(separator: ", ") + ")")
         }
         let names = columns.map { quoted($0.name) }.joined(separator: ", ")
-        _ = try await connection.query(
-            PostgresQuery(unsafeSQL: "INSERT INTO \(quoted(table)) (\(names)) VALUES \(tuples.joined(separator: ", "))", binds: bindings),
-            logger: logger)
+        try await PostgresTransaction(connection: connection, logger: logger).rows(
+            PostgresQuery(unsafeSQL: "INSERT INTO \(quoted(table)) (\(names)) VALUES \(tuples.joined(separator: ", "))", binds: bindings))
     }
 
     /// The select list of `columns` as both sides compare them (a date as its text).
@@ -338,7 +334,8 @@ public enum StoreCopy {
         let list = selectList(columns)
         var rows = 0
         var sum: UInt64 = 0
-        for try await row in try await connection.query(PostgresQuery(unsafeSQL: "SELECT \(list) FROM \(quoted(table))"), logger: logger) {
+        let session = PostgresTransaction(connection: connection, logger: logger)
+        for try await row in try await session.query(PostgresQuery(unsafeSQL: "SELECT \(list) FROM \(quoted(table))")) {
             var hasher = SHA256()
             for (column, cell) in zip(columns, row) { try value(cell, column).feed(&hasher) }
             sum &+= rowSum(hasher)

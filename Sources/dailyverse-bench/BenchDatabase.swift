@@ -10,7 +10,7 @@ enum BenchDatabase {
     static func administer(_ address: PostgresAddress, password: String?, _ statement: String) async throws {
         let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
         let connection = try await PostgresStore.connect(address, password: password, logger: logger)
-        _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+        try await PostgresTransaction(connection: connection, logger: logger).rows(PostgresQuery(unsafeSQL: statement))
         try await connection.close()
     }
 

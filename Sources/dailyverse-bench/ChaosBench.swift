@@ -149,9 +149,9 @@ struct ChaosBench: ParsableCommand {
             var (rows, settled) = (0, 0)
             while true {
                 // While the server restarts, the watcher's reads fail too: it looks again.
-                if let counts = try? await watcher.client.query(
-                    "SELECT count(*), count(*) FILTER (WHERE status <> 'pending') FROM outbox", logger: logger
-                ).collect().first?.decode((Int, Int).self) {
+                if let counts = try? await watcher.rows(
+                    "SELECT count(*), count(*) FILTER (WHERE status <> 'pending') FROM outbox"
+                ).first?.decode((Int, Int).self) {
                     (rows, settled) = counts
                 }
                 if rows == expected && settled == expected { break }
@@ -192,12 +192,12 @@ struct ChaosBench: ParsableCommand {
         // What the database says: one row per device, all delivered, none left leased.
         let check = try await PostgresStore.open(address, password: password, schema: .dailyVerse, logger: logger, maximumConnections: 1)
         let (rows, distinct, delivered, leased) =
-            try await check.client.query(
+            try await check.rows(
                 """
                 SELECT count(*), count(DISTINCT device_seq), count(*) FILTER (WHERE status = 'delivered'),
                     count(*) FILTER (WHERE lease_owner IS NOT NULL) FROM outbox
-                """, logger: logger
-            ).collect().first?.decode((Int, Int, Int, Int).self) ?? (0, 0, 0, 0)
+                """
+            ).first?.decode((Int, Int, Int, Int).self) ?? (0, 0, 0, 0)
         await check.close()
         // What the stand-in says: each device's verse once, or twice with the same collapse id.
         var byDevice: [String: [String]] = [:]

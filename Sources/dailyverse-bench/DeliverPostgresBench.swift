@@ -70,15 +70,12 @@ extension DeliverBench {
                     for sink in sinks { await sink.shutdown() }
                     sinks = []
                     let left =
-                        try await schema.client.query(
-                            "SELECT count(*) FROM outbox WHERE status = 'pending' OR lease_owner IS NOT NULL", logger: logger
-                        ).collect()
+                        try await schema.rows("SELECT count(*) FROM outbox WHERE status = 'pending' OR lease_owner IS NOT NULL")
                         .first?.decode(Int.self) ?? -1
                     guard delivered == records, left == 0 else {
-                        let states = try await schema.client.query(
-                            "SELECT status || ' ' || coalesce(lease_owner, '-') || ' ' || count(*) FROM outbox GROUP BY status, lease_owner",
-                            logger: logger
-                        ).collect().map { try $0.decode(String.self) }
+                        let states = try await schema.rows(
+                            "SELECT status || ' ' || coalesce(lease_owner, '-') || ' ' || count(*) FROM outbox GROUP BY status, lease_owner"
+                        ).map { try $0.decode(String.self) }
                         throw ValidationError("\(count) processes: \(delivered) of \(records) delivered, \(left) rows pending or leased: \(states)")
                     }
                     rate = Double(records) / seconds

@@ -25,7 +25,8 @@ extension EmitBench {
             let store = try await PostgresStore.open(address, password: password, schema: .dailyVerse, logger: logger, maximumConnections: 2)
             let copy = try await PostgresStore.connect(address, password: password, logger: logger)
             _ = try await StoreCopy.copy(from: content, into: copy, address: address, schema: .dailyVerse, logger: logger)
-            _ = try await copy.query("VACUUM ANALYZE", logger: logger)
+            let session = PostgresTransaction(connection: copy, logger: logger)
+            try await session.rows("VACUUM ANALYZE")
             print(
                 "devices: \(devices) over \(zones.count) zones, copied into PostgreSQL; passes every \(step) min for 24 h, writing \(ahead) min ahead"
             )
@@ -45,8 +46,7 @@ extension EmitBench {
             }
             let emitSeconds = (clock.now - emitStart).seconds
             guard
-                let sample = try await copy.query("SELECT headers, payload FROM outbox WHERE status = 'pending' LIMIT 1", logger: logger).collect()
-                    .first
+                let sample = try await session.rows("SELECT headers, payload FROM outbox WHERE status = 'pending' LIMIT 1").first
             else { throw EmitBenchFailed(description: "no outbox row was written") }
             let (headers, payload) = try sample.decode((String, String).self)
             print(String(format: "emission: %d payloads in %.2f s", queued, emitSeconds))
@@ -56,23 +56,23 @@ extension EmitBench {
                 fire_at double precision NOT NULL, headers text NOT NULL, payload text NOT NULL, status text NOT NULL,
                 created_at double precision NOT NULL)
                 """
-            _ = try await copy.query(PostgresQuery(unsafeSQL: "CREATE TABLE raw_copy " + columns), logger: logger)
-            _ = try await copy.query(PostgresQuery(unsafeSQL: "CREATE TABLE raw_insert " + columns), logger: logger)
+            try await session.rows(PostgresQuery(unsafeSQL: "CREATE TABLE raw_copy " + columns))
+            try await session.rows(PostgresQuery(unsafeSQL: "CREATE TABLE raw_insert " + columns))
             let deviceID = "00000000-0000-4000-8000-000000000000"
 
             // COPY, in text format: one line a row, as fast as the server takes them.
             var values = CopyTextRows()
             for value in [deviceID, "apns", "2025-03-10", "1741593600", headers, payload, "pending", "1741593600"] { values.text(value) }
             let line = String(buffer: values.buffer)
+            let total = queued
             func copyRows(into table: String) async throws -> Double {
                 let start = clock.now
-                try await copy.copyFrom(
-                    table: table,
-                    columns: ["device_seq", "device_id", "platform", "local_date", "fire_at", "headers", "payload", "status", "created_at"],
-                    logger: logger
+                try await session.copy(
+                    into: table,
+                    columns: ["device_seq", "device_id", "platform", "local_date", "fire_at", "headers", "payload", "status", "created_at"]
                 ) { writer in
                     var buffer = ByteBuffer()
-                    for n in 0..<queued {
+                    for n in 0..<total {
                         buffer.writeString("\(n + 1)\t")
                         buffer.writeString(line)
                         buffer.writeString("\n")
@@ -91,7 +91,7 @@ extension EmitBench {
             // device and local date): what writing these rows costs at the least, whoever writes them. The emitter
             // does this and more (the queue, the devices), so its ratio to this COPY is its overhead, and the ratio of
             // this COPY to the plain one is the most `ratio_to_copy` can be with the outbox's indexes.
-            _ = try await copy.query("CREATE TABLE raw_outbox (LIKE outbox INCLUDING ALL)", logger: logger)
+            try await session.rows("CREATE TABLE raw_outbox (LIKE outbox INCLUDING ALL)")
             let outboxCopySeconds = try await copyRows(into: "raw_outbox")
             print(
                 String(
@@ -107,12 +107,12 @@ extension EmitBench {
                 let seqs = (written..<(written + count)).map { Int64($0 + 1) }
                 let ids = [String](repeating: deviceID, count: count)
                 let (headerColumn, payloadColumn) = ([String](repeating: headers, count: count), [String](repeating: payload, count: count))
-                _ = try await copy.query(
+                try await session.rows(
                     """
                     INSERT INTO raw_insert (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
                     SELECT s, i, 'apns', '2025-03-10', 1741593600, h, p, 'pending', 1741593600
                     FROM unnest(\(seqs)::int8[], \(ids)::text[], \(headerColumn)::text[], \(payloadColumn)::text[]) AS t(s, i, h, p)
-                    """, logger: logger)
+                    """)
                 written += count
             }
             let insertSeconds = (clock.now - insertStart).seconds
