@@ -49,6 +49,10 @@ public final class PostgresStore: Sendable {
         }
         configuration.options.connectTimeout = .seconds(Int64(address.connectTimeout))
         configuration.options.maximumConnections = max(1, maximumConnections)
+        // One connection kept (and made again when it closes): postgres-nio (1.33) opens a connection for a request
+        // waiting for one only when a request comes or the pool falls below this, so with none kept, requests waiting
+        // while every connection closed (a restart under load) would wait for ever (vapor/postgres-nio#657).
+        configuration.options.minimumConnections = 1
         configuration.options.additionalStartupParameters = PostgresStore.startupParameters(address)
         return PostgresStore(address: address, client: PostgresClient(configuration: configuration, backgroundLogger: logger), logger: logger)
     }

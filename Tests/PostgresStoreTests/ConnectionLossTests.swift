@@ -101,6 +101,30 @@ struct ConnectionLossTests {
         }
     }
 
+    /// A request waiting for a connection while the pool's only one is ended gets a new one. (postgres-nio makes a
+    /// connection for a waiting request only when another request comes or the pool falls below its minimum: with no
+    /// minimum, it waited for ever.)
+    @Test func aRequestWaitingForTheConnectionTheServerEndsGetsAnother() async throws {
+        try await PostgresTesting.withDatabase { address in
+            let store = try await PostgresStore.open(
+                address, password: PostgresTesting.password, schema: .dailyVerse, logger: PostgresTesting.logger, maximumConnections: 1)
+            var waiting: Task<Int?, any Error>?
+            await #expect(throws: PostgresConnectionLost.self) {
+                try await store.transaction { transaction in
+                    // The pool's one connection is this transaction's: the request waits for it (connecting to end it
+                    // takes the time for the request to be queued).
+                    waiting = Task { try await store.rows("SELECT 1::int8").first?.decode(Int.self) }
+                    let pid = try await transaction.value("SELECT pg_backend_pid()", as: Int32.self) ?? 0
+                    try await PostgresTesting.administer(address, "SELECT pg_terminate_backend(\(pid))")
+                    try? await transaction.connection.closeFuture.get()
+                    try await transaction.rows("SELECT 1")
+                }
+            }
+            #expect(try await waiting?.value == 1)
+            await store.close()
+        }
+    }
+
     /// Every connection of the pool ended at once, between transactions: the next ones, on connections leased as the
     /// old ones close or after, fail as unavailable or run; none waits for ever.
     @Test func connectionsEndedBetweenTransactionsLeaveTheStoreWorking() async throws {
