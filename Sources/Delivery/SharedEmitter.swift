@@ -172,7 +172,7 @@ public struct SharedEmitter: Sendable {
 
     /// Whether `error` ended a batch because an outbox row it copied was already there (SQLSTATE 23505).
     static func isRowAlreadyThere(_ error: any Error) -> Bool {
-        PostgresStore.isUniqueViolation((error as? PostgresTransactionError)?.closureError ?? error)
+        PostgresStore.isUniqueViolation(error)
     }
 
     /// One batch in one transaction, its outbox rows copied into the outbox (`copying`) or, past rows already there,
