@@ -11,13 +11,26 @@ extension AppDatabase {
             if counts.count == 114, counts != file.ayahCounts {
                 throw StoreError.malformedData(file: edition.id, reason: "ayat per sura differ from the stored Quran")
             }
+            try Self.refuseAnotherKind(db, edition)
             try Self.storeEdition(db, edition, file: file, progress: progress)
         }
     }
 
     /// Adds or replaces a translation. Its ayat must match the stored Arabic sura by sura (checked on parsing).
     public func importTranslation(_ file: TanzilFile, edition: Edition, progress: ((Int, Int) -> Void)? = nil) throws {
-        try write { db in try Self.storeEdition(db, edition, file: file, progress: progress) }
+        try write { db in
+            try Self.refuseAnotherKind(db, edition)
+            try Self.storeEdition(db, edition, file: file, progress: progress)
+        }
+    }
+
+    /// An import replaces the edition of its id, but only one of its own kind: a Quran text imported under a
+    /// translation's id took its place (the edition row became Arabic Quran text, and `today` and `verse` no longer
+    /// found the translation), and the other way round.
+    static func refuseAnotherKind(_ db: Database, _ edition: Edition) throws {
+        if let kind = try String.fetchOne(db, sql: "SELECT kind FROM edition WHERE id = ?", arguments: [edition.id]), kind != edition.kind {
+            throw StoreError.editionOfAnotherKind(id: edition.id, kind: kind)
+        }
     }
 
     /// Ayat per sura, from the stored Arabic text.

@@ -17,6 +17,9 @@ public enum StoreError: UserFacingError, Equatable, Sendable {
     case unknownOccasion(String)
     case notSeeded(String)
     case invalidLayerSources(String)
+    /// An import's edition id that the store holds as the other kind of text (a Quran text's id given to a
+    /// translation, or a translation's to a Quran text): `kind` is the stored one's.
+    case editionOfAnotherKind(id: String, kind: String)
 
     public var description: String {
         switch self {
@@ -35,6 +38,9 @@ public enum StoreError: UserFacingError, Equatable, Sendable {
             "unknown occasion '\(id.prefix(60))': `dailyverse calendar` lists each year's occasions with their ids"
         case .notSeeded(let what): "the database has no \(what); run any command once to seed it"
         case .invalidLayerSources(let reason): "invalid layer sources: \(reason)"
+        case .editionOfAnotherKind(let id, let kind):
+            "edition '\(id)' is \(kind == "quran" ? "a Quran text" : "a translation"), not \(kind == "quran" ? "a translation" : "a Quran text"): "
+                + "give --id an id of its own; nothing was imported"
         }
     }
 }

@@ -31,7 +31,7 @@ extension APIError {
             case .unknownLayer: self = .notFound("layer_not_found", error.description)
             case .unknownOccasion: self = .notFound("occasion_not_found", error.description)
             case .cannotOpen, .dataDirectoryNotFound, .missingDataFile, .unreadableFile, .malformedLine, .malformedData, .notSeeded,
-                .invalidLayerSources:
+                .invalidLayerSources, .editionOfAnotherKind:
                 return nil
             }
         case let error as CalendarError:
