@@ -53,7 +53,9 @@ public struct CommentaryFile: Sendable {
     public init(data: Data, name: String) throws(StoreError) {
         guard let text = String(data: data, encoding: .utf8) else { throw .malformedData(file: name, reason: "not valid UTF-8") }
         var parser = Parser(name: name)
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // "\r\n" is one Character, never equal to "\n": split on either, as a file is read line by line.
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
+            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
             guard line.utf8.count <= Self.maximumLineBytes else {
                 throw .malformedLine(file: name, line: index + 1, reason: "longer than \(Self.maximumLineBytes) bytes")
             }
@@ -99,6 +101,11 @@ public struct CommentaryFile: Sendable {
                     "unknown provenance '\(parsed.source.provenance)': expected one of \(CommentarySource.provenances.joined(separator: ", "))")
             }
             guard !parsed.body.unicodeScalars.contains("\u{FFFD}") else { throw fail("body contains U+FFFD, a sign of a wrong decoding") }
+            // A NUL cut the body short where it was stored; an escape or a bidirectional override is printed as it is.
+            if let refusal = ImportedText.refusal(of: "the body", in: parsed.body, newlines: true) { throw fail(refusal) }
+            for (field, value) in [("work", parsed.source.work), ("author", parsed.source.author), ("reference", parsed.source.reference)] {
+                if let value, let refusal = ImportedText.refusal(of: "source.\(field)", in: value) { throw fail(refusal) }
+            }
             if let occasion = parsed.occasion, !CommentaryFile.isOccasionID(occasion) {
                 throw fail("invalid occasion '\(occasion)': expected an occasion id such as ashura or qadr-23")
             }

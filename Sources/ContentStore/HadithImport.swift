@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 
 #if canImport(FoundationXML)
@@ -114,9 +115,41 @@ public struct HadithFolder: Sendable {
         guard books.contains(id) else {
             throw .malformedData(file: scraped.path, reason: "no book '\(id.prefix(80))' here: found \(books.joined(separator: ", "))")
         }
-        if id == Self.kafi { return try KafiReader(ayahCounts: ayahCounts).read(Self.kafiVolumes(in: scraped), progress: progress) }
-        return try ThaqalaynAPIReader(ayahCounts: ayahCounts).read(
-            id, file: scraped.appendingPathComponent("thaqalayn_api").appendingPathComponent(id).appendingPathComponent("hadiths.json"))
+        let book: HadithBook
+        if id == Self.kafi {
+            book = try KafiReader(ayahCounts: ayahCounts).read(Self.kafiVolumes(in: scraped), progress: progress)
+        } else {
+            book = try ThaqalaynAPIReader(ayahCounts: ayahCounts).read(
+                id, file: scraped.appendingPathComponent("thaqalayn_api").appendingPathComponent(id).appendingPathComponent("hadiths.json"))
+        }
+        try Self.checkText(of: book)
+        return book
+    }
+
+    /// What the app shows of a collection holds no NUL, escape or bidirectional override (`ImportedText`), from either
+    /// reader; the first is refused naming the collection's source and the hadith.
+    static func checkText(of book: HadithBook) throws(StoreError) {
+        let about: [(String, String?)] = [("title", book.title), ("author", book.author), ("translator", book.translator)]
+        for (field, value) in about {
+            if let value, let refusal = ImportedText.refusal(of: "the collection's \(field)", in: value, newlines: true) {
+                throw .malformedData(file: book.source, reason: refusal)
+            }
+        }
+        for hadith in book.hadiths {
+            var fields: [(String, String?)] = [
+                ("English", hadith.english), ("Arabic", hadith.arabic), ("book", hadith.book), ("chapter", hadith.chapter),
+                ("chapter title", hadith.chapterTitle), ("number", hadith.number), ("url", hadith.url),
+            ]
+            for grading in hadith.gradings {
+                fields += [("grader", grading.grader), ("grade", grading.grade), ("grading reference", grading.reference)]
+            }
+            for (field, value) in fields {
+                if let value, let refusal = ImportedText.refusal(of: "the \(field)", in: value, newlines: true) {
+                    let place = "volume \(hadith.volume)" + (hadith.chapter.map { ", chapter \($0)" } ?? "") + ", hadith \(hadith.number)"
+                    throw .malformedData(file: book.source, reason: "\(place): \(refusal)")
+                }
+            }
+        }
     }
 }
 

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import GRDB
 import Storage
@@ -52,6 +53,18 @@ public struct TafsirFolder: Sendable {
         for edition in editions where !TafsirEditionInfo.isValidID(edition.id) {
             throw .malformedData(file: url.path, reason: "edition id '\(edition.id.prefix(60))' is not a name such as en.mizan")
         }
+        // What is printed and shown of each edition: its names, author, language and source.
+        for edition in editions {
+            let fields: [(String, String?)] = [
+                ("name", edition.name), ("name_en", edition.nameEnglish), ("author", edition.author), ("author_en", edition.authorEnglish),
+                ("language", edition.language), ("source", edition.source), ("death", edition.death),
+            ]
+            for (field, value) in fields {
+                if let value, let refusal = ImportedText.refusal(of: "\(edition.id)'s \(field)", in: value) {
+                    throw .malformedData(file: url.path, reason: refusal)
+                }
+            }
+        }
     }
 
     /// The edition `id` read whole and checked against the Quran's suras and ayat (`ayahCounts`, 114 of them); the
@@ -93,6 +106,13 @@ public struct TafsirFolder: Sendable {
             for (position, html) in sura.blocks.enumerated() where used.contains(position) {
                 let text = TafsirText.plain(fromHTML: html)
                 guard !text.isEmpty else { continue }
+                // Its white space is folded already; what is left of a NUL, an escape or an override is refused, naming
+                // the file and the first verse the block covers.
+                if let refusal = ImportedText.refusal(of: "the block", in: text, newlines: true),
+                    let entry = sura.ayahs.first(where: { $0.block == position })
+                {
+                    throw .malformedData(file: entry.file, reason: "\(surah):\(entry.ayah): \(refusal)")
+                }
                 index[position] = blocks.count
                 blocks.append(.init(surah: surah, position: position, text: text))
             }

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 
 /// A Tanzil plain-text file: `sura|aya|text` a line, blank lines and `#` notice lines skipped.
@@ -44,15 +45,19 @@ public struct TanzilFile: Sendable {
         var lineNumber = 0
         func fail(_ reason: String) -> StoreError { .malformedLine(file: name, line: lineNumber, reason: reason) }
 
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // "\r\n" is one Character in Swift, never equal to "\n": a file with Windows line ends split on "\n" alone was one
+        // long line.
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             lineNumber += 1
             let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
             if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
             if line.first == "#" {
+                if let refusal = ImportedText.refusal(of: "the notice", in: line) { throw fail(refusal) }
                 notice.append(String(line))
                 continue
             }
-            // Split on the first two '|' only: a text may contain '|'.
+            // `sura|aya|text`: a third '|' is a column more (another export's layout, a misplaced field), never part of a
+            // verse's text, which must be stored exactly as the source has it.
             guard let first = line.firstIndex(of: "|") else { throw fail("expected 'sura|aya|text', found no '|'") }
             let rest = line[line.index(after: first)...]
             guard let second = rest.firstIndex(of: "|") else { throw fail("expected 'sura|aya|text', found one '|'") }
@@ -74,6 +79,8 @@ public struct TanzilFile: Sendable {
             guard !body.unicodeScalars.contains("\u{FFFD}") else {
                 throw fail("text of \(surah):\(ayah) contains U+FFFD, a sign of a wrong decoding")
             }
+            guard !body.contains("|") else { throw fail("a third '|' in the text of \(surah):\(ayah): expected 'sura|aya|text'") }
+            if let refusal = ImportedText.refusal(of: "the text of \(surah):\(ayah)", in: body) { throw fail(refusal) }
             if let expectedCounts, expectedCounts.count >= surah, ayah > expectedCounts[surah - 1] {
                 throw fail("sura \(surah) has \(expectedCounts[surah - 1]) ayat; found aya \(ayah)")
             }

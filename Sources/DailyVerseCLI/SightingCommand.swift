@@ -63,6 +63,7 @@ struct SightingImportCommand: AsyncParsableCommand {
         var headerSeen = false
         try input.forEachLine(maximumLineBytes: Self.maximumLineBytes) { number, bytes, _ in
             guard let line = String(validating: bytes, as: UTF8.self) else { throw CLIError("\(name):\(number): not valid UTF-8") }
+            if let refusal = ImportedText.refusal(of: "the line", in: line) { throw CLIError("\(name):\(number): \(refusal)") }
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty || trimmed.hasPrefix("#") { return }
             guard headerSeen else {

@@ -201,6 +201,14 @@ public struct DeviceRecord: Encodable, Sendable {
         guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
             throw DeviceInputError("not a JSON object")
         }
+        // Every text a device carries, the Web Push token's parts included, as every import's text (`ImportedText`).
+        for (key, value) in object.sorted(by: { $0.key < $1.key }) {
+            var texts: [(String, Any)] = [(key, value)]
+            if let nested = value as? [String: Any] { texts = nested.sorted { $0.key < $1.key }.map { ("\(key).\($0.key)", $0.value) } }
+            for case (let field, let text as String) in texts {
+                if let refusal = ImportedText.refusal(of: field, in: text) { throw DeviceInputError(refusal) }
+            }
+        }
         return try settings(from: object)
     }
 }

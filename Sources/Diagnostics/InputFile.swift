@@ -48,7 +48,7 @@ public struct InputFile: ~Copyable {
     deinit { close(descriptor) }
 
     /// The whole file, refused if it is over `maximumBytes` (checked before anything is read, and again while
-    /// reading, for a file that grows).
+    /// reading, for a file that grows); without a byte-order mark at its start.
     public func readAll(maximumBytes: Int) throws(InputFileError) -> [UInt8] {
         guard size <= maximumBytes else { throw tooLarge(maximumBytes) }
         var bytes: [UInt8] = []
@@ -56,15 +56,19 @@ public struct InputFile: ~Copyable {
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = try readChunk(into: &chunk)
-            if count == 0 { return bytes }
+            if count == 0 {
+                // A text file's byte-order mark (some editors write one) is not part of its content.
+                if bytes.starts(with: ImportedText.byteOrderMark) { bytes.removeFirst(ImportedText.byteOrderMark.count) }
+                return bytes
+            }
             guard bytes.count + count <= maximumBytes else { throw tooLarge(maximumBytes) }
             bytes.append(contentsOf: chunk[0..<count])
         }
     }
 
-    /// Each line (without its `\n`, and without a `\r` before it), numbered from 1, with the bytes read so far (for a
-    /// progress bar). A line over `maximumLineBytes` is an error naming the file and the line, found before more
-    /// than that is held.
+    /// Each line (without its `\n`, and without a `\r` before it; the first without a byte-order mark, which some
+    /// editors write), numbered from 1, with the bytes read so far (for a progress bar). A line over `maximumLineBytes`
+    /// is an error naming the file and the line, found before more than that is held.
     public func forEachLine(
         maximumLineBytes: Int, _ body: (_ number: Int, _ line: ArraySlice<UInt8>, _ bytesRead: Int) throws -> Void
     ) throws {
@@ -75,7 +79,7 @@ public struct InputFile: ~Copyable {
         func emit(_ line: ArraySlice<UInt8>) throws {
             number += 1
             let trimmed = line.last == UInt8(ascii: "\r") ? line.dropLast() : line
-            try body(number, trimmed, bytesRead)
+            try body(number, number == 1 ? ImportedText.droppingByteOrderMark(trimmed) : trimmed, bytesRead)
         }
         while true {
             let count = try readChunk(into: &chunk)
