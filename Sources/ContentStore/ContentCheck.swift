@@ -121,17 +121,10 @@ public struct ContentCheck: Sendable {
         // Sources: whose words each body is, and where a summary or a quotation comes from.
         for entry in content.commentary {
             let source = entry.source
-            func missing(_ value: String?) -> Bool { (value ?? "").trimmingCharacters(in: .whitespaces).isEmpty }
-            switch source.provenance {
-            case "editorial":
-                if !missing(source.work) || !missing(source.author) || !missing(source.reference) {
-                    error(entry.key, "is editorial but names a source: a named work's position is an editorial-summary")
-                }
-            default:
-                for (field, value) in [("work", source.work), ("author", source.author), ("reference", source.reference)] where missing(value) {
-                    error(entry.key, "is \(source.provenance) without source.\(field)")
-                }
+            if source.isEditorialNamingASource {
+                error(entry.key, "is editorial but names a source: a named work's position is an editorial-summary")
             }
+            for field in source.missingFields { error(entry.key, "is \(source.provenance) without source.\(field)") }
             if entry.layer == "foundation" {
                 let words = entry.body.split(whereSeparator: \.isWhitespace).count
                 if !Self.foundationWords.contains(words) {

@@ -47,6 +47,21 @@ extension AppDatabase {
             for (entry, line) in zip(file.entries, file.lineNumbers) where entry.verses.end > counts[entry.verses.surah - 1] {
                 throw StoreError.malformedLine(file: name, line: line, reason: StoreError.verseNotFound(entry.verses.key).description)
             }
+            // Whose words each body is, as its provenance says (README, "Commentary format"): a quotation or a summary
+            // with no work, author or reference is never stored. (`content check` lists these in the bundled data; an
+            // import is refused at the first.)
+            for (entry, line) in zip(file.entries, file.lineNumbers) {
+                let source = entry.source
+                if source.isEditorialNamingASource {
+                    throw StoreError.malformedLine(
+                        file: name, line: line, reason: "an editorial entry names no source: a named work's position is an editorial-summary")
+                }
+                if let field = source.missingFields.first {
+                    let kind = source.provenance == "quotation" ? "a quotation" : "an editorial-summary"
+                    throw StoreError.malformedLine(
+                        file: name, line: line, reason: "source.\(field) is missing: \(kind) names its work, author and reference")
+                }
+            }
             let occasions = Set(try String.fetchAll(db, sql: "SELECT id FROM occasion"))
             for (entry, line) in zip(file.entries, file.lineNumbers) {
                 if let occasion = entry.occasion, !occasions.contains(occasion) {

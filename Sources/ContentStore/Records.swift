@@ -1,3 +1,4 @@
+import Foundation
 import VerseCalendar
 
 /// A sura's names and its place of revelation.
@@ -53,6 +54,21 @@ public struct CommentarySource: Hashable, Sendable, Codable {
         self.machineTranslation = machineTranslation
         self.licence = licence
     }
+
+    /// The source fields a summary or a quotation leaves empty: each names its work, author and reference (README,
+    /// "Commentary format"); none for an editorial entry.
+    public var missingFields: [String] {
+        guard provenance != "editorial" else { return [] }
+        return [("work", work), ("author", author), ("reference", reference)].filter { Self.isBlank($0.1) }.map { $0.0 }
+    }
+
+    /// Whether an editorial entry (this project's own text) names a source, which it may not: a named work's position
+    /// is an editorial-summary.
+    public var isEditorialNamingASource: Bool {
+        provenance == "editorial" && [work, author, reference].contains { !Self.isBlank($0) }
+    }
+
+    static func isBlank(_ value: String?) -> Bool { (value ?? "").trimmingCharacters(in: .whitespaces).isEmpty }
 }
 
 /// One commentary entry: a layer's text for a verse or passage, for any day or for one occasion.
