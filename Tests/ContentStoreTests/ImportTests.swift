@@ -30,11 +30,83 @@ import VerseCalendar
         lines[0] = "1|1|bad \u{FFFD}"
         #expect(throws: StoreError.self) { try TanzilFile(data: tanzil(lines), name: "t.txt") }
         #expect(throws: StoreError.self) { try TanzilFile(data: tanzil(Array(lines.prefix(100))), name: "t.txt") }
-        // A '|' inside the text is kept: only the first two split.
-        lines = completeFile(counts) { $0 == 30 && $1 == 10 ? "a | b" : "t" }
-        let file = try TanzilFile(data: tanzil(lines), name: "t.txt", expectedCounts: counts)
-        #expect(file.ayat.first { $0.surah == 30 && $0.ayah == 10 }?.text == "a | b")
+        // A third '|' is a column more, never the verse's text: `1|5|x|…` stored "x|…".
+        lines = completeFile(counts) { "t \($0) \($1)" }
+        lines[4] = "1|5|x|t 1 5"
+        #expect(throws: StoreError.malformedLine(file: "t.txt", line: 5, reason: "a third '|' in the text of 1:5: expected 'sura|aya|text'")) {
+            try TanzilFile(data: tanzil(lines), name: "t.txt", expectedCounts: counts)
+        }
+        let file = try TanzilFile(data: tanzil(completeFile(counts) { "t \($0) \($1)" }), name: "t.txt", expectedCounts: counts)
         #expect(file.notice == ["# notice"])
+    }
+
+    /// Windows line ends: "\r\n" is one Character in Swift, so a file split on "\n" was one line, "ending at sura 1, aya 1".
+    @Test func tanzilAndCommentaryReadWindowsLineEnds() throws {
+        let counts = try seededDatabase().ayahCounts()
+        let lines = completeFile(counts) { "t \($0) \($1)" }
+        let file = try TanzilFile(data: Data(lines.joined(separator: "\r\n").utf8), name: "t.txt", expectedCounts: counts)
+        #expect(file.ayat.count == counts.reduce(0, +))
+        #expect(file.ayat.allSatisfy { !$0.text.contains("\r") && $0.text == "t \($0.surah) \($0.ayah)" })
+        #expect(file.notice == ["# notice"])
+        let entries = [
+            #"{"verses": "2:255", "layer": "foundation", "body": "One.", "source": {"provenance": "editorial"}}"#,
+            #"{"verses": "2:256", "layer": "foundation", "body": "Two.", "source": {"provenance": "editorial"}}"#,
+        ]
+        let commentary = try CommentaryFile(data: Data(entries.joined(separator: "\r\n").utf8), name: "c.jsonl")
+        #expect(commentary.entries.map(\.body) == ["One.", "Two."] && commentary.lineNumbers == [1, 2])
+    }
+
+    /// What no text meant to be read holds: a NUL (SQLite kept the text before it), the other C0 controls, DEL, C1
+    /// controls and the bidirectional overrides and isolates. Refused in a verse's text, a notice, a commentary body and
+    /// its source, naming the file, the line and the character; a tab, and a body's line breaks, are text.
+    static let forbidden: [(Character, String)] = [
+        ("\u{0}", "U+0000"), ("\u{7}", "U+0007"), ("\u{1B}", "U+001B"), ("\r", "U+000D"), ("\u{7F}", "U+007F"), ("\u{85}", "U+0085"),
+        ("\u{9B}", "U+009B"), ("\u{202A}", "U+202A"), ("\u{202E}", "U+202E"), ("\u{2066}", "U+2066"), ("\u{2069}", "U+2069"),
+    ]
+
+    @Test func controlCharactersAndOverridesAreRefusedInEveryText() throws {
+        let counts = try seededDatabase().ayahCounts()
+        for (character, named) in Self.forbidden {
+            var lines = completeFile(counts) { "t \($0) \($1)" }
+            lines[2] = "1|3|before\(character)after"
+            let text = #expect(throws: StoreError.self) { try TanzilFile(data: tanzil(lines), name: "t.txt", expectedCounts: counts) }
+            #expect(text?.description.hasPrefix("t.txt:3: the text of 1:3 holds \(named)") == true, "\(text?.description ?? "")")
+            lines = completeFile(counts) { "t \($0) \($1)" } + ["# a notice \(character) in the middle"]
+            let notice = #expect(throws: StoreError.self) { try TanzilFile(data: tanzil(lines), name: "t.txt", expectedCounts: counts) }
+            #expect(notice?.description.contains("the notice holds \(named)") == true, "\(notice?.description ?? "")")
+            // In JSON, as an escape.
+            let escaped = "\\u" + String(format: "%04x", character.unicodeScalars.first!.value)
+            for (body, work, field) in [("before\(escaped)after", "null", "the body"), ("x", "\"W\(escaped)\"", "source.work")] {
+                let line =
+                    #"{"verses": "2:255", "layer": "classical_shia", "body": "\#(body)", "source": {"work": \#(work), "author": "A", "reference": "R", "provenance": "editorial-summary"}}"#
+                let error = #expect(throws: StoreError.self) {
+                    try CommentaryFile(data: Data(("# first\n" + line).utf8), name: "c.jsonl")
+                }
+                #expect(error?.description.hasPrefix("c.jsonl:2: \(field) holds \(named)") == true, "\(error?.description ?? "")")
+            }
+        }
+        // A tab is text, and a body may run over lines (a "\r" only as part of a line break).
+        let tabbed = completeFile(counts) { $0 == 1 && $1 == 3 ? "a\tb" : "t" }
+        #expect(try TanzilFile(data: tanzil(tabbed), name: "t.txt").ayat[2].text == "a\tb")
+        let body = #"{"verses": "2:255", "layer": "foundation", "body": "One.\r\n\r\nTwo.\tThree.", "source": {"provenance": "editorial"}}"#
+        #expect(try CommentaryFile(data: Data(body.utf8), name: "c.jsonl").entries.first?.body == "One.\r\n\r\nTwo.\tThree.")
+    }
+
+    /// A Quran text imported under a translation's id took its place (`today` then found no translation), and the
+    /// other way round: each is refused, and the stored edition stays.
+    @Test func anEditionIsReplacedOnlyByOneOfItsKind() throws {
+        let database = try seededDatabase()
+        let counts = try database.ayahCounts()
+        let file = try TanzilFile(data: tanzil(completeFile(counts) { "t \($0) \($1)" }), name: "t.txt", expectedCounts: counts)
+        #expect(throws: StoreError.editionOfAnotherKind(id: "en.pickthall", kind: "translation")) {
+            try database.importQuran(file, edition: Edition(id: "en.pickthall", kind: "quran", language: "ar", name: "Q", credit: "Q"))
+        }
+        #expect(throws: StoreError.editionOfAnotherKind(id: "quran-simple", kind: "quran")) {
+            try database.importTranslation(file, edition: Edition(id: "quran-simple", kind: "translation", language: "en", name: "T", credit: "T"))
+        }
+        let verse = try database.verse(VerseRange(parsing: "1:1"), translation: "en.pickthall")
+        #expect(verse.translation.ayat.first?.text == "In the name of Allah, the Beneficent, the Merciful.")
+        #expect(verse.arabic.ayat.first?.text != "t 1 1")
     }
 
     @Test func translationRoundTrip() throws {
