@@ -13,6 +13,35 @@ extension AppDatabase {
         kept.set(Self.sourcesKey, overrides)
     }
 
+    /// The editions and hadith collections `sources` names that the store does not hold, refused in one line naming the
+    /// first and, briefly, the ones it holds: a misspelt edition (`en.mizna`) left its layer without it, and said nothing.
+    /// `hadith` alone (any collection) names none.
+    public func checkLayerSources(_ sources: LayerSources) throws {
+        let (editions, books) = try read { db -> ([String], [String]) in
+            let editions = try String.fetchAll(db, sql: "SELECT id FROM tafsir_edition ORDER BY id")
+            let books = try String.fetchAll(db, sql: "SELECT id FROM hadith_book ORDER BY id")
+            return (editions, books)
+        }
+        func some(_ ids: [String]) -> String {
+            ids.isEmpty ? "none" : ids.prefix(8).joined(separator: ", ") + (ids.count > 8 ? ", … \(ids.count - 8) more" : "")
+        }
+        for layer in Layer.ids {
+            for source in sources.sources(for: layer) {
+                if source.isHadith {
+                    if let book = source.book, !books.contains(book) {
+                        throw StoreError.invalidLayerSources(
+                            "\(layer) names '\(source)', a hadith collection this database does not have (it has: \(some(books)); `dailyverse import hadith` adds one)"
+                        )
+                    }
+                } else if !editions.contains(source.edition) {
+                    throw StoreError.invalidLayerSources(
+                        "\(layer) names '\(source.edition)', an edition this database does not have (it has: \(some(editions)); `dailyverse import tafsir` adds one)"
+                    )
+                }
+            }
+        }
+    }
+
     /// The editions feeding each layer: the data's default with this process's choice in place of it.
     public func layerSources() throws -> LayerSources {
         try read { db in try Self.layerSources(db, overrides: kept.value(Self.sourcesKey, as: LayerSources.self)) }

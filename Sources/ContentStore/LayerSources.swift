@@ -62,10 +62,14 @@ public struct LayerSources: Hashable, Sendable {
     /// At most this many editions a layer.
     public static let maximumPerLayer = 16
 
-    /// Reads the configuration's form (above); an error names the bad piece.
+    /// Reads the configuration's form (above); an error names the bad piece. An empty item (`;;`, a `;` or `,` at the
+    /// end, an empty setting) is one: a piece left out by mistake, never passed over.
     public init(parsing text: String) throws(StoreError) {
         var byLayer: [String: [LayerSource]] = [:]
-        for piece in text.split(separator: ";").map({ $0.trimmingCharacters(in: .whitespaces) }) where !piece.isEmpty {
+        for piece in text.split(separator: ";", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            guard !piece.isEmpty else {
+                throw .invalidLayerSources("an empty item in '\(text.prefix(60))': expected LAYER=EDITION[,EDITION…] between each ';'")
+            }
             let parts = piece.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map {
                 $0.trimmingCharacters(in: .whitespaces)
             }
@@ -77,7 +81,12 @@ public struct LayerSources: Hashable, Sendable {
             }
             guard byLayer[parts[0]] == nil else { throw .invalidLayerSources("the layer '\(parts[0])' is named twice") }
             var sources: [LayerSource] = []
-            for name in parts[1].split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+            // `LAYER=` alone names no edition (above); a name left empty between commas is a mistake.
+            let names: [String] =
+                parts[1].isEmpty
+                ? [] : parts[1].split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            for name in names {
+                guard !name.isEmpty else { throw .invalidLayerSources("an empty edition in '\(piece.prefix(60))': expected EDITION[,EDITION…]") }
                 guard let source = LayerSource(parsing: name) else {
                     throw .invalidLayerSources(
                         "'\(name.prefix(60))' is not an edition such as en.mizan, one with its part such as en.safi:narrations, or hadith[:BOOK]")

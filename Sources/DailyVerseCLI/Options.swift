@@ -197,6 +197,13 @@ public struct GlobalOptions: ParsableArguments {
         try setting(flag: layers, environment: "DAILYVERSE_LAYERS", key: "layers").map { try LayerSources(parsing: $0) }
     }
 
+    /// The editions the layer setting names, each one `database` holds: a misspelt one is a line naming it, not a
+    /// layer quietly left without it. Asked once the content is there to ask (an import, which may bring the edition
+    /// named, is not asked; a content copy is asked once it has followed the database's imports).
+    func checkLayerEditions(in database: AppDatabase) throws {
+        if let sources = try layerSources() { try database.checkLayerSources(sources) }
+    }
+
     /// The configured region among `regions`, else their default; an unknown name is an error listing the known.
     func region(in regions: CrescentRegions) throws -> CrescentRegion {
         guard let id = try regionID() else { return regions.defaultRegion }
@@ -263,6 +270,7 @@ public struct GlobalOptions: ParsableArguments {
     func contentCopy(following store: PostgresStore, now: Date) async throws -> AppDatabase {
         let content = try openContentCopy(flag: nil)
         try await ServeCommand.followTheDatabase(store, content, data: try dataDirectory(), now: now)
+        try checkLayerEditions(in: content)
         return content
     }
 
@@ -271,7 +279,7 @@ public struct GlobalOptions: ParsableArguments {
     /// PostgreSQL when it is a bundled edition's (the database holds imports only, and each copy seeds the bundled
     /// text from data/, so a replacement of it could not be shared).
     func importDatabase(edition: String? = nil) throws -> AppDatabase {
-        guard try postgresAddress() != nil else { return try openDatabase() }
+        guard try postgresAddress() != nil else { return try openDatabase(checkingLayers: false) }
         if let edition, ImportedContent.bundledEditionIDs.contains(edition) {
             throw CLIError(
                 "edition '\(edition)' is bundled: on PostgreSQL an imported text is shared under an id of its own (--id), and the bundled one stays"
@@ -373,9 +381,12 @@ public struct GlobalOptions: ParsableArguments {
         return (database, try early ?? SchedulerLock.acquire(database: path))
     }
 
-    /// Opens the database, creating, migrating and seeding it on first use.
-    func openDatabase(pool: Bool = false) throws -> AppDatabase {
-        try openDatabase(named: databaseSetting(), defaultPath: AppDatabase.defaultPath(environment: environment), pool: pool)
+    /// Opens the database, creating, migrating and seeding it on first use; the editions the layer setting names are
+    /// checked against it unless `checkingLayers` is false (an import, which may bring them).
+    func openDatabase(pool: Bool = false, checkingLayers: Bool = true) throws -> AppDatabase {
+        let database = try openDatabase(named: databaseSetting(), defaultPath: AppDatabase.defaultPath(environment: environment), pool: pool)
+        if checkingLayers { try checkLayerEditions(in: database) }
+        return database
     }
 
     /// Opens the SQLite database at `named` (else at `defaultPath`, creating its folder), creating, migrating and seeding

@@ -433,6 +433,11 @@ extension ServeCommand {
             await store.close()
             throw CLIError(store.describe(error))
         }
+        // The layers' editions, once the copy has the imports published on the database.
+        do { try global.checkLayerEditions(in: content) } catch {
+            await store.close()
+            throw error
+        }
         var emitter = SharedEmitter(store: store, content: content, configuration: configuration, logger: logger)
         // A pinned clock (--now, DAILYVERSE_NOW) is one the operator chose; the wall clock must agree with the server's.
         if !global.clockIsPinned {

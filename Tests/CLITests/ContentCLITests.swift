@@ -112,4 +112,42 @@ import Testing
             #expect(bad.stderr.split(separator: "\n").count <= 2, "one clear line: \(bad.stderr)")
         }
     }
+
+    /// An edition the layer setting names that the database does not have (a typo: en.mizna) left the layer without it
+    /// and said nothing: now one line naming it, from the flag, the environment or the configuration file, and an empty
+    /// item is a parse error naming it. An import may bring the edition named, and is not refused for it.
+    @Test func theLayersNameOnlyEditionsTheDatabaseHas() throws {
+        let db = CLI.freshDatabase()
+        let folder = URL(fileURLWithPath: db).deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = folder.appendingPathComponent("config.toml").path
+        try Data("layers = \"classical_shia=en.mizna\"\n".utf8).write(to: URL(fileURLWithPath: config))
+        #expect(chmod(config, 0o600) == 0)
+        let cases: [([String], [String: String], String)] = [
+            (["--layers", "classical_shia=en.mizna"], [:], "classical_shia names 'en.mizna'"),
+            ([], ["DAILYVERSE_LAYERS": "classical_shia=en.mizna"], "'en.mizna'"),
+            (["--config", config], [:], "'en.mizna'"),
+            (["--layers", "ahlul_bayt=hadith:nosuch"], [:], "'hadith:nosuch'"),
+            (["--layers", ";"], [:], "an empty item"),
+            (["--layers", "classical_shia=en.mizan,"], [:], "an empty edition"),
+        ]
+        for (arguments, environment, named) in cases {
+            let result = CLI.run(["verse", "1:1"] + arguments, database: db, environment: environment)
+            #expect(
+                result.status == 1 && result.stdout.isEmpty && result.stderr.hasPrefix("dailyverse: ")
+                    && result.stderr.split(separator: "\n").count == 1 && result.stderr.contains(named),
+                "\(arguments) \(environment): \(result.stderr)")
+        }
+        let known = CLI.run(["verse", "1:1", "--layers", "classical_shia=en.mizna"], database: db)
+        #expect(known.stderr.contains("it has: en.mizan, en.nemooneh, en.noor, en.safi"), "\(known.stderr)")
+        #expect(CLI.run(["verse", "1:1", "--layers", "classical_shia=en.mizan;foundation="], database: db).status == 0)
+        // The fixture's ar.mizan is not bundled: refused until it is imported, and its import is not refused for it.
+        let layers = ["DAILYVERSE_LAYERS": "classical_shia=ar.mizan,en.mizan"]
+        #expect(CLI.run(["verse", "97:1"], database: db, environment: layers).status == 1)
+        let fixture = CLI.repository.appendingPathComponent("Tests/ContentStoreTests/Fixtures/thaqalayn-tafsir").path
+        let imported = CLI.run(["import", "tafsir", fixture, "--edition", "ar.mizan"], database: db, environment: layers)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let read = CLI.run(["verse", "97:1"], database: db, environment: layers)
+        #expect(read.status == 0, "\(read.stderr)")
+    }
 }

@@ -115,6 +115,7 @@ import Testing
     @Test(arguments: [
         (["--now", "tomorow"], "tomorow"), (["--layers", "classical_shia"], "classical_shia"), (["--db", "mysql://db/x"], "mysql://db/x"),
         (["--data", "a\nb"], "control character"), (["--config", ""], "--config is empty"), (["--region", ""], "--region"),
+        (["--layers", "classical_shia=en.mizan;"], "an empty item"),
     ])
     func globalFlagsAreCheckedByEveryCommand(flag: [String], named: String) throws {
         for command in [["hijri", "2025-03-01"], ["gregorian", "1446-09-01"], ["vapid", "generate", "--key-file", "/nonexistent/x.pem"]] {

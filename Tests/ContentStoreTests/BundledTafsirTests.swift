@@ -167,8 +167,21 @@ import VerseCalendar
         try database.seed(bundledContent)
         #expect(try database.tafsirEditions().first { $0.id == "en.noor" }?.origin == "import")
 
-        for bad in ["tafsir=en.mizan", "classical_shia", "classical_shia=en/mizan", "classical_shia=en.mizan:everything", "foundation=;foundation="] {
+        for bad in [
+            "tafsir=en.mizan", "classical_shia", "classical_shia=en/mizan", "classical_shia=en.mizan:everything", "foundation=;foundation=",
+            // An item left empty: never passed over.
+            "", ";", "classical_shia=en.mizan;", "classical_shia=en.mizan;;contemporary=en.noor", "classical_shia=en.mizan,",
+            "classical_shia=,en.mizan", "classical_shia=en.mizan, ,en.noor",
+        ] {
             #expect(throws: StoreError.self, "\(bad)") { try LayerSources(parsing: bad) }
         }
+        // The store says which editions and collections it holds: a misspelt edition, or a collection not imported, is
+        // refused by name with the ones it holds; `hadith` alone and a layer given no edition name none.
+        try database.checkLayerSources(LayerSources(parsing: "classical_shia=en.mizan,en.noor;ahlul_bayt=en.safi:narrations,hadith;foundation="))
+        let misspelt = #expect(throws: StoreError.self) { try database.checkLayerSources(LayerSources(parsing: "classical_shia=en.mizan,en.mizna")) }
+        #expect(misspelt?.description.contains("classical_shia names 'en.mizna'") == true, "\(misspelt?.description ?? "")")
+        #expect(misspelt?.description.contains("en.mizan, en.nemooneh, en.noor, en.safi") == true, "\(misspelt?.description ?? "")")
+        let book = #expect(throws: StoreError.self) { try database.checkLayerSources(LayerSources(parsing: "ahlul_bayt=hadith:nosuch")) }
+        #expect(book?.description.contains("'hadith:nosuch'") == true, "\(book?.description ?? "")")
     }
 }
