@@ -100,8 +100,10 @@ struct PageOptions: ParsableArguments {
 }
 
 /// Progress on stderr: a bar redrawn in place on a terminal; elsewhere (a log, a pipe, systemd) a line every
-/// `interval` seconds and one at the end, so that a long import says it is alive. Sendable so that an async copy can
-/// report to it; it is only ever updated from the one task of the command that made it.
+/// `interval` seconds, and one at the end of a stage that has said something, so that a long import says it is alive.
+/// A stage done within `interval` says nothing there: a quick command that then fails writes its error as its one line
+/// (`checking: 153/153 (100%)` came before the error a moment later). Sendable so that an async copy can report to it;
+/// it is only ever updated from the one task of the command that made it.
 final class ProgressBar: @unchecked Sendable {
     private let label: String
     private let isTerminal: Bool
@@ -109,7 +111,11 @@ final class ProgressBar: @unchecked Sendable {
     private let now: () -> Date
     private let write: (String) -> Void
     private var lastPercent = -1
+    /// When the stage began, then when it last wrote a line (not on a terminal).
     private var lastLine: Date?
+    /// Whether a line was written (not on a terminal), and whether the last one said the stage was done.
+    private var wrote = false
+    private var ended = false
 
     init(
         _ label: String, isTerminal: Bool = isatty(STDERR_FILENO) == 1, interval: TimeInterval = 5, now: @escaping () -> Date = Date.init,
@@ -136,11 +142,14 @@ final class ProgressBar: @unchecked Sendable {
             return
         }
         let time = now()
-        if done == total || lastLine.map({ time.timeIntervalSince($0) >= interval }) ?? true {
-            // The first call only starts the clock, unless it is already the end.
-            if lastLine != nil || done == total { write("\(label): \(done)/\(total) (\(percent)%)\n") }
+        // The first call only starts the clock.
+        guard let last = lastLine else {
             lastLine = time
+            return
         }
+        guard !ended, time.timeIntervalSince(last) >= interval || (done == total && wrote) else { return }
+        write("\(label): \(done)/\(total) (\(percent)%)\n")
+        (lastLine, wrote, ended) = (time, true, done == total)
     }
 }
 
