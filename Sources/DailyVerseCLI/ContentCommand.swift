@@ -40,12 +40,10 @@ struct ContentBundleTafsirCommand: ParsableCommand {
     }
 
     func run() throws {
-        let database = try global.openDatabase()
+        // The folder, checked before the editions are read and cut: it exists and its files can be written.
         let folder = URL(fileURLWithPath: try checkedPath(out, what: "--out"))
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
-            throw CLIError("--out '\(out)' is not a folder")
-        }
+        try checkedOutputFolder(folder.path, for: out)
+        let database = try global.openDatabase()
         let calendar = try database.verseCalendar()
         var selections: [VerseRange] = []
         for range in calendar.months.flatMap(\.verses) + calendar.occasions.map(\.verses) where !selections.contains(range) {

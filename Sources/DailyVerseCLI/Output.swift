@@ -40,17 +40,30 @@ extension CocoaError {
     var isReadError: Bool { (CocoaError.Code.fileReadUnknown.rawValue...CocoaError.Code.fileReadUnsupportedScheme.rawValue).contains(code.rawValue) }
 }
 
-/// An output file's path, checked before the work that fills it (minutes of it, for a table): its folder exists and
-/// can be written. The file itself is written whole later, or not at all.
+/// An output file's path, checked before the work that fills it (minutes of it, for a table): it is not a folder or
+/// anything but a file, and its folder exists and can be written. The file itself is written whole later, or not at
+/// all. (A folder named `map.svg` was found only by the write at the end, as "NSCocoaErrorDomain error 512".)
 func checkedOutput(_ path: String) throws -> String {
     let checked = try checkedPath(path, what: "--out")
-    let folder = URL(fileURLWithPath: checked).deletingLastPathComponent().path
+    var info = stat()
+    if stat(checked, &info) == 0 {
+        let kind = info.st_mode & S_IFMT
+        guard kind != S_IFDIR else { throw CLIError("cannot write '\(path)': it is a folder; give the name of a file in it") }
+        guard kind == S_IFREG else { throw CLIError("cannot write '\(path)': it is not a regular file") }
+    }
+    try checkedOutputFolder(URL(fileURLWithPath: checked).deletingLastPathComponent().path, for: path)
+    return checked
+}
+
+/// A folder output goes into (`--out` of a file in it, or a folder itself): it exists, is a folder, and this process
+/// may create files in it; else one line naming `path` and why, before any work.
+func checkedOutputFolder(_ folder: String, for path: String) throws {
     var isFolder: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) else {
         throw CLIError("cannot write '\(path)': \(String(cString: strerror(ENOENT)))")
     }
+    guard isFolder.boolValue else { throw CLIError("cannot write '\(path)': '\(folder)' is not a folder") }
     guard access(folder, W_OK | X_OK) == 0 else { throw CLIError("cannot write '\(path)': \(String(cString: strerror(errno)))") }
-    return checked
 }
 
 func printJSON<T: Encodable>(_ value: T) throws {

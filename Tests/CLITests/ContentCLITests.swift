@@ -52,7 +52,10 @@ import Testing
         let missing = CLI.run(
             ["content", "bundle-tafsir", "--out", out.appendingPathComponent("nowhere").path, "--taken-from", "t", "--edition", "en.noor"],
             database: db)
-        #expect(missing.status == 1 && missing.stderr.contains("nowhere' is not a folder"), "\(missing.stderr)")
+        #expect(missing.status == 1 && missing.stderr.contains("nowhere': No such file or directory"), "\(missing.stderr)")
+        let file = out.appendingPathComponent("en.noor.jsonl").path
+        let notAFolder = CLI.run(["content", "bundle-tafsir", "--out", file, "--taken-from", "t", "--edition", "en.noor"], database: db)
+        #expect(notAFolder.status == 1 && notAFolder.stderr.contains("'\(file)' is not a folder"), "\(notAFolder.stderr)")
     }
 
     /// `content check` with no folder named checks the one `serve` seeds from, the configuration file's `data` too.

@@ -75,6 +75,29 @@ import Testing
         }
     }
 
+    /// Every command with an output file checks it before its work: a folder (`map.svg` that is one), a missing folder,
+    /// a device are one line naming the path and why, never "NSCocoaErrorDomain error 512" after minutes of work.
+    @Test func everyOutputFileIsCheckedBeforeTheWork() throws {
+        let db = CLI.freshDatabase()
+        let folder = URL(fileURLWithPath: db).deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let svg = folder.appendingPathComponent("map.svg").path
+        let csv = folder.appendingPathComponent("table.csv").path
+        for path in [svg, csv] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        let missing = folder.appendingPathComponent("absent/map.png").path
+        let cases: [([String], String)] = [
+            (["crescent", "map", "--date", "2025-03-01", "--out", svg], "cannot write '\(svg)': it is a folder"),
+            (["crescent", "table", "--out", csv], "cannot write '\(csv)': it is a folder"),
+            (["crescent", "map", "--date", "2025-03-01", "--out", missing], "cannot write '\(missing)': No such file or directory"),
+            (["crescent", "table", "--out", "/dev/null"], "cannot write '/dev/null': it is not a regular file"),
+            (["crescent", "table", "--out", "\(svg)/x.csv/y.csv"], "cannot write '\(svg)/x.csv/y.csv': No such file or directory"),
+        ]
+        for (arguments, says) in cases {
+            // Refused before the work: within seconds, not after the map's rows or the table's months.
+            Harness.expectOneLineError(try Harness.run(arguments, database: db, limit: .seconds(20)), naming: says)
+        }
+    }
+
     /// A value that begins with `-` (an FCM token or a base64url key does, one time in 64) is the option's value,
     /// written as `--token -abc…` as well as `--token=-abc…`.
     @Test func aValueThatBeginsWithADashIsTheOptionsValue() throws {
