@@ -1,5 +1,6 @@
 import ArgumentParser
 import ContentStore
+import Diagnostics
 import Foundation
 import HijriCalendar
 import VerseCalendar
@@ -60,7 +61,8 @@ extension DailyVerseCommand {
     /// as `oneLine` words them.
     static func exit(for error: any Error, fromParser: Bool) -> Never {
         if error is ExitCode || exitCode(for: error) == .success { exit(withError: error) }
-        let line = fromParser ? oneLineMessage(for: error) : oneLine(error)
+        // A value quoted whole (a 120 KB argument) is cut, and a control character in it cannot reach the terminal.
+        let line = ErrorLine.shortened(fromParser ? oneLineMessage(for: error) : oneLine(error))
         FileHandle.standardError.write(Data("dailyverse: \(line)\n".utf8))
         Foundation.exit(1)
     }

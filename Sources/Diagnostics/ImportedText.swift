@@ -16,12 +16,20 @@ public enum ImportedText {
             case 0x09: continue
             case 0x0A where newlines: continue
             case 0x0D where newlines && index + 1 < scalars.count && scalars[index + 1].value == 0x0A: continue
-            case 0x00...0x1F, 0x7F...0x9F: return "\(codePoint(scalar)), a control character"
-            case 0x202A...0x202E, 0x2066...0x2069: return "\(codePoint(scalar)), a bidirectional override"
-            default: continue
+            default:
+                if isControl(scalar) { return "\(codePoint(scalar)), a control character" }
+                if isOverride(scalar) { return "\(codePoint(scalar)), a bidirectional override" }
             }
         }
         return nil
+    }
+
+    /// A C0 control character, DEL or a C1 control.
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
+
+    /// A bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069).
+    public static func isOverride(_ scalar: Unicode.Scalar) -> Bool {
+        (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
     }
 
     /// `problem(in:newlines:)` as the reason an import is refused, naming the field: "the body holds U+001B, a control

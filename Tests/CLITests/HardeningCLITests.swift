@@ -98,6 +98,23 @@ import Testing
         }
     }
 
+    /// A value quoted in an error line is cut, however long it is (a 120 KB verse key was echoed whole, as were --tz,
+    /// --name and --grace), and a control character in it is written as its code, never to the terminal.
+    @Test func aHugeOrHostileValueIsCutAndEscapedInItsErrorLine() throws {
+        let huge = String(repeating: "9", count: 120_000)
+        for arguments in [
+            ["verse", huge], ["today", "--tz", huge], ["import", "translation", "/nonexistent", "--id", "en.x", "--name", huge],
+            ["serve", "--once", "--grace", huge],
+        ] {
+            let outcome = try Harness.run(arguments)
+            Harness.expectOneLineError(outcome, naming: String(repeating: "9", count: 200) + "… (120000 bytes)")
+            #expect(outcome.stderr.utf8.count < 800, "\(arguments.prefix(3)): \(outcome.stderr.utf8.count) bytes")
+        }
+        let escape = try Harness.run(["verse", "1:1\u{1B}[31m\u{202E}"])
+        Harness.expectOneLineError(escape, naming: "'1:1\\u{1B}[31m\\u{202E}'")
+        #expect(!escape.stderr.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{202E}" }, "\(escape.stderr.debugDescription)")
+    }
+
     /// A value that begins with `-` (an FCM token or a base64url key does, one time in 64) is the option's value,
     /// written as `--token -abc…` as well as `--token=-abc…`.
     @Test func aValueThatBeginsWithADashIsTheOptionsValue() throws {
