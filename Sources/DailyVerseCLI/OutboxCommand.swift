@@ -42,12 +42,13 @@ struct OutboxRequeueCommand: AsyncParsableCommand {
         let count =
             try await global.withPostgres { try await $0.requeueFailed(ids: chosen, now: now) }
             ?? global.openDatabase().requeueFailed(ids: chosen, now: now)
-        if global.json { try printJSON(["requeued": count]) } else { print("requeued \(count) failed outbox rows") }
-        // Rows named that are not failed (or not there) are said, with a non-zero exit, after what was done.
+        // Rows named that are not failed (or not there): one line on stderr that says what was done, and nothing on
+        // stdout, as for any failure (the count printed first read as a success beside the error).
         if let chosen, count < Set(chosen).count {
             throw CLIError(
                 "requeued \(count) of the \(Set(chosen).count) rows named: the others are not failed outbox rows (see outbox list --status failed)")
         }
+        if global.json { try printJSON(["requeued": count]) } else { print("requeued \(count) failed outbox rows") }
     }
 }
 

@@ -17,7 +17,8 @@ struct PushTestCommand: AsyncParsableCommand {
         commandName: "test", abstract: "Send one device a notification now, through its service, and print the service's answer.",
         discussion: """
             The device gets today's verse as the scheduler would render it (same collapse id, so it replaces today's \
-            notification). Nothing is written to the outbox. Exit status 1 unless the service accepted it.
+            notification). Nothing is written to the outbox. Unless the service accepted it, its answer is the error \
+            line on stderr, with exit status 1.
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var emit: EmitOptions
@@ -46,12 +47,13 @@ struct PushTestCommand: AsyncParsableCommand {
             (record, outcome) = try await send(preview, state: .sqlite(database, global), now: now)
         }
         let (accepted, line) = Self.describe(outcome)
+        // A refusal is a failure like any other: the service's answer as the one line on stderr, nothing on stdout.
+        guard accepted else { throw CLIError("\(deviceID) (\(record.platform)): \(line)") }
         if global.json {
             try printJSON(PushTested(deviceID: deviceID, platform: record.platform, accepted: accepted, answer: line))
         } else {
             print("\(deviceID) (\(record.platform)): \(line)")
         }
-        if !accepted { throw ExitCode(1) }
     }
 
     /// Sends `record` through its platform's service, configured as `serve`'s push sink is; the record and the answer.

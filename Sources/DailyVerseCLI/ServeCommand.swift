@@ -3,6 +3,7 @@ import ArgumentParser
 import ContentStore
 import Daemon
 import Delivery
+import Diagnostics
 import Engagement
 import Foundation
 import HTTPAPI
@@ -103,7 +104,7 @@ struct ServeCommand: AsyncParsableCommand {
         defer { withExtendedLifetime(lock) {} }
         do { try await group.run() } catch {
             await sink.shutdown()
-            FileHandle.standardError.write(Data("dailyverse: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("dailyverse: \(ErrorLine.shortened(oneLine(error)))\n".utf8))
             throw ExitCode(1)
         }
         await sink.shutdown()
@@ -523,7 +524,7 @@ extension ServeCommand {
         do { try await group.run() } catch {
             await deliverer.sink.shutdown()
             await store.close()
-            FileHandle.standardError.write(Data("dailyverse: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("dailyverse: \(ErrorLine.shortened(oneLine(error)))\n".utf8))
             throw ExitCode(1)
         }
         await deliverer.sink.shutdown()

@@ -47,7 +47,8 @@ import Testing
         let unwritable = CLI.run(["crescent", "table", "--out", missing], database: db)
         #expect(unwritable.status == 1, "\(unwritable.stderr)")
         #expect(unwritable.stderr == "dailyverse: cannot write '\(missing)': No such file or directory\n", "\(unwritable.stderr)")
-        // Asked for what cannot be done: said, with a non-zero exit, never passed over.
+        // Asked for what cannot be done: said, with a non-zero exit, never passed over; nothing on stdout (requeue printed
+        // "requeued 0 failed outbox rows" there beside its error).
         for (command, says) in [
             (["outbox", "requeue", "424242"], "requeued 0 of the 1 rows named"),
             (["devices", "update", "some-id", "--p256dh", "foo"], "give --platform with a new token"),
@@ -59,6 +60,7 @@ import Testing
         ] {
             let refused = CLI.run(command, database: db)
             #expect(refused.status != 0 && refused.stderr.contains(says), "\(command): \(refused.stderr)")
+            #expect(refused.stdout.isEmpty && refused.stderr.split(separator: "\n").count == 1, "\(command): \(refused.stdout)\(refused.stderr)")
         }
         #expect(CLI.run(["today", "--tz", "UTC", "--json", "--date", "2025-03-01"], database: db).json["timezone"] as? String == "UTC")
         // A bad setting is refused before a database is made for nothing.

@@ -58,11 +58,12 @@ import Testing
             #expect(await standIn.script.received.count == 1)
             // Nothing was written to the outbox.
             #expect(await Self.run(["outbox", "list", "--json"], database: database, environment: environment).stdout.contains(id) == false)
-            // The service's refusal is printed, with exit status 1.
+            // The service's refusal is the error line, with exit status 1 and nothing on stdout, --json or not.
             await standIn.script.answer(token, with: .apns(410, "Unregistered"))
             let refused = await Self.run(["push", "test", id, "--json"], database: database, environment: environment)
-            #expect(refused.status == 1)
-            #expect(refused.json["answer"] as? String == "the service no longer knows this device: APNs 410 Unregistered")
+            #expect(refused.status == 1 && refused.stdout.isEmpty, "\(refused.stdout)")
+            #expect(
+                refused.stderr == "dailyverse: \(id) (apns): the service no longer knows this device: APNs 410 Unregistered\n", "\(refused.stderr)")
             #expect(await standIn.script.problems.isEmpty)
         }
     }
