@@ -38,6 +38,7 @@ extension DailyVerseCommand {
         // creates is readable by its owner only, as under the shipped unit (UMask=0077).
         umask(0o077)
         let command: any ParsableCommand
+        do { try checkHelpPath(Array(CommandLine.arguments.dropFirst())) } catch { exit(for: error, fromParser: false) }
         do { command = try await asyncParseAsRoot() } catch { exit(for: error, fromParser: true) }
         do {
             // The global flags, checked for every command, whether or not it reads them.
@@ -52,6 +53,26 @@ extension DailyVerseCommand {
             }
         } catch {
             exit(for: error, fromParser: error is ValidationError)
+        }
+    }
+
+    /// `help NAME…` names commands that exist. swift-argument-parser's `help` stops at the first name it does not know
+    /// and prints the help of the command before it, exit status 0: `help nosuch` printed the whole tool's help and
+    /// named nothing. An unknown name is refused in one line, as an unknown command is.
+    static func checkHelpPath(_ arguments: [String]) throws {
+        guard arguments.first == "help" else { return }
+        var command: any ParsableCommand.Type = Self.self
+        var path = ["help"]
+        for name in arguments.dropFirst() where !name.hasPrefix("-") {
+            let subcommands = command.configuration.subcommands
+            guard let next = subcommands.first(where: { $0._commandName == name || $0.configuration.aliases.contains(name) }) else {
+                let known = subcommands.map { $0._commandName }
+                throw CLIError(
+                    "unknown command '\(name)' after '\(path.joined(separator: " "))'"
+                        + (known.isEmpty ? ": that command has no subcommands" : ": expected one of \(known.joined(separator: ", "))"))
+            }
+            command = next
+            path.append(name)
         }
     }
 

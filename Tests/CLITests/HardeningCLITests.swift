@@ -20,6 +20,10 @@ import Testing
             (["today", "--no-such-flag"], "--no-such-flag"),
             (["frobnicate"], "frobnicate"),
             (["sighting", "set", "1446"], "<month>"),
+            // `help` printed the tool's help, exit 0, for a command that does not exist.
+            (["help", "nosuch"], "unknown command 'nosuch' after 'help'"),
+            (["help", "import", "nosuch"], "unknown command 'nosuch' after 'help import': expected one of quran, translation"),
+            (["help", "today", "nosuch"], "that command has no subcommands"),
         ] as [([String], String)])
     func parserErrorsAreOneLine(arguments: [String], value: String) throws {
         // The parser fails before any database is opened: the shared one is never touched.
@@ -214,7 +218,7 @@ import Testing
     }
 
     /// `--help` is not an error: usage on stdout, nothing on stderr, exit 0.
-    @Test(arguments: [["--help"], ["-h"], ["sighting", "remove", "--help"], ["serve", "--help"]])
+    @Test(arguments: [["--help"], ["-h"], ["sighting", "remove", "--help"], ["serve", "--help"], ["help"], ["help", "import", "tafsir"]])
     func helpStillExitsZero(arguments: [String]) throws {
         let outcome = try Harness.run(arguments)
         #expect(outcome.reason == .exit && outcome.status == 0, "\(outcome.stderr)")
