@@ -1,9 +1,13 @@
+import Diagnostics
+
 /// A commentary block's HTML as the app shows it: plain text in paragraphs, the edition's words unchanged.
 ///
 /// Block elements (`p`, `div`, `br`, headings, list items, `hr`, table rows) end a paragraph; every other tag is
 /// dropped with its attributes, `script` and `style` with their content; character references are decoded; runs of
-/// white space become one space; Markdown residue that the datasets' pipelines left in the HTML (`**`, `__`) is
-/// dropped. Nothing else is touched: Arabic keeps its marks, punctuation stays as the edition has it.
+/// white space become one space; control characters, which HTML does not show, are dropped (ThaqalaynTafsirData's
+/// fa.noor has a stray DEL in 48:29; a NUL cut the block short where SQLite stored it); Markdown residue that the
+/// datasets' pipelines left in the HTML (`**`, `__`) is dropped. Nothing else is touched: Arabic keeps its marks,
+/// punctuation stays as the edition has it.
 public enum TafsirText {
     /// Paragraphs of plain text, empty ones left out.
     public static func paragraphs(fromHTML html: String) -> [String] {
@@ -95,7 +99,7 @@ public enum TafsirText {
         return (text, length)
     }
 
-    /// White space folded to single spaces, Markdown emphasis residue dropped, trimmed.
+    /// White space folded to single spaces, control characters and Markdown emphasis residue dropped, trimmed.
     static func collapse(_ text: String) -> String {
         var out = ""
         var space = false
@@ -104,6 +108,7 @@ public enum TafsirText {
                 space = !out.isEmpty
                 continue
             }
+            if ImportedText.isControl(scalar) { continue }
             if space {
                 out.unicodeScalars.append(" ")
                 space = false

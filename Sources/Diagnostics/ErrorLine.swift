@@ -40,12 +40,13 @@ public enum ErrorLine {
         value.count > valueLimit ? String(value.prefix(valueLimit)) + "… (\(value.utf8.count) bytes)" : value
     }
 
-    /// `text` with control characters and bidirectional overrides as `\u{…}`, every other character as it is.
+    /// `text` with control characters and bidirectional formatting characters as `\u{…}`, every other character as it
+    /// is.
     static func escaped(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { ImportedText.isControl($0) || ImportedText.isOverride($0) }) else { return text }
+        guard text.unicodeScalars.contains(where: { ImportedText.isControl($0) || ImportedText.isBidirectionalFormatting($0) }) else { return text }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
-            if ImportedText.isControl(scalar) || ImportedText.isOverride(scalar) {
+            if ImportedText.isControl(scalar) || ImportedText.isBidirectionalFormatting(scalar) {
                 out.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
             } else {
                 out.append(scalar)

@@ -2,10 +2,12 @@
 /// its translations, commentary, whole editions, hadith, devices, month starts).
 ///
 /// Refused: every C0 control character but the tab (and the line feed, with a carriage return just before it, where a
-/// field may run over lines), DEL, the C1 controls, and the bidirectional embeddings, overrides and isolates
-/// (U+202A–U+202E, U+2066–U+2069). None of them belongs in a text meant to be read: a NUL cut the text short where
-/// SQLite stored it, an escape sequence printed later drives the reader's terminal, and a bidirectional override shows
-/// a reader other words than the ones stored. The marks a script needs (U+200E, U+200F, U+061C, the joiners) stay.
+/// field may run over lines), DEL, the C1 controls, and the bidirectional overrides and isolates (U+202D, U+202E,
+/// U+2066–U+2069). None of them belongs in a text meant to be read: a NUL cut the text short where SQLite stored it, an
+/// escape sequence printed later drives the reader's terminal, and an override shows a reader other words, or another
+/// order of them, than the ones stored. The marks a script needs (U+200E, U+200F, U+061C, the joiners) stay, and so do
+/// the embeddings U+202A–U+202C: they set a run's direction and never reverse its letters, and the sources use them (a
+/// hundred of al-Tawhid's hadith in ThaqalaynDataSources hold them, most as stray U+202C in chapter titles).
 public enum ImportedText {
     /// What `text` holds that imported text may not, as one phrase naming the character ("U+0000, a control
     /// character"); nil when it holds none. `newlines`: whether the field may run over lines.
@@ -27,8 +29,14 @@ public enum ImportedText {
     /// A C0 control character, DEL or a C1 control.
     public static func isControl(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
 
-    /// A bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069).
+    /// A bidirectional override or isolate (U+202D, U+202E, U+2066–U+2069).
     public static func isOverride(_ scalar: Unicode.Scalar) -> Bool {
+        (0x202D...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+    }
+
+    /// A bidirectional formatting character: an embedding, override or isolate, or their end (U+202A–U+202E,
+    /// U+2066–U+2069).
+    public static func isBidirectionalFormatting(_ scalar: Unicode.Scalar) -> Bool {
         (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
     }
 

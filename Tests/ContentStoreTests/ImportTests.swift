@@ -61,7 +61,7 @@ import VerseCalendar
     /// its source, naming the file, the line and the character; a tab, and a body's line breaks, are text.
     static let forbidden: [(Character, String)] = [
         ("\u{0}", "U+0000"), ("\u{7}", "U+0007"), ("\u{1B}", "U+001B"), ("\r", "U+000D"), ("\u{7F}", "U+007F"), ("\u{85}", "U+0085"),
-        ("\u{9B}", "U+009B"), ("\u{202A}", "U+202A"), ("\u{202E}", "U+202E"), ("\u{2066}", "U+2066"), ("\u{2069}", "U+2069"),
+        ("\u{9B}", "U+009B"), ("\u{202D}", "U+202D"), ("\u{202E}", "U+202E"), ("\u{2066}", "U+2066"), ("\u{2069}", "U+2069"),
     ]
 
     @Test func controlCharactersAndOverridesAreRefusedInEveryText() throws {
@@ -85,9 +85,10 @@ import VerseCalendar
                 #expect(error?.description.hasPrefix("c.jsonl:2: \(field) holds \(named)") == true, "\(error?.description ?? "")")
             }
         }
-        // A tab is text, and a body may run over lines (a "\r" only as part of a line break).
-        let tabbed = completeFile(counts) { $0 == 1 && $1 == 3 ? "a\tb" : "t" }
-        #expect(try TanzilFile(data: tanzil(tabbed), name: "t.txt").ayat[2].text == "a\tb")
+        // A tab is text, and a body may run over lines (a "\r" only as part of a line break); an embedding sets a run's
+        // direction and the sources use it (al-Tawhid's hadith).
+        let tabbed = completeFile(counts) { $0 == 1 && $1 == 3 ? "a\tb \u{202B}c\u{202C}" : "t" }
+        #expect(try TanzilFile(data: tanzil(tabbed), name: "t.txt").ayat[2].text == "a\tb \u{202B}c\u{202C}")
         let body = #"{"verses": "2:255", "layer": "foundation", "body": "One.\r\n\r\nTwo.\tThree.", "source": {"provenance": "editorial"}}"#
         #expect(try CommentaryFile(data: Data(body.utf8), name: "c.jsonl").entries.first?.body == "One.\r\n\r\nTwo.\tThree.")
     }

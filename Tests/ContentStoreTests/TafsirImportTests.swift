@@ -84,6 +84,9 @@ import Testing
         #expect(TafsirText.plain(fromHTML: "<p>a</p><p>b</p>") == "a\n\nb")
         #expect(TafsirText.plain(fromHTML: "unclosed <b") == "unclosed <b")
         #expect(TafsirText.plain(fromHTML: "&#0; &#xFFFFFFFF; x") == "&#0; &#xFFFFFFFF; x")
+        // Control characters are not shown by HTML, and are left out (fa.noor 48:29 ends a footnote with a DEL); a NUL
+        // no longer cuts the block where it is stored.
+        #expect(TafsirText.plain(fromHTML: "<p>before\u{0}after\u{1B}[31m \u{7F}end\u{9B}</p><p>&#27;x</p>") == "beforeafter[31m end\n\nx")
     }
 }
 
