@@ -40,7 +40,9 @@ struct ContentBundleTafsirCommand: ParsableCommand {
     }
 
     func run() throws {
-        // The folder, checked before the editions are read and cut: it exists and its files can be written.
+        // The database named (a PostgreSQL address is refused: the content is each machine's SQLite copy), then the
+        // folder, checked before the database is opened and the editions are read and cut.
+        _ = try global.databasePath()
         let folder = URL(fileURLWithPath: try checkedPath(out, what: "--out"))
         try checkedOutputFolder(folder.path, for: out)
         let database = try global.openDatabase()
