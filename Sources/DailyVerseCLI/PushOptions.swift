@@ -118,6 +118,12 @@ struct PushOptions: ParsableArguments {
     }
 
     func makeAPNs(_ global: GlobalOptions, client: PushClient, credentials: any CredentialStore) throws -> APNsSender? {
+        // The settings of their own, checked whether or not APNs is configured: a typo is found the day it is made.
+        let environmentName = try value(global, apnsEnvironment, "apns_environment") ?? "production"
+        guard let environment = APNsSender.Environment(rawValue: environmentName) else {
+            throw CLIError("invalid apns_environment '\(environmentName)': expected production or sandbox")
+        }
+        let url = try value(global, nil, "apns_url").map { try Self.checkURL($0, setting: "apns_url") }
         let file = try value(global, apnsKeyFile, "apns_key_file")
         let keyID = try value(global, apnsKeyID, "apns_key_id")
         let teamID = try value(global, apnsTeamID, "apns_team_id")
@@ -130,21 +136,18 @@ struct PushOptions: ParsableArguments {
                 throw CLIError("invalid \(setting) '\(id)': expected 10 capital letters and digits, as Apple shows it")
             }
         }
-        let environmentName = try value(global, apnsEnvironment, "apns_environment") ?? "production"
-        guard let environment = APNsSender.Environment(rawValue: environmentName) else {
-            throw CLIError("invalid apns_environment '\(environmentName)': expected production or sandbox")
-        }
         let key: P256.Signing.PrivateKey
         do { key = try APNsSender.key(fromP8: try Self.read(file, setting: "apns_key_file")) } catch let error as PushConfigurationError {
             throw CLIError("invalid apns_key_file '\(file)': \(error.description)")
         }
-        let url = try value(global, nil, "apns_url").map { try Self.checkURL($0, setting: "apns_url") }
         return APNsSender(
             client: client, keyID: keyID, teamID: teamID, key: key, environment: environment, baseURL: url,
             store: credentials)
     }
 
     func makeFCM(_ global: GlobalOptions, client: PushClient, credentials: any CredentialStore) throws -> FCMSender? {
+        let url = try value(global, nil, "fcm_url").map { try Self.checkURL($0, setting: "fcm_url") }
+        let tokenURL = try value(global, nil, "fcm_token_url").map { try Self.checkURL($0, setting: "fcm_token_url") }
         guard let file = try value(global, fcmServiceAccountFile, "fcm_service_account_file") else { return nil }
         let account: ServiceAccount
         do { account = try ServiceAccount.parse(Data(try Self.read(file, setting: "fcm_service_account_file").utf8)) } catch let error
@@ -152,12 +155,18 @@ struct PushOptions: ParsableArguments {
         {
             throw CLIError("invalid fcm_service_account_file '\(file)': \(error.description)")
         }
-        let url = try value(global, nil, "fcm_url").map { try Self.checkURL($0, setting: "fcm_url") }
-        let tokenURL = try value(global, nil, "fcm_token_url").map { try Self.checkURL($0, setting: "fcm_token_url") }
         return FCMSender(client: client, account: account, baseURL: url, tokenURI: tokenURL, store: credentials)
     }
 
     func makeWebPush(_ global: GlobalOptions, client: PushClient, credentials: any CredentialStore) throws -> WebPushSender? {
+        var hosts = WebPushSender.knownServices
+        if let extra = try value(global, nil, "web_push_hosts") {
+            let added = extra.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+            if let bad = added.first(where: { !$0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") } }) {
+                throw CLIError("invalid web_push_hosts entry '\(bad)': expected host names separated by commas")
+            }
+            hosts += added
+        }
         let file = try value(global, vapidKeyFile, "vapid_key_file")
         let subject = try value(global, vapidSubject, "vapid_subject")
         guard file != nil || subject != nil else { return nil }
@@ -171,14 +180,6 @@ struct PushOptions: ParsableArguments {
         {
             if case .badSubject(let why) = error { throw CLIError("invalid vapid_subject: \(why)") }
             throw CLIError("invalid vapid_key_file '\(file)': \(error.description)")
-        }
-        var hosts = WebPushSender.knownServices
-        if let extra = try value(global, nil, "web_push_hosts") {
-            let added = extra.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
-            if let bad = added.first(where: { !$0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") } }) {
-                throw CLIError("invalid web_push_hosts entry '\(bad)': expected host names separated by commas")
-            }
-            hosts += added
         }
         return WebPushSender(client: client, vapid: vapid, allowedHosts: hosts, store: credentials)
     }

@@ -134,6 +134,19 @@ import Testing
         }
         let none = await Self.run(["serve", "--once", "--sink", "push"], database: database)
         #expect(none.status == 1 && none.stderr.contains("sink push: no push service is configured"), "\(none.stderr)")
+        // A service's settings of its own are checked when the service is not configured, and whatever the sink: a typo
+        // is found the day it is made, not the day the keys come.
+        let unconfigured: [([String: String], String)] = [
+            (["DAILYVERSE_APNS_ENVIRONMENT": "dev"], "invalid apns_environment 'dev': expected production or sandbox"),
+            (["DAILYVERSE_APNS_URL": "http://x"], "invalid apns_url 'http://x': expected an https:// URL"),
+            (["DAILYVERSE_FCM_URL": "http://x"], "invalid fcm_url 'http://x': expected an https:// URL"),
+            (["DAILYVERSE_FCM_TOKEN_URL": "ftp://x"], "invalid fcm_token_url 'ftp://x': expected an https:// URL"),
+            (["DAILYVERSE_WEB_PUSH_HOSTS": "push.example.org, bad host"], "invalid web_push_hosts entry 'bad host'"),
+        ]
+        for (setting, message) in unconfigured {
+            let result = await Self.run(["serve", "--once", "--sink", "stdout"], database: database, environment: setting)
+            #expect(result.status == 1 && result.stderr.hasPrefix("dailyverse: \(message)"), "\(setting): \(result.stderr)")
+        }
     }
 
     @Test func vapidKeysAreMadeIntoAPrivateFileAndTheirPublicHalfPrinted() async throws {
