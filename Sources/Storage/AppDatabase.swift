@@ -188,6 +188,12 @@ public final class AppDatabase: Sendable {
         }
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             if isDirectory.boolValue { throw .cannotOpen(path: path, reason: "it is a folder") }
+            // A device, a pipe or a socket is no database: SQLite said "disk I/O error", after writing a journal beside
+            // it (`/dev/null-journal`).
+            var info = stat()
+            if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+                throw .cannotOpen(path: path, reason: "it is not a regular file")
+            }
             guard access(path, R_OK | W_OK) == 0 else {
                 throw .cannotOpen(path: path, reason: "it cannot be read and written: \(String(cString: strerror(errno)))")
             }

@@ -127,6 +127,34 @@ import FoundationNetworking
         #expect(CLI.run(["outbox", "list", "--json"], database: db).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
     }
 
+    /// The spool folder is made, the folders above it are not: a mistyped path is one line, and nothing is created.
+    @Test func aSpoolWhoseParentIsMissingIsRefused() throws {
+        let db = CLI.freshDatabase()
+        let missing = URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("no-such-folder")
+        let spool = missing.appendingPathComponent("spool").path
+        let refused = CLI.run(["serve", "--once", "--sink", "jsonl:\(spool)", "--now", "2025-03-01T08:30:00Z"], database: db)
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("cannot create spool directory '\(spool)': its parent folder does not exist"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: missing.path))
+        let file = try writeFile(["x"], beside: db, name: "a-file")
+        let notFolder = CLI.run(["serve", "--once", "--sink", "jsonl:\(file)", "--now", "2025-03-01T08:30:00Z"], database: db)
+        #expect(notFolder.status == 1 && notFolder.stderr.contains("it is not a folder"), "\(notFolder.stderr)")
+    }
+
+    /// A database path that names a pipe or a folder is one line saying what it is; SQLite wrote a journal beside a
+    /// device or pipe before it said "disk I/O error".
+    @Test func aDatabaseThatIsNoFileIsRefused() throws {
+        let folder = URL(fileURLWithPath: CLI.freshDatabase()).deletingLastPathComponent()
+        let pipe = folder.appendingPathComponent("pipe").path
+        #expect(mkfifo(pipe, 0o600) == 0)
+        for (path, reason) in [(pipe, "it is not a regular file"), (folder.path, "it is a folder")] {
+            let refused = CLI.run(["today", "--date", "2025-03-01"], database: path)
+            #expect(refused.status == 1 && refused.stderr.contains("'\(path)': \(reason)"), "\(refused.stderr)")
+            #expect(refused.stderr.split(separator: "\n").count == 1)
+        }
+        #expect(!FileManager.default.fileExists(atPath: pipe + "-journal"))
+    }
+
     @Test func configurationComesFromFlagsThenEnvironmentThenFile() throws {
         let db = CLI.freshDatabase()
         let file = try writeFile((1...2).map { device($0) }, beside: db, name: "d.jsonl")
