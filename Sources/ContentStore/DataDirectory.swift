@@ -15,7 +15,7 @@ public enum DataDirectory {
         if let path = explicit ?? environment["DAILYVERSE_DATA"], !path.isEmpty {
             let url = URL(fileURLWithPath: path)
             guard FileManager.default.fileExists(atPath: url.appendingPathComponent(marker).path) else {
-                throw .dataDirectoryNotFound(tried: [path])
+                throw .notADataDirectory(path: path)
             }
             return url
         }

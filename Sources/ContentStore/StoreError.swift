@@ -6,6 +6,8 @@ import VerseCalendar
 public enum StoreError: UserFacingError, Equatable, Sendable {
     case cannotOpen(path: String, reason: String)
     case dataDirectoryNotFound(tried: [String])
+    /// The data folder named (--data, DAILYVERSE_DATA, `data`, or a command's argument) is not one.
+    case notADataDirectory(path: String)
     case missingDataFile(String)
     /// A file that is there but cannot be read as one: a folder, a FIFO, a device, a permission, over its size limit.
     case unreadableFile(InputFileError)
@@ -26,6 +28,7 @@ public enum StoreError: UserFacingError, Equatable, Sendable {
         case .cannotOpen(let path, let reason): "cannot open database '\(path)': \(reason)"
         case .dataDirectoryNotFound(let tried):
             "cannot find the data directory (set DAILYVERSE_DATA or --data); looked in: \(tried.joined(separator: ", "))"
+        case .notADataDirectory(let path): "'\(path)' is not a data folder: it has no \(DataDirectory.marker)"
         case .missingDataFile(let path): "missing data file '\(path)'"
         case .unreadableFile(let error): error.description
         case .malformedLine(let file, let line, let reason): "\(file):\(line): \(reason)"

@@ -394,12 +394,22 @@ public struct GlobalOptions: ParsableArguments {
     func openDatabase(named: String?, defaultPath: String, pool: Bool = false) throws -> AppDatabase {
         // Folders are created for the default location only: an explicit path into a missing folder is a typo.
         let explicit = try named.map { try checkedPath($0, what: "the database path") }
-        let database = try AppDatabase.open(path: explicit ?? defaultPath, pool: pool, createFolder: explicit == nil)
-        do {
-            try database.seedIfNeeded(from: try dataDirectory())
-        } catch let error as StoreError {
-            // A database seeded before can serve without its data folder; an empty one cannot.
-            guard case .dataDirectoryNotFound = error, try database.seededFingerprint() != nil else { throw error }
+        let path = explicit ?? defaultPath
+        // The data folder, found before anything is opened: one named (--data, DAILYVERSE_DATA, `data`) that is not a
+        // data folder is refused whatever the database (it was passed over once the database was seeded), and so is
+        // none found for a database still to be made (it was left migrated and empty).
+        let data = Result { try dataDirectory() }
+        if case .failure(let error) = data {
+            guard case .dataDirectoryNotFound = error as? StoreError,
+                try setting(flag: self.data, environment: "DAILYVERSE_DATA", key: "data") == nil, access(path, F_OK) == 0
+            else { throw error }
+        }
+        let database = try AppDatabase.open(path: path, pool: pool, createFolder: explicit == nil)
+        switch data {
+        case .success(let folder): try database.seedIfNeeded(from: folder)
+        case .failure(let error):
+            // A database seeded before can serve without its data folder, when none was named; an empty one cannot.
+            guard try database.seededFingerprint() != nil else { throw error }
         }
         try database.useCrescentRegion(regionID())
         database.useLayerSources(try layerSources())

@@ -30,7 +30,8 @@ extension APIError {
             case .unknownTranslation: self = .notFound("translation_not_found", error.description)
             case .unknownLayer: self = .notFound("layer_not_found", error.description)
             case .unknownOccasion: self = .notFound("occasion_not_found", error.description)
-            case .cannotOpen, .dataDirectoryNotFound, .missingDataFile, .unreadableFile, .malformedLine, .malformedData, .notSeeded,
+            case .cannotOpen, .dataDirectoryNotFound, .notADataDirectory, .missingDataFile, .unreadableFile, .malformedLine, .malformedData,
+                .notSeeded,
                 .invalidLayerSources, .editionOfAnotherKind:
                 return nil
             }

@@ -155,6 +155,25 @@ import FoundationNetworking
         #expect(!FileManager.default.fileExists(atPath: pipe + "-journal"))
     }
 
+    /// A data folder named that is not one is refused, whether or not the database was seeded before (it was passed
+    /// over), and a database still to be made is not made (it was left migrated and empty).
+    @Test func aDataFolderNamedThatIsNoneIsRefused() throws {
+        let db = CLI.freshDatabase()
+        #expect(CLI.run(["today", "--date", "2025-03-01"], database: db).status == 0)
+        let elsewhere = URL(fileURLWithPath: db).deletingLastPathComponent().path
+        for (arguments, environment) in [
+            (["--data", "/nonexistent"], [String: String]()), (["--data", elsewhere], [:]), ([], ["DAILYVERSE_DATA": "/nonexistent"]),
+        ] {
+            let refused = CLI.run(["today", "--date", "2025-03-01"] + arguments, database: db, environment: environment)
+            let named = arguments.last ?? "/nonexistent"
+            #expect(refused.status == 1 && refused.stderr.contains("'\(named)' is not a data folder"), "\(refused.stderr)")
+        }
+        let unmade = URL(fileURLWithPath: elsewhere).appendingPathComponent("unmade.sqlite").path
+        let refused = CLI.run(["today", "--date", "2025-03-01", "--data", "/nonexistent"], database: unmade)
+        #expect(refused.status == 1)
+        #expect(!FileManager.default.fileExists(atPath: unmade))
+    }
+
     @Test func configurationComesFromFlagsThenEnvironmentThenFile() throws {
         let db = CLI.freshDatabase()
         let file = try writeFile((1...2).map { device($0) }, beside: db, name: "d.jsonl")
