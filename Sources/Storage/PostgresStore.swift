@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOSSL
 import PostgresNIO
+import Synchronization
 
 /// A PostgreSQL database shared by any number of DailyVerse processes: a pool of connections (postgres-nio's
 /// `PostgresClient`), the schema migrated once whoever opens it first.
@@ -53,15 +54,43 @@ public final class PostgresStore: Sendable {
         // waiting for one only when a request comes or the pool falls below this, so with none kept, requests waiting
         // while every connection closed (a restart under load) would wait for ever (vapor/postgres-nio#657).
         configuration.options.minimumConnections = 1
+        // No keep-alive query on idle connections. With a connection kept, a keep-alive the server ends (a restart)
+        // leaves the pool below its minimum until the close is processed, and a request leased in that moment stops
+        // the process on the pool's precondition; and a keep-alive written as the connection closes is dropped like
+        // any statement, which `close()` would wait for. A connection found closed when used fails at once instead
+        // (`ConnectionWatch`), and its request answers 503 or its pass is tried again.
+        configuration.options.keepAliveBehavior = nil
         configuration.options.additionalStartupParameters = PostgresStore.startupParameters(address)
         return PostgresStore(address: address, client: PostgresClient(configuration: configuration, backgroundLogger: logger), logger: logger)
     }
 
-    /// Stops the pool: its connections close, and queries after this fail.
+    /// Stops the pool: its connections close, and queries after this fail. Waits `closeWait` at most: a connection
+    /// still being made to a server that does not answer (its connect timeout) does not hold up a process's stop.
     public func close() async {
         runner.cancel()
-        await runner.value
+        let runner = runner
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waiting = Waiting(continuation)
+            Task {
+                await runner.value
+                waiting.resume()
+            }
+            Task {
+                try? await Task.sleep(for: Self.closeWait)
+                waiting.resume()
+            }
+        }
     }
+
+    /// A continuation resumed by whichever comes first.
+    private final class Waiting: Sendable {
+        private let continuation: Mutex<CheckedContinuation<Void, Never>?>
+        init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = Mutex(continuation) }
+        func resume() { continuation.withLock { $0.take() }?.resume() }
+    }
+
+    /// How long `close()` waits for the pool to stop.
+    static let closeWait: Duration = .seconds(5)
 
     /// One line for an error met on this database: the server's message and SQLSTATE, or what stopped the connection
     /// (never the password: postgres-nio's own description hides everything, and its details carry none).
