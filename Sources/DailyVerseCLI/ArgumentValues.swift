@@ -27,3 +27,20 @@ extension Adjustment: ExpressibleByArgument {
 
     public var defaultValueDescription: String { String(days) }
 }
+
+/// A Hijri year given on the command line (`--hijri-year`, `sighting set YEAR`), read as every Hijri year is read
+/// (`HijriDate.year(parsing:)`, as the API reads `/v1/calendar/{year}`): the parser refuses `01447` or `+1447`, naming
+/// it. (Read as an `Int`, they were taken.)
+func hijriYearArgument(_ text: String) throws -> Int {
+    guard let year = HijriDate.year(parsing: text) else {
+        throw CLIError(
+            "expected a Hijri year from \(HijriDate.yearRange.lowerBound) to \(HijriDate.yearRange.upperBound) in digits alone, such as 1447")
+    }
+    return year
+}
+
+/// A Hijri month given on the command line: 1 to 12 in digits alone.
+func hijriMonthArgument(_ text: String) throws -> Int {
+    guard let month = GlobalOptions.wholeNumber(Substring(text), in: 1...12) else { throw CLIError("expected a Hijri month from 1 to 12") }
+    return month
+}

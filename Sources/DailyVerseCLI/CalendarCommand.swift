@@ -30,7 +30,7 @@ struct CalendarCommand: AsyncParsableCommand {
     @OptionGroup var calendarOptions: CalendarOptions
     @Option(
         name: .customLong("hijri-year"), parsing: .unconditional,
-        help: ArgumentHelp("The Hijri year. Default: the current one (UTC).", valueName: "year"))
+        help: ArgumentHelp("The Hijri year, 1 to 9999. Default: the current one (UTC).", valueName: "year"), transform: { try hijriYearArgument($0) })
     var hijriYear: Int?
 
     func run() async throws {

@@ -102,7 +102,7 @@ struct ContentCoverageCommand: AsyncParsableCommand {
     @OptionGroup var calendarOptions: CalendarOptions
     @Option(
         name: .customLong("hijri-year"), parsing: .unconditional,
-        help: ArgumentHelp("The Hijri year. Default: the current one (UTC).", valueName: "year"))
+        help: ArgumentHelp("The Hijri year, 1 to 9999. Default: the current one (UTC).", valueName: "year"), transform: { try hijriYearArgument($0) })
     var hijriYear: Int?
     @Option(parsing: .unconditional, help: ArgumentHelp("How many incomplete selections the text lists (--json lists all).", valueName: "n"))
     var show = 20

@@ -20,12 +20,11 @@ struct SightingCommand: ParsableCommand {
 struct SightingSetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "set", abstract: "Publish the first day of a Hijri month.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Hijri year.") var year: Int
-    @Argument(help: "Hijri month, 1-12.") var month: Int
+    @Argument(help: "Hijri year.", transform: { try hijriYearArgument($0) }) var year: Int
+    @Argument(help: "Hijri month, 1-12.", transform: { try hijriMonthArgument($0) }) var month: Int
     @Argument(help: ArgumentHelp("Gregorian first day, YYYY-MM-DD.", valueName: "date")) var date: String
 
     func run() async throws {
-        guard (1...12).contains(month) else { throw CLIError("invalid month \(month): expected 1 to 12") }
         let start = PublishedMonthStart(year: year, month: month, firstDay: try CivilDate(parsing: date))
         try SightedMonthStarts.validate(start)
         let now = try global.clock()
@@ -74,7 +73,7 @@ struct SightingImportCommand: AsyncParsableCommand {
                 return
             }
             let fields = trimmed.split(separator: ",", omittingEmptySubsequences: false)
-            guard fields.count == 3, let year = GlobalOptions.wholeNumber(fields[0], in: 1...9999),
+            guard fields.count == 3, let year = HijriDate.year(parsing: fields[0]),
                 let month = GlobalOptions.wholeNumber(fields[1], in: 1...12)
             else {
                 throw CLIError("\(name):\(number): expected hijri_year (1-9999),hijri_month (1-12),first_day, found '\(trimmed.prefix(60))'")
@@ -111,8 +110,7 @@ struct SightingImportCommand: AsyncParsableCommand {
     /// `FIRST-LAST`, two Hijri years in order.
     static func years(_ text: String) throws -> ClosedRange<Int> {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 2, let first = GlobalOptions.wholeNumber(parts[0], in: 1...9999),
-            let last = GlobalOptions.wholeNumber(parts[1], in: 1...9999), first <= last
+        guard parts.count == 2, let first = HijriDate.year(parsing: parts[0]), let last = HijriDate.year(parsing: parts[1]), first <= last
         else { throw CLIError("invalid --years '\(text)': expected FIRST-LAST, two Hijri years from 1 to 9999 in order, such as 1423-1447") }
         return first...last
     }
@@ -139,8 +137,8 @@ struct SightingListCommand: AsyncParsableCommand {
 struct SightingRemoveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a published month start.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Hijri year.") var year: Int
-    @Argument(help: "Hijri month, 1-12.") var month: Int
+    @Argument(help: "Hijri year.", transform: { try hijriYearArgument($0) }) var year: Int
+    @Argument(help: "Hijri month, 1-12.", transform: { try hijriMonthArgument($0) }) var month: Int
 
     func run() async throws {
         let removed = try await global.withPostgres { [year, month] in try await $0.removeMonthStart(year: year, month: month) }

@@ -156,9 +156,10 @@ public func buildRouter(_ environment: APIEnvironment) -> Router<APIContext> {
     }
 
     router.get("/v1/calendar/:year") { request, context -> Response in
-        // Parsed before any arithmetic: at most four digits (1 to 9999); whether the calendar covers it is its question.
+        // Parsed before any arithmetic, as every Hijri year is (at most four digits, 1 to 9999); whether the calendar
+        // covers it is its question.
         let text = try context.pathParameter("year")
-        guard (1...4).contains(text.count), text.allSatisfy({ $0.isASCII && $0.isNumber }), let year = Int(text), year >= 1 else {
+        guard let year = HijriDate.year(parsing: text) else {
             throw APIError.badRequest("bad_year", "invalid Hijri year '\(text.prefix(40))': expected a whole number from 1 to 9999, such as 1446")
         }
         let (calendar, adjustment) = try calendarChoice(request)

@@ -21,7 +21,7 @@ public enum CalendarError: UserFacingError, Equatable, Sendable {
         case .invalidGregorianDate(let text):
             "invalid date '\(text)': expected an existing Gregorian day as YYYY-MM-DD (years 0001-9999)"
         case .invalidHijriDate(let text):
-            "invalid Hijri date '\(text)': expected YYYY-MM-DD with month 1-12 and day 1-30"
+            "invalid Hijri date '\(text)': expected YYYY-MM-DD, a year of 1 to 4 digits, month 01-12, day 01-30, such as 1446-09-01"
         case .unknownCalendar(let name):
             "unknown calendar '\(name)': expected one of \(CalendarKind.allCases.map(\.rawValue).joined(separator: ", "))"
         case .invalidAdjustment(let value):

@@ -94,7 +94,8 @@ public struct CrescentRegions: Sendable {
     /// A region of one's own: `LAT,LON[,HEIGHT]` sites (degrees north and east, metres), separated by `;`, with the
     /// default region's rule unless `/odeh-a`, `/odeh-b` or `/odeh-c` follows: `32.03,44.35;33.31,44.37/odeh-a`.
     public func coordinates(_ text: String) throws(CalendarError) -> CrescentRegion {
-        let form = "expected LAT,LON[,HEIGHT] sites separated by ';', optionally followed by /odeh-a, /odeh-b or /odeh-c"
+        let form =
+            "expected LAT,LON[,HEIGHT] sites in decimal degrees and metres (such as 32.03,44.35) separated by ';', optionally followed by /odeh-a, /odeh-b or /odeh-c"
         guard text.utf8.count <= 400 else { throw .badCoordinates(String(text.prefix(40)) + "…", form) }
         var body = Substring(text)
         var rule = defaultRegion.rule
@@ -107,7 +108,7 @@ public struct CrescentRegions: Sendable {
         }
         var sites: [Site] = []
         for part in body.split(separator: ";", omittingEmptySubsequences: false) {
-            let numbers = part.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            let numbers = part.split(separator: ",", omittingEmptySubsequences: false).map { Self.decimal($0.trimmingCharacters(in: .whitespaces)) }
             guard (2...3).contains(numbers.count), numbers.allSatisfy({ $0?.isFinite == true }) else { throw .badCoordinates(text, form) }
             let site = Site(name: String(part), latitude: numbers[0]!, longitude: numbers[1]!, height: numbers.count == 3 ? numbers[2]! : 0)
             guard Self.latitudeRange.contains(site.latitude), (-180.0...180.0).contains(site.longitude), (-500.0...9000.0).contains(site.height)
@@ -119,6 +120,19 @@ public struct CrescentRegions: Sendable {
         guard (1...Self.maximumSites).contains(sites.count) else { throw .badCoordinates(text, "at most \(Self.maximumSites) sites") }
         let id = sites.map { "\($0.latitude),\($0.longitude),\($0.height)" }.joined(separator: ";") + "/" + rule.name
         return CrescentRegion(id: id, name: "Sites at \(sites.map(\.name).joined(separator: "; "))", sites: sites, rule: rule)
+    }
+
+    /// A coordinate as the README writes one: a plain decimal number, an optional sign, digits, and optionally a point
+    /// and more digits (`-33.87`, `44`); nil for anything else. `Double(_:)` alone took hexadecimal (`0x10`), exponents
+    /// (`1e1`) and `nan`.
+    static func decimal(_ text: String) -> Double? {
+        var digits = Substring(text)
+        if let sign = digits.first, sign == "-" || sign == "+" { digits = digits.dropFirst() }
+        let halves = digits.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(halves.count), digits.utf8.count <= 20,
+            halves.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { (48...57).contains($0) } })
+        else { return nil }
+        return Double(text)
     }
 
     /// Whether `region` is a preset (its table is in the data) or one given by coordinates.

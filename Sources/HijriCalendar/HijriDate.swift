@@ -10,16 +10,32 @@ public struct HijriDate: Hashable, Comparable, Sendable, CustomStringConvertible
         self.day = day
     }
 
-    /// Parses `YYYY-MM-DD` (Hijri year, month, day) without checking the day against a calendar.
+    /// Parses `YYYY-MM-DD` (Hijri year, month, day) without checking the day against a calendar: the year as
+    /// `year(parsing:)` reads it, the month and the day two digits each, as a Gregorian date writes them (`1446-9-1`
+    /// was taken here while `hijri 2026-1-1` was refused).
     public init(parsing text: String) throws(CalendarError) {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, (1...4).contains(parts[0].count), (1...2).contains(parts[1].count),
-            (1...2).contains(parts[2].count),
-            parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
-            let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]), y >= 1, (1...12).contains(m),
-            (1...30).contains(d)
+        func twoDigits(_ part: Substring) -> Int? {
+            guard part.utf8.count == 2, part.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+            return Int(part)
+        }
+        guard parts.count == 3, let y = Self.year(parsing: parts[0]), let m = twoDigits(parts[1]), let d = twoDigits(parts[2]),
+            (1...12).contains(m), (1...30).contains(d)
         else { throw .invalidHijriDate(text) }
         self.init(year: y, month: m, day: d)
+    }
+
+    /// The Hijri years that may be written: 1 to 9999, at most four digits.
+    public static let yearRange = 1...9999
+
+    /// A Hijri year as every input writes it (a date, `--hijri-year`, `sighting`'s years, `/v1/calendar/{year}`): one
+    /// to four ASCII digits and nothing else (no sign, space, or fifth digit), 1 to 9999; nil otherwise. Read before
+    /// any arithmetic; whether a calendar covers the year is the calendar's question.
+    public static func year(parsing text: some StringProtocol) -> Int? {
+        guard (1...4).contains(text.utf8.count), text.utf8.allSatisfy({ (48...57).contains($0) }), let year = Int(text),
+            yearRange.contains(year)
+        else { return nil }
+        return year
     }
 
     public var monthName: HijriMonth { HijriMonth(rawValue: month)! }

@@ -13,12 +13,15 @@ public struct VerseRange: Hashable, Comparable, Sendable, CustomStringConvertibl
     }
 
     /// Parses `S:A` or `S:A-B`. Whether the verses exist is the store's question (it knows the suras' lengths).
+    /// Each number is written as the key prints it, without leading zeros (`02:255` and `2:0255` are refused alike;
+    /// `002:255` was taken where `2:0255` was not).
     public init(parsing text: String) throws(SelectionError) {
         let halves = text.split(separator: ":", omittingEmptySubsequences: false)
         guard halves.count == 2 else { throw .invalidVerseKey(text) }
         let ayat = halves[1].split(separator: "-", omittingEmptySubsequences: false)
         func number(_ part: Substring) -> Int? {
-            guard (1...3).contains(part.count), part.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            guard (1...3).contains(part.utf8.count), part.utf8.allSatisfy({ (48...57).contains($0) }), part.utf8.first != UInt8(ascii: "0")
+            else { return nil }
             return Int(part)
         }
         guard let surah = number(halves[0]), (1...114).contains(surah), (1...2).contains(ayat.count),
@@ -63,7 +66,7 @@ public enum SelectionError: UserFacingError, Equatable, Sendable {
     public var description: String {
         switch self {
         case .invalidVerseKey(let text):
-            "invalid verse '\(text)': expected SURAH:AYAH or SURAH:AYAH-AYAH, e.g. 2:255 or 96:1-5 (suras 1-114)"
+            "invalid verse '\(text)': expected SURAH:AYAH or SURAH:AYAH-AYAH without leading zeros, e.g. 2:255 or 96:1-5 (suras 1-114)"
         case .invalidCalendarData(let detail): "invalid verse calendar data: \(detail)"
         }
     }

@@ -218,6 +218,12 @@ enum StoreKind: String, CustomTestStringConvertible, Sendable {
         ("/v1/verses/2:300", 404, "verse_not_found"),
         ("/v1/verses/115:1", 400, "bad_verse"),
         ("/v1/verses/abc", 400, "bad_verse"),
+        // A verse key is written without leading zeros, on either side, as the command line reads it.
+        ("/v1/verses/002:255", 400, "bad_verse"),
+        ("/v1/verses/2:0255", 400, "bad_verse"),
+        ("/v1/verses/96:1-05", 400, "bad_verse"),
+        ("/v1/calendar/01446", 400, "bad_year"),
+        ("/v1/calendar/+1446", 400, "bad_year"),
         ("/v1/calendar/abc", 400, "bad_year"),
         ("/v1/calendar/1700", 400, "out_of_range"),
         ("/v1/nothing-here", 404, "not_found"),

@@ -59,8 +59,27 @@ import Testing
         #expect(throws: CalendarError.dayNotInMonth(HijriDate(year: 1446, month: 1, day: 30), monthLength: 29)) {
             try IslamicCalendar.ummAlQura.civilDate(for: HijriDate(year: 1446, month: 1, day: 30))
         }
-        for text in ["1446-13-01", "1446-00-01", "1446-01-31", "abc"] {
-            #expect(throws: CalendarError.self) { try HijriDate(parsing: text) }
+        // A Hijri date is written as a Gregorian one is: two digits for the month and the day; the year as every
+        // Hijri year is (`HijriDate.year(parsing:)`).
+        for text in [
+            "1446-13-01", "1446-00-01", "1446-01-31", "abc", "1446-9-1", "1446-09-1", "1446-9-01", "1446-009-01", "01446-09-01",
+            "+446-09-01", "1446-+9-01", "1446-09-01 ", "١٤٤٦-٠٩-٠١", "1446--9-01",
+        ] {
+            let error = #expect(throws: CalendarError.self) { try HijriDate(parsing: text) }
+            #expect(error?.description.contains("'\(text)'") == true)
+        }
+        #expect(try HijriDate(parsing: "1446-09-01") == HijriDate(year: 1446, month: 9, day: 1))
+        #expect(try HijriDate(parsing: "1-01-30") == HijriDate(year: 1, month: 1, day: 30))
+    }
+
+    /// A Hijri year, wherever it is given (a date, `--hijri-year`, `sighting`, `/v1/calendar/{year}`): one to four
+    /// ASCII digits, 1 to 9999, and nothing else.
+    @Test func hijriYearsAreDigitsAlone() {
+        for text in ["01447", "+1447", "-1", "0", "0000", "", " 1447", "1447 ", "1e3", "0x10", "١٤٤٧", "10000", "9223372036854775807"] {
+            #expect(HijriDate.year(parsing: text) == nil, "\(text.debugDescription)")
+        }
+        for (text, year) in [("1447", 1447), ("1", 1), ("9999", 9999)] {
+            #expect(HijriDate.year(parsing: text) == year)
         }
     }
 

@@ -24,7 +24,13 @@ private func sampleCalendar(poolSize: Int = 30) throws -> VerseCalendarData {
         #expect(try VerseRange(parsing: "96:1-5") == VerseRange(surah: 96, start: 1, end: 5))
         #expect(try VerseRange(parsing: "96:1-5").key == "96:1-5")
         #expect(try VerseRange(parsing: "2:255").isPassage == false)
-        for bad in ["115:1", "0:1", "2", "2:", ":5", "2:0", "2:5-3", "2:5-5", "a:b", "2:1-2-3", "2:1000", " 2:1", "２:1"] {
+        #expect(try VerseRange(parsing: "114:6") == VerseRange(surah: 114, start: 6))
+        #expect(try VerseRange(parsing: "2:100-286") == VerseRange(surah: 2, start: 100, end: 286))
+        for bad in [
+            "115:1", "0:1", "2", "2:", ":5", "2:0", "2:5-3", "2:5-5", "a:b", "2:1-2-3", "2:1000", " 2:1", "２:1",
+            // No leading zeros, on either side of the colon or the dash: one rule for every number of a key.
+            "02:255", "002:255", "2:0255", "2:025", "96:01-5", "96:1-05", "+2:255", "2:+255",
+        ] {
             let error = #expect(throws: SelectionError.self) { try VerseRange(parsing: bad) }
             #expect(error?.description.contains("'\(bad)'") == true)
         }
