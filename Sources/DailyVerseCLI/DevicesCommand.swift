@@ -32,10 +32,26 @@ struct DeviceOptions: ParsableArguments {
         String?
     @Option(parsing: .unconditional, help: ArgumentHelp("true or false.", valueName: "bool")) var enabled: Bool?
 
-    /// A token needs its platform.
+    /// The options that make each platform's token: one that does not apply to the platform given is refused, naming
+    /// it (`--platform fcm --endpoint …` was taken, the endpoint passed over), and so is a token without its platform.
+    static func tokenOptions(_ platform: Platform) -> [String] { platform == .webpush ? ["--endpoint", "--p256dh", "--auth"] : ["--token"] }
+
+    /// A token needs its platform, and a platform its token's options, those alone.
     func validate() throws {
-        if platform == nil, token != nil || endpoint != nil || p256dh != nil || auth != nil {
-            throw ValidationError("give --platform with a new token (--token, or --endpoint, --p256dh and --auth)")
+        let given = [("--token", token), ("--endpoint", endpoint), ("--p256dh", p256dh), ("--auth", auth)].filter { $0.1 != nil }.map { $0.0 }
+        guard let platform else {
+            if !given.isEmpty { throw ValidationError("give --platform with a new token (--token, or --endpoint, --p256dh and --auth)") }
+            return
+        }
+        let needed = Self.tokenOptions(platform)
+        if let stray = given.first(where: { !needed.contains($0) }) {
+            throw ValidationError("\(stray) does not apply to --platform \(platform.rawValue): its token is \(needed.joined(separator: ", "))")
+        }
+        let missing = needed.filter { !given.contains($0) }
+        if !missing.isEmpty {
+            throw ValidationError(
+                "--platform \(platform.rawValue) needs \(needed.joined(separator: ", ")): \(missing.joined(separator: ", ")) \(missing.count == 1 ? "is" : "are") missing"
+            )
         }
     }
 

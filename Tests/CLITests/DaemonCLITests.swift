@@ -72,6 +72,41 @@ import FoundationNetworking
         #expect(result.stderr.contains(value))
     }
 
+    /// Each platform's token comes from its own options, and an option that does not apply is refused, naming it, by
+    /// `add` and `update` alike: `--platform fcm --token … --endpoint …` was taken, the endpoint passed over, and
+    /// `--platform webpush --token …` said "invalid Web Push subscription value ''" without naming what it needs.
+    @Test func tokenOptionsApplyToTheirPlatformOnly() throws {
+        let db = CLI.freshDatabase()
+        let fcm = String(repeating: "f", count: 40)
+        let added = CLI.run(["devices", "add", "--platform", "fcm", "--token", fcm, "--tz", "UTC"], database: db)
+        try #require(added.status == 0, "\(added.stderr)")
+        let id = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let webPush = ["--endpoint", "https://fcm.googleapis.com/fcm/send/x", "--p256dh", "BKey", "--auth", "secret"]
+        let cases: [([String], [String])] = [
+            (["--platform", "fcm", "--token", fcm, "--endpoint", "https://x"], ["--endpoint", "--platform fcm", "--token"]),
+            (["--platform", "apns", "--token", Self.apns] + webPush, ["--endpoint", "--platform apns"]),
+            (["--platform", "apns", "--token", Self.apns, "--auth", "secret"], ["--auth", "--platform apns"]),
+            (["--platform", "webpush", "--token", "xyz"], ["--token", "--platform webpush", "--endpoint, --p256dh, --auth"]),
+            (["--platform", "webpush"] + webPush + ["--token", "xyz"], ["--token", "--platform webpush"]),
+            (
+                ["--platform", "webpush", "--endpoint", "https://x"],
+                ["--platform webpush needs --endpoint, --p256dh, --auth", "--p256dh, --auth are missing"]
+            ),
+            (["--platform", "webpush"], ["--platform webpush needs --endpoint, --p256dh, --auth"]),
+            (["--platform", "apns"], ["--platform apns needs --token", "--token is missing"]),
+        ]
+        for (options, values) in cases {
+            for command in [["devices", "add", "--tz", "UTC"], ["devices", "update", id]] {
+                let result = CLI.run(command + options, database: db)
+                #expect(result.status == 1 && result.stdout.isEmpty, "\(command + options): \(result.stderr)")
+                #expect(result.stderr.hasPrefix("dailyverse: ") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+                for value in values { #expect(result.stderr.contains(value), "\(command + options) does not name \(value): \(result.stderr)") }
+            }
+        }
+        let devices = try DatabaseQueue(path: db).read { try String.fetchAll($0, sql: "SELECT token FROM device") }
+        #expect(devices == [fcm], "nothing added or changed: \(devices)")
+    }
+
     @Test func importIsAllOrNothingAndNamesTheBadLine() throws {
         let db = CLI.freshDatabase()
         let good = (1...5).map { device($0) }
