@@ -1,9 +1,10 @@
 import Diagnostics
 import Foundation
 
-/// The configuration file: a small subset of TOML — `key = value` lines, `[section]` headers, `#` comments;
-/// values are "strings", 'literal strings', integers, floats and booleans. Anything else is an error naming the
-/// line, so a typo cannot pass unnoticed.
+/// The configuration file: a small subset of TOML — `key = value` lines and `#` comments; values are "strings",
+/// 'literal strings', integers, floats and booleans. Anything else, a `[section]` header included (every setting is a
+/// top-level key, and an empty `[extra]` passed unnoticed), is an error naming the line, so a typo cannot pass
+/// unnoticed.
 public struct ConfigFile: Sendable, Equatable {
     public enum Value: Sendable, Equatable {
         case string(String)
@@ -12,7 +13,7 @@ public struct ConfigFile: Sendable, Equatable {
         case bool(Bool)
     }
 
-    /// Values by key; a key under a `[section]` is `section.key`.
+    /// Values by key.
     public let values: [String: Value]
     /// The line each key is set on, and the file's name, for errors found after parsing (an unknown key).
     public let lines: [String: Int]
@@ -43,27 +44,22 @@ public struct ConfigFile: Sendable, Equatable {
         var values: [String: Value] = [:]
         var lines: [String: Int] = [:]
         var written: [String: String] = [:]
-        var section = ""
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             func fail(_ reason: String) -> ConfigError { .invalid(file: file, line: index + 1, reason: reason) }
             let line = Self.stripComment(raw).trimmingCharacters(in: .whitespaces)
             if line.isEmpty { continue }
             if line.hasPrefix("[") {
-                guard line.hasSuffix("]"), line.count > 2 else { throw fail("expected [section]") }
-                section = String(line.dropFirst().dropLast()).trimmingCharacters(in: .whitespaces)
-                guard Self.isBareKey(section) else { throw fail("invalid section name '\(section)'") }
-                continue
+                throw fail("a section (\(Self.shown(String(line.prefix(60))))) is not read: every setting is a key = value line of its own")
             }
             guard let equals = line.firstIndex(of: "=") else { throw fail("expected key = value") }
             let key = line[..<equals].trimmingCharacters(in: .whitespaces)
             let valueText = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
             guard Self.isBareKey(key) else { throw fail("invalid key '\(key)'") }
-            let fullKey = section.isEmpty ? key : "\(section).\(key)"
-            guard values[fullKey] == nil else { throw fail("'\(fullKey)' is set twice") }
-            guard let value = Self.value(valueText) else { throw fail("invalid value for '\(fullKey)': \(Self.shown(valueText))") }
-            values[fullKey] = value
-            lines[fullKey] = index + 1
-            written[fullKey] = valueText
+            guard values[key] == nil else { throw fail("'\(key)' is set twice") }
+            guard let value = Self.value(valueText) else { throw fail("invalid value for '\(key)': \(Self.shown(valueText))") }
+            values[key] = value
+            lines[key] = index + 1
+            written[key] = valueText
         }
         self.init(values: values, lines: lines, file: file, written: written)
     }

@@ -73,6 +73,18 @@ import Testing
         }
     }
 
+    /// The configuration file is `key = value` lines: a `[section]`, even an empty one, is refused with the file and
+    /// the line, by every command that reads the file (an empty `[extra]` was taken, exit 0).
+    @Test func aConfigurationFileSectionIsRefused() throws {
+        let db = CLI.freshDatabase()
+        let config = URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("config.toml")
+        try Data("region = \"iran\"\n\n[extra]\n".utf8).write(to: config)
+        #expect(chmod(config.path, 0o600) == 0)
+        for command in [["today", "--date", "2025-03-02"], ["sighting", "list"], ["serve", "--once", "--sink", "stdout"]] {
+            Self.expectRefused(CLI.run(command + ["--config", config.path], database: db), naming: "config.toml:3: a section ([extra]) is not read")
+        }
+    }
+
     /// `sighting import` reads its years as `sighting set` does, in its lines and in `--years`.
     @Test func sightingImportReadsYearsAsSetDoes() throws {
         let db = CLI.freshDatabase()

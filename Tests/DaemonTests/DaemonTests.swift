@@ -36,9 +36,6 @@ import Testing
                 ratio = 0.5
                 verbose = true
                 quote = "a \\"b\\" # not a comment"
-
-                [webhook]
-                url = "https://gateway.example/push"
                 """)
         #expect(try file.string("database") == "/var/lib/dailyverse/db.sqlite")
         #expect(try file.string("grace") == "90m")
@@ -46,7 +43,6 @@ import Testing
         #expect(file.values["ratio"] == .float(0.5))
         #expect(file.values["verbose"] == .bool(true))
         #expect(try file.string("quote") == "a \"b\" # not a comment")
-        #expect(try file.string("webhook.url") == "https://gateway.example/push")
         #expect(throws: ConfigError.wrongType(key: "retries", expected: "a string")) { try file.string("retries") }
     }
 
@@ -75,7 +71,11 @@ import Testing
         ("key", 1, "expected key = value"),
         ("key = ", 1, "invalid value"),
         ("a = 1\na = 2", 2, "set twice"),
-        ("[bad name]", 1, "invalid section"),
+        // Every setting is a top-level key: a section, even an empty one, is refused (`[extra]` passed unnoticed).
+        ("[bad name]", 1, "a section ([bad name]) is not read"),
+        ("grace = '2h'\n[extra]", 2, "a section ([extra]) is not read"),
+        ("[webhook]\nurl = \"https://gateway.example/push\"", 1, "a section ([webhook]) is not read"),
+        ("[[servers]]", 1, "is not read"),
         ("x = \"open", 1, "invalid value"),
         ("ok = 1\nk y = 2", 2, "invalid key"),
         ("v = [1, 2]", 1, "invalid value"),
