@@ -587,8 +587,17 @@ struct ThaqalaynAPIReader {
         var hadiths: [Hadith] = []
         var positions: [String: Int] = [:]
         var first: Record?
-        for record in file.hadiths where record.error == nil {
+        // A record's id is its identity in the collection: two records with one id were both imported, the hadith twice.
+        var seen: [Int: Int] = [:]  // id -> the record's place in the file, from 1
+        for (index, record) in file.hadiths.enumerated() where record.error == nil {
             guard let english = record.englishText?.trimmingCharacters(in: .whitespacesAndNewlines), !english.isEmpty else { continue }
+            if let id = record.id {
+                if let other = seen[id] {
+                    throw .malformedData(
+                        file: name, reason: "hadith id \(id) is given twice (records \(other) and \(index + 1)): one collection has each once")
+                }
+                seen[id] = index + 1
+            }
             if first == nil { first = record }
             let chapter = record.chapterInCategoryId.map(String.init)
             let key = "\(record.volume ?? 1)|\(record.category ?? "")|\(chapter ?? "")"

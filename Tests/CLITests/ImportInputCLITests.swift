@@ -175,6 +175,34 @@ import Testing
         #expect(try Self.counts(database) == before)
     }
 
+    /// A hadith collection gives each record's id once: two records with one id were both imported, the hadith twice.
+    /// Refused naming the file and the id, with nothing stored; the same ids in two collections are theirs.
+    @Test func aHadithIdGivenTwiceInACollectionIsRefused() throws {
+        let (database, folder) = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let before = try Self.counts(database)
+        let books = folder.appendingPathComponent("hadith/scraped/thaqalayn_api")
+        func record(_ id: Int, _ text: String) -> String {
+            #"{"id": \#(id), "book": "Test", "category": "Content", "chapter": "Test chapter", "chapterInCategoryId": 1, "englishText": "\#(text)"}"#
+        }
+        for (book, records) in [
+            ("twice", [record(7, "Placeholder one."), record(8, "Placeholder two."), record(7, "Placeholder three.")]),
+            ("other", [record(7, "Placeholder one."), record(8, "Placeholder two.")]),
+        ] {
+            try FileManager.default.createDirectory(at: books.appendingPathComponent(book), withIntermediateDirectories: true)
+            try Data(#"{"hadiths": [\#(records.joined(separator: ", "))]}"#.utf8).write(to: books.appendingPathComponent("\(book)/hadiths.json"))
+        }
+        let dataset = folder.appendingPathComponent("hadith").path
+        Self.expectRefused(
+            CLI.run(["import", "hadith", dataset, "--book", "twice"], database: database),
+            naming: ["thaqalayn_api/twice/hadiths.json", "hadith id 7 is given twice", "records 1 and 3"])
+        #expect(try Self.counts(database) == before)
+        let other = CLI.run(["import", "hadith", dataset, "--book", "other"], database: database)
+        #expect(other.status == 0, "\(other.stderr)")
+        let stored = try DatabaseQueue(path: database).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM hadith WHERE book_id = 'other'") }
+        #expect(stored == 2)
+    }
+
     /// A quotation or a summary names its work, author and reference, and an editorial entry none (README,
     /// "Commentary format"): a quotation with no source was stored.
     @Test(arguments: [
