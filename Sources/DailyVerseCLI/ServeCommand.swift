@@ -251,8 +251,10 @@ struct ServeCommand: AsyncParsableCommand {
         let application = buildApplication(
             environment, host: host, port: port, idleTimeout: settings.idleTimeout, connections: ConnectionLimit(maximum: settings.connections),
             logger: logger
-        ) { _ in
-            logger.info("API listening", metadata: ["address": "\(address)"])
+        ) { bound in
+            // The port bound, which is the one asked for unless that was 0 (the kernel's choice, which the log must name).
+            let shown = host.contains(":") ? "[\(host)]:\(bound)" : "\(host):\(bound)"
+            logger.info("API listening", metadata: ["address": "\(shown)"])
             readiness.apiReady()
         }
         return APIService(address: address) { try await application.run() }

@@ -346,6 +346,47 @@ import FoundationNetworking
         #expect(CLI.run(["status", "--json", "--now", "2025-03-01T08:11:00Z"], database: db).json["written_ahead"] as? Int == 1)
     }
 
+    /// `--listen 127.0.0.1:0` asks the kernel for a port: the log names the port bound (it said `127.0.0.1:0`), and the
+    /// API answers there.
+    @Test func aListenPortOfZeroIsLoggedAsThePortBound() throws {
+        let db = CLI.freshDatabase()
+        let log = URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("serve.log")
+        try #require(FileManager.default.createFile(atPath: log.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: log)
+        defer { try? handle.close() }
+        let child = Process()
+        child.executableURL = CLI.binary
+        child.arguments = ["serve", "--now", "2025-03-01T08:10:00Z", "--sink", "stdout", "--listen", "127.0.0.1:0"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["DAILYVERSE_DB"] = db
+        environment["DAILYVERSE_DATA"] = CLI.repository.appendingPathComponent("data").path
+        environment.removeValue(forKey: "DAILYVERSE_NOW")
+        environment.removeValue(forKey: "NOTIFY_SOCKET")
+        child.environment = environment
+        child.standardOutput = FileHandle.nullDevice
+        child.standardError = handle
+        try child.run()
+        defer {
+            if child.isRunning {
+                kill(child.processIdentifier, SIGKILL)
+                child.waitUntilExit()
+            }
+        }
+        func listening() -> String? {
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").first { $0.contains("API listening") }.map(String.init)
+        }
+        try waitUntil { listening() != nil }
+        let line = try #require(listening())
+        let address = try #require(line.components(separatedBy: "address=").last?.split(separator: " ").first.map(String.init))
+        #expect(address.hasPrefix("127.0.0.1:") && address != "127.0.0.1:0", "\(line)")
+        let port = try #require(UInt16(address.dropFirst("127.0.0.1:".count)), "\(line)")
+        #expect(port != 0 && health(port) == "{\"status\":\"ok\"}", "\(line)")
+        kill(child.processIdentifier, SIGTERM)
+        child.waitUntilExit()
+        #expect(child.terminationReason == .exit && child.terminationStatus == 0)
+    }
+
     /// A flood of connections, each sending a byte, past what the open-file limit allows, while devices are due: the
     /// connections over the limit are refused, the scheduler keeps the descriptors it needs and delivers every due row
     /// on time, and the API answers once the flood ends.
