@@ -189,11 +189,16 @@ extension AppDatabase {
     }
 
     /// Publishes (or replaces) a month start; refused, with nothing written, if the sighted calendar could not hold it.
-    public func publishMonthStart(_ start: PublishedMonthStart, at now: Date) throws { _ = try publishMonthStarts([start], at: now) }
+    /// Returns the start it replaced, published before on another day.
+    @discardableResult
+    public func publishMonthStart(_ start: PublishedMonthStart, at now: Date) throws -> PublishedMonthStart? {
+        try publishMonthStarts([start], at: now).replaced.first
+    }
 
     /// Publishes (or replaces) many month starts in one transaction: all of them, or, if the calendars could not hold
-    /// them with the starts already published, none. Returns how many replaced a start published before.
-    public func publishMonthStarts(_ starts: [PublishedMonthStart], at now: Date) throws -> (published: Int, replaced: Int) {
+    /// them with the starts already published, none. Returns the starts published before that they replaced with
+    /// another day.
+    public func publishMonthStarts(_ starts: [PublishedMonthStart], at now: Date) throws -> (published: Int, replaced: [PublishedMonthStart]) {
         try write { db in
             let replaced = try PublishedMonthStart.replacing(try Self.publishedMonthStarts(db), with: starts)
             let statement = try db.makeStatement(

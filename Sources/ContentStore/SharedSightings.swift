@@ -8,11 +8,11 @@ extension PublishedMonthStart {
     static func inOrder(_ a: PublishedMonthStart, _ b: PublishedMonthStart) -> Bool { (a.year, a.month) < (b.year, b.month) }
 
     /// Checks that the calendars hold `starts` published over `kept` (those of the same months replaced), throwing
-    /// the calendar's error if not; how many of `kept` they replace with a different day.
-    static func replacing(_ kept: [PublishedMonthStart], with starts: [PublishedMonthStart]) throws -> Int {
+    /// the calendar's error if not; the starts of `kept` they replace with a different day, for the publisher to say.
+    static func replacing(_ kept: [PublishedMonthStart], with starts: [PublishedMonthStart]) throws -> [PublishedMonthStart] {
         let given = Set(starts.map { $0.year * 12 + $0.month })
         _ = try IslamicCalendar.sighted(published: kept.filter { !given.contains($0.year * 12 + $0.month) } + starts)
-        return kept.filter { given.contains($0.year * 12 + $0.month) && !starts.contains($0) }.count
+        return kept.filter { given.contains($0.year * 12 + $0.month) && !starts.contains($0) }
     }
 }
 
@@ -24,7 +24,11 @@ extension PostgresStore {
         try await withoutTransaction { try await $0.publishedMonthStarts() }
     }
 
-    public func publishMonthStarts(_ starts: [PublishedMonthStart], at now: Date) async throws -> (published: Int, replaced: Int) {
+    /// What a publication did: how many starts it published, and the starts published before that it replaced with
+    /// another day.
+    public typealias Publication = (published: Int, replaced: [PublishedMonthStart])
+
+    public func publishMonthStarts(_ starts: [PublishedMonthStart], at now: Date) async throws -> Publication {
         try await transaction { transaction in
             try await transaction.lock("published month starts")
             let replaced = try PublishedMonthStart.replacing(try await transaction.publishedMonthStarts(), with: starts)

@@ -28,11 +28,32 @@ struct SightingSetCommand: AsyncParsableCommand {
         let start = PublishedMonthStart(year: year, month: month, firstDay: try CivilDate(parsing: date))
         try SightedMonthStarts.validate(start)
         let now = try global.clock()
-        if try await global.withPostgres({ try await $0.publishMonthStarts([start], at: now) }) == nil {
-            try global.openDatabase().publishMonthStart(start, at: now)
+        // A start published before for the month is replaced, and said so: it was replaced silently.
+        let (_, replaced) =
+            try await global.withPostgres { try await $0.publishMonthStarts([start], at: now) }
+            ?? global.openDatabase().publishMonthStarts([start], at: now)
+        let previous = replaced.first?.firstDay
+        if global.json { return try printJSON(Published(start: start, replaced: previous)) }
+        print(
+            "published: \(HijriMonth(rawValue: month)!.englishName) \(year) begins on \(start.firstDay)"
+                + (previous.map { " (replacing \($0), published before)" } ?? ""))
+    }
+
+    /// `sighting set --json`: the start published, and the first day it replaced (null when the month had none, or the
+    /// same day).
+    struct Published: Encodable {
+        let start: PublishedMonthStart
+        let replaced: CivilDate?
+
+        enum CodingKeys: String, CodingKey { case year, month, firstDay = "first_day", replacedFirstDay = "replaced_first_day" }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(start.year, forKey: .year)
+            try container.encode(start.month, forKey: .month)
+            try container.encode(start.firstDay, forKey: .firstDay)
+            try container.encode(replaced, forKey: .replacedFirstDay)
         }
-        if global.json { return try printJSON(start) }
-        print("published: \(HijriMonth(rawValue: month)!.englishName) \(year) begins on \(start.firstDay)")
     }
 }
 
@@ -100,10 +121,10 @@ struct SightingImportCommand: AsyncParsableCommand {
             try await global.withPostgres { [starts] in try await $0.publishMonthStarts(starts, at: now) }
             ?? global.openDatabase().publishMonthStarts(starts, at: now)
         let years = starts.isEmpty ? "" : " (\(starts.map(\.year).min()!)-\(starts.map(\.year).max()!) AH)"
-        if global.json { return try printJSON(["published": published, "replaced": replaced, "left_out": leftOut]) }
+        if global.json { return try printJSON(["published": published, "replaced": replaced.count, "left_out": leftOut]) }
         print(
             "published \(published) month starts from \(name)\(years)"
-                + (replaced > 0 ? "; \(replaced) replaced a start published before" : "")
+                + (replaced.isEmpty ? "" : "; \(replaced.count) replaced a start published before")
                 + (leftOut > 0 ? "; left out \(leftOut) lines outside --years" : ""))
     }
 

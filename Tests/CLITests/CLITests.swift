@@ -254,6 +254,24 @@ struct CLI {
         #expect(result.stderr.split(separator: "\n").count == 1)
     }
 
+    /// `sighting set` on a month published before replaces its start, and says so (it did silently), in its line and
+    /// in `--json`; the same day again replaces nothing.
+    @Test func sightingSetSaysWhatItReplaced() throws {
+        let db = CLI.freshDatabase()
+        let first = CLI.run(["sighting", "set", "1446", "9", "2025-03-02", "--json"], database: db)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(Set(first.json.keys) == ["year", "month", "first_day", "replaced_first_day"] && first.json["replaced_first_day"] is NSNull)
+        let second = CLI.run(["sighting", "set", "1446", "9", "2025-03-01"], database: db)
+        #expect(second.status == 0 && second.stdout == "published: Ramadan 1446 begins on 2025-03-01 (replacing 2025-03-02, published before)\n")
+        let third = CLI.run(["sighting", "set", "1446", "9", "2025-03-02", "--json"], database: db)
+        #expect(third.json["first_day"] as? String == "2025-03-02" && third.json["replaced_first_day"] as? String == "2025-03-01", "\(third.stdout)")
+        let again = CLI.run(["sighting", "set", "1446", "9", "2025-03-02"], database: db)
+        #expect(again.status == 0 && again.stdout == "published: Ramadan 1446 begins on 2025-03-02\n", "\(again.stdout)")
+        let list = CLI.run(["sighting", "list", "--json"], database: db)
+        let starts = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
+        #expect(starts.count == 1 && starts[0]["first_day"] as? String == "2025-03-02")
+    }
+
     @Test func sightingsChangeTheSightedCalendar() {
         let db = CLI.freshDatabase()
         #expect(CLI.run(["sighting", "set", "1446", "9", "2025-03-02"], database: db).status == 0)
