@@ -30,7 +30,7 @@ struct ImportQuranCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Edition name.", valueName: "name")) var name: String = BundledContent.arabicEdition.name
 
     func run() async throws {
-        guard id.range(of: "^[a-z0-9][a-z0-9._-]{0,63}$", options: .regularExpression) != nil else {
+        guard EditionID.isQuranText(id) else {
             throw CLIError("invalid edition id '\(id)': expected lower-case letters, digits, '.', '_' or '-', such as quran-simple")
         }
         try checkedText(name, what: "name")
@@ -50,21 +50,34 @@ struct ImportTranslationCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("Tanzil text file.", valueName: "file")) var file: String
     @Option(parsing: .unconditional, help: ArgumentHelp("Translation id, e.g. en.pickthall.", valueName: "id")) var id: String
     @Option(parsing: .unconditional, help: ArgumentHelp("Translation name.", valueName: "name")) var name: String?
-    @Option(parsing: .unconditional, help: ArgumentHelp("Language code.", valueName: "code")) var language: String = "en"
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Language code, two or three lowercase letters. Default: the id's (en for en.pickthall); another is refused.", valueName: "code"))
+    var language: String?
     @Option(parsing: .unconditional, help: ArgumentHelp("Credit line shown with the text.", valueName: "text")) var credit: String?
 
     func run() async throws {
-        guard id.range(of: "^[a-z]{2,3}\\.[a-z0-9_-]{1,40}$", options: .regularExpression) != nil else {
+        // The id is LANGUAGE.NAME: its language is the translation's. `--id xx.test` was stored as English (the
+        // default), and `--id en.test --language zz` as zz.
+        guard let idLanguage = EditionID.translationLanguage(id) else {
             throw CLIError("invalid translation id '\(id)': expected LANGUAGE.NAME such as en.pickthall")
         }
-        guard language.range(of: "^[a-z]{2,3}$", options: .regularExpression) != nil else {
-            throw CLIError("invalid --language '\(language)': expected a two- or three-letter code such as en")
+        if let language {
+            guard EditionID.isLanguage(language) else {
+                throw CLIError("invalid --language '\(language)': expected a language's code (BCP 47), two or three lowercase letters, such as en")
+            }
+            guard language == idLanguage else {
+                throw CLIError(
+                    "--language '\(language)' is not the language of the translation id '\(id)' ('\(idLanguage)'): leave --language out, or name the id \(language).NAME"
+                )
+            }
         }
         for (what, text) in [("name", name), ("credit", credit)] { if let text { try checkedText(text, what: what) } }
         let database = try global.importDatabase(edition: id)
         let parsed = try TanzilFile(contentsOf: URL(fileURLWithPath: file), expectedCounts: database.ayahCounts())
         let bar = ProgressBar("translation")
-        let edition = Edition(id: id, kind: "translation", language: language, name: name ?? id, credit: credit ?? "Translation: \(name ?? id)")
+        let edition = Edition(id: id, kind: "translation", language: idLanguage, name: name ?? id, credit: credit ?? "Translation: \(name ?? id)")
         try await global.importing(into: database) { try $0.importTranslation(parsed, edition: edition, progress: bar.update) }
         try report(global.json, ImportResult(kind: "translation", id: id, count: parsed.ayat.count, file: file))
     }
@@ -84,6 +97,36 @@ struct ImportCommentaryCommand: AsyncParsableCommand {
         let bar = ProgressBar("commentary")
         try await global.importing(into: database) { try $0.importCommentary(parsed, name: url.lastPathComponent, progress: bar.update) }
         try report(global.json, ImportResult(kind: "commentary", id: nil, count: parsed.entries.count, file: file))
+    }
+}
+
+/// Edition ids and language codes, checked character by character: a pattern ending in `$` let a final line break
+/// through (`--id $'en.x\n'` and `--language $'en\n'` were imported).
+enum EditionID {
+    static func isLower(_ byte: UInt8) -> Bool { (97...122).contains(byte) }
+    static func isDigit(_ byte: UInt8) -> Bool { (48...57).contains(byte) }
+
+    /// A BCP 47 primary language subtag as the imports take it: two or three lowercase ASCII letters (`en`, `ar`, `fas`).
+    /// Its shape only: no list of the languages is kept.
+    static func isLanguage(_ text: Substring) -> Bool { (2...3).contains(text.utf8.count) && text.utf8.allSatisfy { isLower($0) } }
+
+    static func isLanguage(_ text: String) -> Bool { isLanguage(Substring(text)) }
+
+    /// A Quran text's id: a lowercase letter or digit, then up to 63 of them, `.`, `_` and `-` (`quran-simple`).
+    static func isQuranText(_ id: String) -> Bool {
+        guard let first = id.utf8.first, isLower(first) || isDigit(first), (1...64).contains(id.utf8.count) else { return false }
+        return id.utf8.allSatisfy { isLower($0) || isDigit($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+    }
+
+    /// A translation's id, LANGUAGE.NAME (`en.pickthall`: the language as `isLanguage` takes it, the name 1 to 40
+    /// lowercase letters, digits, `_` and `-`): its language, or nil for anything else.
+    static func translationLanguage(_ id: String) -> String? {
+        guard let dot = id.firstIndex(of: "."), isLanguage(id[..<dot]) else { return nil }
+        let name = id[id.index(after: dot)...]
+        guard (1...40).contains(name.utf8.count),
+            name.utf8.allSatisfy({ isLower($0) || isDigit($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
+        else { return nil }
+        return String(id[..<dot])
     }
 }
 

@@ -175,6 +175,36 @@ import Testing
         #expect(try Self.counts(database) == before)
     }
 
+    /// A translation's id is LANGUAGE.NAME and its language is the id's: `--id ar.test` was stored as English (the
+    /// default `--language`), `--id en.test --language zz` as zz. A language is two or three lowercase letters, an id
+    /// of its characters alone (a final line break passed the pattern).
+    @Test func aTranslationsLanguageIsItsIds() throws {
+        let (database, folder) = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let before = try Self.counts(database)
+        let translation = ["import", "translation", Self.pickthall.path]
+        let refusals: [([String], [String])] = [
+            (translation + ["--id", "en.test", "--language", "zz"], ["--language 'zz'", "'en.test'", "('en')"]),
+            (translation + ["--id", "ar.test", "--language", "en"], ["--language 'en'", "'ar.test'", "('ar')"]),
+            (translation + ["--id", "en.test", "--language", "EN"], ["invalid --language 'EN'"]),
+            (translation + ["--id", "en.test", "--language", "e"], ["invalid --language 'e'"]),
+            (translation + ["--id", "en.test", "--language", "en\n"], ["invalid --language 'en\\u{A}'"]),
+            (translation + ["--id", "en.test\n"], ["invalid translation id 'en.test\\u{A}'"]),
+            (translation + ["--id", "english.test"], ["invalid translation id 'english.test'"]),
+            (["import", "quran", Self.arabic.path, "--id", "ar.test\n"], ["invalid edition id 'ar.test\\u{A}'"]),
+        ]
+        for (arguments, values) in refusals { Self.expectRefused(CLI.run(arguments, database: database), naming: values) }
+        #expect(try Self.counts(database) == before)
+        for arguments in [translation + ["--id", "ar.test"], translation + ["--id", "fas.test", "--language", "fas"]] {
+            let result = CLI.run(arguments, database: database)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+        }
+        let languages = try DatabaseQueue(path: database).read { db in
+            try String.fetchAll(db, sql: "SELECT id || '=' || language FROM edition WHERE id IN ('ar.test', 'fas.test') ORDER BY id")
+        }
+        #expect(languages == ["ar.test=ar", "fas.test=fas"])
+    }
+
     /// A hadith collection gives each record's id once: two records with one id were both imported, the hadith twice.
     /// Refused naming the file and the id, with nothing stored; the same ids in two collections are theirs.
     @Test func aHadithIdGivenTwiceInACollectionIsRefused() throws {
