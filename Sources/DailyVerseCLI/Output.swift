@@ -21,7 +21,9 @@ func oneLine(_ error: any Error) -> String {
     case let error as CocoaError: message = fileError(error)
     default: message = "\(error)"
     }
-    return message.replacingOccurrences(of: "\n", with: " ")
+    // A line break inside is left for `ErrorLine.shortened` to show as `\u{A}`: a value that holds one (`--id $'en.x\n'`)
+    // is then told apart from one with a space.
+    return message.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 /// A file that could not be read or written, as one line naming it and the system's reason ("cannot write
