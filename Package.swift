@@ -282,7 +282,8 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "dailyverse", "DailyVerseTestSupport", "Encodings", "PushServices", "PushStandIns", .product(name: "GRDB", package: "GRDB.swift"),
+                "dailyverse", "DailyVerseCLI", "DailyVerseTestSupport", "Encodings", "PushServices", "PushStandIns",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ]
 )

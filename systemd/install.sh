@@ -19,6 +19,9 @@ rm -f dailyverse.service.tmp
 # The push keys' folder: root's alone; the unit gets each key by LoadCredential= (README, Push services).
 install -d -m 0700 "$DESTDIR/etc/dailyverse/keys"
 if [ ! -e "$DESTDIR/etc/dailyverse/config.toml" ]; then
-    install -D -m 0644 systemd/config.toml.example "$DESTDIR/etc/dailyverse/config.toml"
+    # Its paths under the prefix, as the unit's: a `data` line uncommented as written must name the data installed.
+    sed "s|/usr/local|$PREFIX|g" systemd/config.toml.example > config.toml.tmp
+    install -D -m 0644 config.toml.tmp "$DESTDIR/etc/dailyverse/config.toml"
+    rm -f config.toml.tmp
 fi
 echo "installed into ${DESTDIR:-/}: run 'systemctl daemon-reload && systemctl enable --now dailyverse'"

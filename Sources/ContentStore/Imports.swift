@@ -53,8 +53,14 @@ extension AppDatabase {
             for (entry, line) in zip(file.entries, file.lineNumbers) {
                 let source = entry.source
                 if source.isEditorialNamingASource {
+                    let named = [("work", source.work), ("author", source.author), ("reference", source.reference)].first {
+                        !CommentarySource.isBlank($0.1)
+                    }
                     throw StoreError.malformedLine(
-                        file: name, line: line, reason: "an editorial entry names no source: a named work's position is an editorial-summary")
+                        file: name, line: line,
+                        reason:
+                            "source.\(named?.0 ?? "work") is given to an editorial entry, which is the project's own words and names no source: a named work's position is an editorial-summary"
+                    )
                 }
                 if let field = source.missingFields.first {
                     let kind = source.provenance == "quotation" ? "a quotation" : "an editorial-summary"

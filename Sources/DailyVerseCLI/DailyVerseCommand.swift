@@ -58,12 +58,13 @@ extension DailyVerseCommand {
 
     /// `help NAME…` names commands that exist. swift-argument-parser's `help` stops at the first name it does not know
     /// and prints the help of the command before it, exit status 0: `help nosuch` printed the whole tool's help and
-    /// named nothing. An unknown name is refused in one line, as an unknown command is.
+    /// named nothing. An unknown name is refused in one line, as an unknown command is. The names end at the first
+    /// option (`help import --db x` asks for `import`'s help; `x` is the option's value, not a command).
     static func checkHelpPath(_ arguments: [String]) throws {
         guard arguments.first == "help" else { return }
         var command: any ParsableCommand.Type = Self.self
         var path = ["help"]
-        for name in arguments.dropFirst() where !name.hasPrefix("-") {
+        for name in arguments.dropFirst().prefix(while: { !$0.hasPrefix("-") }) {
             let subcommands = command.configuration.subcommands
             guard let next = subcommands.first(where: { $0._commandName == name || $0.configuration.aliases.contains(name) }) else {
                 let known = subcommands.map { $0._commandName }

@@ -194,7 +194,9 @@ public struct GlobalOptions: ParsableArguments {
 
     /// The layers' editions named by `--layers`, `DAILYVERSE_LAYERS` or the configuration file, else nil (the data's).
     func layerSources() throws -> LayerSources? {
-        try setting(flag: layers, environment: "DAILYVERSE_LAYERS", key: "layers").map { try LayerSources(parsing: $0) }
+        // Empty, from any of the three, is no setting: the data's layers (as an empty DAILYVERSE_LAYERS always was).
+        try setting(flag: layers, environment: "DAILYVERSE_LAYERS", key: "layers")
+            .flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }.map { try LayerSources(parsing: $0) }
     }
 
     /// The editions the layer setting names, each one `database` holds: a misspelt one is a line naming it, not a

@@ -17,14 +17,20 @@ public enum ErrorLine {
         let characters = Array(line)
         var out = ""
         var index = 0
+        // A quote with no close after it has none after any later place either: once one is found unclosed, that kind
+        // of quote is not looked for again (each would scan the rest of the line: a line of many `"` took quadratic time).
+        var unclosed: Set<Character> = []
         while index < characters.count {
             let character = characters[index]
-            if character == "'" || character == "\"", opens(characters, at: index), let close = closing(characters, of: index) {
-                out.append(character)
-                out += cut(String(characters[(index + 1)..<close]))
-                out.append(character)
-                index = close + 1
-                continue
+            if character == "'" || character == "\"", !unclosed.contains(character), opens(characters, at: index) {
+                if let close = closing(characters, of: index) {
+                    out.append(character)
+                    out += cut(String(characters[(index + 1)..<close]))
+                    out.append(character)
+                    index = close + 1
+                    continue
+                }
+                unclosed.insert(character)
             }
             out.append(character)
             index += 1

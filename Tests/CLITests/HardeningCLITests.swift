@@ -116,6 +116,9 @@ import Testing
             Harness.expectOneLineError(outcome, naming: String(repeating: "9", count: 200) + "… (120000 bytes)")
             #expect(outcome.stderr.utf8.count < 800, "\(arguments.prefix(3)): \(outcome.stderr.utf8.count) bytes")
         }
+        // Quotes that never close, 40,000 of them: each was looked for to the end of the line (minutes); now once.
+        let quotes = try Harness.run(["verse", "x' " + String(repeating: "\"a ", count: 40_000)])
+        #expect(quotes.status == 1 && quotes.stderr.utf8.count < 2000, "\(quotes.stderr.utf8.count) bytes")
         let escape = try Harness.run(["verse", "1:1\u{1B}[31m\u{202E}"])
         Harness.expectOneLineError(escape, naming: "'1:1\\u{1B}[31m\\u{202E}'")
         #expect(!escape.stderr.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{202E}" }, "\(escape.stderr.debugDescription)")

@@ -239,7 +239,7 @@ import Testing
         (#"{"provenance": "quotation"}"#, "source.work is missing"),
         (#"{"work": "W", "author": "A", "provenance": "quotation"}"#, "source.reference is missing"),
         (#"{"work": "W", "author": " ", "reference": "R", "provenance": "editorial-summary"}"#, "source.author is missing"),
-        (#"{"work": "W", "provenance": "editorial"}"#, "an editorial entry names no source"),
+        (#"{"work": "W", "provenance": "editorial"}"#, "source.work is given to an editorial entry"),
     ])
     func aSourceIsWhatItsProvenanceAsks(source: String, says: String) throws {
         let (database, folder) = Self.scratch()

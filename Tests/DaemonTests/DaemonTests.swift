@@ -46,6 +46,20 @@ import Testing
         #expect(throws: ConfigError.wrongType(key: "retries", expected: "a string")) { try file.string("retries") }
     }
 
+    /// A file saved with Windows line ends, or with a byte-order mark, reads as the same file saved on Linux: its
+    /// settings are read, and its errors are on their own lines (it was one line, all comment after a first `#`).
+    @Test func windowsLineEndsAndAByteOrderMarkReadAsLinux() throws {
+        let linux = "# DailyVerse\ngrace = '90m'\nretries = 8\n"
+        for text in [
+            linux.replacingOccurrences(of: "\n", with: "\r\n"), "\u{FEFF}" + linux, "\u{FEFF}" + linux.replacingOccurrences(of: "\n", with: "\r\n"),
+        ] {
+            let file = try ConfigFile(parsing: text)
+            #expect(try file.string("grace") == "90m" && file.integer("retries") == 8, "\(text.debugDescription)")
+        }
+        let error = #expect(throws: ConfigError.self) { try ConfigFile(parsing: "# x\r\ngrace = '90m'\r\nsink stdout\r\n", file: "c.toml") }
+        #expect(error?.description.hasPrefix("c.toml:3: expected key = value") == true, "\(String(describing: error))")
+    }
+
     /// A database address written without its quotes is an invalid value, said without its password.
     @Test func anInvalidValueNeverShowsAPassword() {
         // Unquoted, a value is cut at `#`, which a password may hold: `postgresql://u:S3cret#x@db/dv` reads as `…u:S3cret`.
