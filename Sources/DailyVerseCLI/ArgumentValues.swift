@@ -1,6 +1,7 @@
 import ArgumentParser
 import ContentStore
 import Delivery
+import Diagnostics
 import HijriCalendar
 import Notifications
 
@@ -41,6 +42,6 @@ func hijriYearArgument(_ text: String) throws -> Int {
 
 /// A Hijri month given on the command line: 1 to 12 in digits alone.
 func hijriMonthArgument(_ text: String) throws -> Int {
-    guard let month = GlobalOptions.wholeNumber(Substring(text), in: 1...12) else { throw CLIError("expected a Hijri month from 1 to 12") }
+    guard let month = Digits.wholeNumber(text, in: 1...12) else { throw CLIError("expected a Hijri month from 1 to 12") }
     return month
 }

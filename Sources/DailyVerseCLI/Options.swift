@@ -163,22 +163,13 @@ public struct GlobalOptions: ParsableArguments {
         return overriding?.value ?? fromFile
     }
 
-    /// A whole number in `range` written as digits alone (no sign, no space, no more digits than the range's upper
-    /// bound has), checked before any arithmetic; nil otherwise.
-    static func wholeNumber(_ text: Substring, in range: ClosedRange<Int>) -> Int? {
-        guard (1...String(range.upperBound).count).contains(text.count), text.allSatisfy({ $0.isASCII && $0.isNumber }),
-            let value = Int(text), range.contains(value)
-        else { return nil }
-        return value
-    }
-
     /// The API's throttles: `COUNT/DURATION` each (`5/15m`), from the environment or the configuration file.
     func throttles() throws -> Throttles {
         func throttle(_ key: String, _ fallback: String) throws -> Throttle {
             let name = "DAILYVERSE_" + key.uppercased()
             let text = try setting(flag: nil, environment: name, key: key) ?? fallback
             let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-            guard parts.count == 2, let limit = Self.wholeNumber(parts[0], in: 1...1_000_000) else {
+            guard parts.count == 2, let limit = Digits.wholeNumber(parts[0], in: 1...1_000_000) else {
                 throw CLIError("invalid \(key) '\(text)': expected COUNT/DURATION such as \(fallback), COUNT from 1 to 1000000")
             }
             let window = try TimeSpan.checked(String(parts[1]), setting: "\(key) window", range: DurationSetting.throttleWindow)

@@ -176,7 +176,7 @@ struct ServeCommand: AsyncParsableCommand {
             _ global: GlobalOptions, flag: String?, environment: String, key: String, range: ClosedRange<Int>
         ) throws -> Int? {
             guard let text = try global.setting(flag: flag, environment: environment, key: key) else { return nil }
-            guard let value = GlobalOptions.wholeNumber(text[...], in: range) else {
+            guard let value = Digits.wholeNumber(text, in: range) else {
                 throw CLIError("invalid \(key) '\(text.prefix(40))': expected a whole number from \(range.lowerBound) to \(range.upperBound)")
             }
             return value

@@ -95,7 +95,7 @@ struct SightingImportCommand: AsyncParsableCommand {
             }
             let fields = trimmed.split(separator: ",", omittingEmptySubsequences: false)
             guard fields.count == 3, let year = HijriDate.year(parsing: fields[0]),
-                let month = GlobalOptions.wholeNumber(fields[1], in: 1...12)
+                let month = Digits.wholeNumber(fields[1], in: 1...12)
             else {
                 throw CLIError("\(name):\(number): expected hijri_year (1-9999),hijri_month (1-12),first_day, found '\(trimmed.prefix(60))'")
             }

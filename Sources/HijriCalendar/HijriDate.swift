@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// A day of the Hijri calendar. It says nothing of which calendar produced it; `IslamicCalendar` does.
 public struct HijriDate: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let year: Int
@@ -31,12 +33,7 @@ public struct HijriDate: Hashable, Comparable, Sendable, CustomStringConvertible
     /// A Hijri year as every input writes it (a date, `--hijri-year`, `sighting`'s years, `/v1/calendar/{year}`): one
     /// to four ASCII digits and nothing else (no sign, space, or fifth digit), 1 to 9999; nil otherwise. Read before
     /// any arithmetic; whether a calendar covers the year is the calendar's question.
-    public static func year(parsing text: some StringProtocol) -> Int? {
-        guard (1...4).contains(text.utf8.count), text.utf8.allSatisfy({ (48...57).contains($0) }), let year = Int(text),
-            yearRange.contains(year)
-        else { return nil }
-        return year
-    }
+    public static func year(parsing text: some StringProtocol) -> Int? { Digits.wholeNumber(text, in: yearRange) }
 
     public var monthName: HijriMonth { HijriMonth(rawValue: month)! }
 
