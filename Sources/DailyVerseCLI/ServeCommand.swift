@@ -104,8 +104,8 @@ struct ServeCommand: AsyncParsableCommand {
         defer { withExtendedLifetime(lock) {} }
         do { try await group.run() } catch {
             await sink.shutdown()
-            FileHandle.standardError.write(Data("dailyverse: \(ErrorLine.shortened(oneLine(error)))\n".utf8))
-            throw ExitCode(1)
+            // Printed as every command's error is (`exit(for:)`), once.
+            throw error
         }
         await sink.shutdown()
     }
@@ -526,8 +526,7 @@ extension ServeCommand {
         do { try await group.run() } catch {
             await deliverer.sink.shutdown()
             await store.close()
-            FileHandle.standardError.write(Data("dailyverse: \(ErrorLine.shortened(oneLine(error)))\n".utf8))
-            throw ExitCode(1)
+            throw error
         }
         await deliverer.sink.shutdown()
         await store.close()
