@@ -62,6 +62,13 @@ public struct LayerSources: Hashable, Sendable {
     /// At most this many editions a layer.
     public static let maximumPerLayer = 16
 
+    /// The layer setting as `--layers`, `DAILYVERSE_LAYERS` or `layers` gives it: blank is no setting (nil: the data's
+    /// layers), anything else read by `init(parsing:)`.
+    public init?(setting text: String) throws(StoreError) {
+        guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
+        try self.init(parsing: text)
+    }
+
     /// Reads the configuration's form (above); an error names the bad piece. An empty item (`;;`, a `;` or `,` at the
     /// end, an empty setting) is one: a piece left out by mistake, never passed over.
     public init(parsing text: String) throws(StoreError) {

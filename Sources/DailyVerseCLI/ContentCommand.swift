@@ -42,10 +42,10 @@ struct ContentBundleTafsirCommand: ParsableCommand {
     func run() throws {
         // The database named (a PostgreSQL address is refused: the content is each machine's SQLite copy), then the
         // folder, checked before the database is opened and the editions are read and cut.
-        _ = try global.databasePath()
+        let named = try global.databaseSetting()
         let folder = URL(fileURLWithPath: try checkedPath(out, what: "--out"))
         try checkedOutputFolder(folder.path, for: out)
-        let database = try global.openDatabase()
+        let database = try global.openDatabase(setting: named)
         let calendar = try database.verseCalendar()
         var selections: [VerseRange] = []
         for range in calendar.months.flatMap(\.verses) + calendar.occasions.map(\.verses) where !selections.contains(range) {

@@ -71,7 +71,7 @@ public struct GlobalOptions: ParsableArguments {
         if let db { _ = try DatabaseLocation(checkedPath(db, what: "--db")) }
         if let data { _ = try checkedPath(data, what: "--data") }
         if let config { _ = try checkedPath(config, what: "--config") }
-        if let layers { _ = try LayerSources(parsing: layers) }
+        if let layers { _ = try LayerSources(setting: layers) }
         // A region's id or sites (`LAT,LON;…`, at most 400 bytes): which of them the data knows is the command's to say.
         if let region,
             region.isEmpty || region.utf8.count > 400 || region.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
@@ -185,9 +185,7 @@ public struct GlobalOptions: ParsableArguments {
 
     /// The layers' editions named by `--layers`, `DAILYVERSE_LAYERS` or the configuration file, else nil (the data's).
     func layerSources() throws -> LayerSources? {
-        // Empty, from any of the three, is no setting: the data's layers (as an empty DAILYVERSE_LAYERS always was).
-        try setting(flag: layers, environment: "DAILYVERSE_LAYERS", key: "layers")
-            .flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }.map { try LayerSources(parsing: $0) }
+        try setting(flag: layers, environment: "DAILYVERSE_LAYERS", key: "layers").flatMap { try LayerSources(setting: $0) }
     }
 
     /// The editions the layer setting names, each one `database` holds: a misspelt one is a line naming it, not a
@@ -377,14 +375,17 @@ public struct GlobalOptions: ParsableArguments {
     /// Opens the database, creating, migrating and seeding it on first use; the editions the layer setting names are
     /// checked against it unless `checkingLayers` is false (an import, which may bring them).
     func openDatabase(pool: Bool = false, checkingLayers: Bool = true) throws -> AppDatabase {
-        let database = try openDatabase(named: databaseSetting(), defaultPath: AppDatabase.defaultPath(environment: environment), pool: pool)
-        if checkingLayers { try checkLayerEditions(in: database) }
-        return database
+        try openDatabase(setting: databaseSetting(), pool: pool, checkingLayers: checkingLayers)
+    }
+
+    /// As `openDatabase(pool:checkingLayers:)`, the database setting read already (`databaseSetting()`).
+    func openDatabase(setting named: String?, pool: Bool = false, checkingLayers: Bool = true) throws -> AppDatabase {
+        try openDatabase(named: named, defaultPath: AppDatabase.defaultPath(environment: environment), pool: pool, checkingLayers: checkingLayers)
     }
 
     /// Opens the SQLite database at `named` (else at `defaultPath`, creating its folder), creating, migrating and seeding
     /// it on first use.
-    func openDatabase(named: String?, defaultPath: String, pool: Bool = false) throws -> AppDatabase {
+    func openDatabase(named: String?, defaultPath: String, pool: Bool = false, checkingLayers: Bool = false) throws -> AppDatabase {
         // Folders are created for the default location only: an explicit path into a missing folder is a typo.
         let explicit = try named.map { try checkedPath($0, what: "the database path") }
         let path = explicit ?? defaultPath
@@ -393,9 +394,8 @@ public struct GlobalOptions: ParsableArguments {
         // none found for a database still to be made (it was left migrated and empty).
         let data = Result { try dataDirectory() }
         if case .failure(let error) = data {
-            guard case .dataDirectoryNotFound = error as? StoreError,
-                try setting(flag: self.data, environment: "DAILYVERSE_DATA", key: "data") == nil, access(path, F_OK) == 0
-            else { throw error }
+            // `.dataDirectoryNotFound` is none named (`DataDirectory.locate` refuses a named one as `.notADataDirectory`).
+            guard case .dataDirectoryNotFound = error as? StoreError, access(path, F_OK) == 0 else { throw error }
         }
         let database = try AppDatabase.open(path: path, pool: pool, createFolder: explicit == nil)
         switch data {
@@ -405,7 +405,10 @@ public struct GlobalOptions: ParsableArguments {
             guard try database.seededFingerprint() != nil else { throw error }
         }
         try database.useCrescentRegion(regionID())
-        database.useLayerSources(try layerSources())
+        // The layer setting read once: checked against the editions here when asked, kept for the queries.
+        let sources = try layerSources()
+        if checkingLayers, let sources { try database.checkLayerSources(sources) }
+        database.useLayerSources(sources)
         return database
     }
 }
