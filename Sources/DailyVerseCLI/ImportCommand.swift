@@ -108,9 +108,7 @@ enum EditionID {
 
     /// A BCP 47 primary language subtag as the imports take it: two or three lowercase ASCII letters (`en`, `ar`, `fas`).
     /// Its shape only: no list of the languages is kept.
-    static func isLanguage(_ text: Substring) -> Bool { (2...3).contains(text.utf8.count) && text.utf8.allSatisfy { isLower($0) } }
-
-    static func isLanguage(_ text: String) -> Bool { isLanguage(Substring(text)) }
+    static func isLanguage(_ text: some StringProtocol) -> Bool { (2...3).contains(text.utf8.count) && text.utf8.allSatisfy { isLower($0) } }
 
     /// A Quran text's id: a lowercase letter or digit, then up to 63 of them, `.`, `_` and `-` (`quran-simple`).
     static func isQuranText(_ id: String) -> Bool {
@@ -299,9 +297,9 @@ struct ImportHadithCommand: AsyncParsableCommand {
     }
 }
 
-/// An edition's name or credit line as given: some text, on one line, of a sensible length.
+/// An edition's name or credit line as given: some text, on one line, of a sensible length, holding what imported
+/// text may hold (`ImportedText`: a bidirectional override in `--name` was taken where the file's was refused).
 func checkedText(_ text: String, what: String) throws {
-    guard !text.trimmingCharacters(in: .whitespaces).isEmpty, text.count <= 300,
-        !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+    guard !text.trimmingCharacters(in: .whitespaces).isEmpty, text.count <= 300, ImportedText.problem(in: text) == nil
     else { throw CLIError("invalid --\(what) \(text.debugDescription): expected one line of 1 to 300 characters") }
 }
