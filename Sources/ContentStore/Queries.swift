@@ -189,11 +189,7 @@ extension AppDatabase {
     }
 
     /// Publishes (or replaces) a month start; refused, with nothing written, if the sighted calendar could not hold it.
-    /// Returns the start it replaced, published before on another day.
-    @discardableResult
-    public func publishMonthStart(_ start: PublishedMonthStart, at now: Date) throws -> PublishedMonthStart? {
-        try publishMonthStarts([start], at: now).replaced.first
-    }
+    public func publishMonthStart(_ start: PublishedMonthStart, at now: Date) throws { _ = try publishMonthStarts([start], at: now) }
 
     /// Publishes (or replaces) many month starts in one transaction: all of them, or, if the calendars could not hold
     /// them with the starts already published, none. Returns the starts published before that they replaced with

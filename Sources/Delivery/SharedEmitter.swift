@@ -56,7 +56,7 @@ public struct SharedEmitter: Sendable {
             let (read, last): (Int, (fireAt: Double, deviceSeq: Int64)?)
             do {
                 (read, last) = try await batch(through: through, after: cursor, now: now, copying: true, planner: &planner, into: &summary)
-            } catch  where Self.isRowAlreadyThere(error) {
+            } catch  where PostgresStore.isUniqueViolation(error) {
                 logger.debug("an outbox row of the batch was already there: the batch again, past it")
                 (read, last) = try await batch(through: through, after: cursor, now: now, copying: false, planner: &planner, into: &summary)
             }
@@ -168,11 +168,6 @@ public struct SharedEmitter: Sendable {
                 """)
             return (fireAts.count, live.problems)
         }
-    }
-
-    /// Whether `error` ended a batch because an outbox row it copied was already there (SQLSTATE 23505).
-    static func isRowAlreadyThere(_ error: any Error) -> Bool {
-        PostgresStore.isUniqueViolation(error)
     }
 
     /// One batch in one transaction, its outbox rows copied into the outbox (`copying`) or, past rows already there,

@@ -47,7 +47,7 @@ final class ConnectionWatch: Sendable {
             Task {
                 let result: Result<T, any Error>
                 do { result = .success(try await work()) } catch { result = .failure(error) }
-                if let number { self.unwatch(connection, number) }
+                self.unwatch(connection, number)
                 resume(result)
             }
         }
@@ -55,7 +55,7 @@ final class ConnectionWatch: Sendable {
 
     /// Keeps `lost` to be called `grace` after `connection` closes; its number, to forget it by. A connection seen for
     /// the first time gets its one callback.
-    private func watch(_ connection: PostgresConnection, lost: @escaping @Sendable () -> Void) -> Int? {
+    private func watch(_ connection: PostgresConnection, lost: @escaping @Sendable () -> Void) -> Int {
         let key = ObjectIdentifier(connection)
         let (number, first) = watched.withLock { state in
             state.next &+= 1
@@ -77,7 +77,4 @@ final class ConnectionWatch: Sendable {
     private func unwatch(_ connection: PostgresConnection, _ number: Int) {
         watched.withLock { state in _ = state.waiting[ObjectIdentifier(connection)]?.removeValue(forKey: number) }
     }
-
-    /// How many connections are watched (for tests: an entry goes when its connection closes).
-    var connections: Int { watched.withLock { $0.waiting.count } }
 }
