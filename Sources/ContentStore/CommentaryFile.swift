@@ -53,9 +53,7 @@ public struct CommentaryFile: Sendable {
     public init(data: Data, name: String) throws(StoreError) {
         guard let text = String(data: data, encoding: .utf8) else { throw .malformedData(file: name, reason: "not valid UTF-8") }
         var parser = Parser(name: name)
-        // "\r\n" is one Character, never equal to "\n": split on either, as a file is read line by line.
-        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
-            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
+        for (index, line) in TextLines.of(text).enumerated() {
             guard line.utf8.count <= Self.maximumLineBytes else {
                 throw .malformedLine(file: name, line: index + 1, reason: "longer than \(Self.maximumLineBytes) bytes")
             }

@@ -45,11 +45,8 @@ public struct TanzilFile: Sendable {
         var lineNumber = 0
         func fail(_ reason: String) -> StoreError { .malformedLine(file: name, line: lineNumber, reason: reason) }
 
-        // "\r\n" is one Character in Swift, never equal to "\n": a file with Windows line ends split on "\n" alone was one
-        // long line.
-        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+        for line in TextLines.of(text) {
             lineNumber += 1
-            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
             if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
             if line.first == "#" {
                 if let refusal = ImportedText.refusal(of: "the notice", in: line) { throw fail(refusal) }

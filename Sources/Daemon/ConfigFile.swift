@@ -44,14 +44,10 @@ public struct ConfigFile: Sendable, Equatable {
         var values: [String: Value] = [:]
         var lines: [String: Int] = [:]
         var written: [String: String] = [:]
-        // "\r\n" is one Character in Swift, never equal to "\n": a file saved with Windows line ends, split on "\n" alone,
-        // was one line, and one beginning with a comment was all comment (every setting passed over, exit 0). A
-        // byte-order mark some editors write is not part of the first line.
-        let text = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
-        let rows = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
-        for (index, raw) in rows.enumerated() {
+        // Windows line ends and a byte-order mark read as Linux's (a file saved on Windows was one line, all comment).
+        for (index, raw) in TextLines.of(text).enumerated() {
             func fail(_ reason: String) -> ConfigError { .invalid(file: file, line: index + 1, reason: reason) }
-            let line = Self.stripComment(raw.hasSuffix("\r") ? raw.dropLast() : raw).trimmingCharacters(in: .whitespaces)
+            let line = Self.stripComment(raw).trimmingCharacters(in: .whitespaces)
             if line.isEmpty { continue }
             if line.hasPrefix("[") {
                 throw fail("a section (\(Self.shown(String(line.prefix(60))))) is not read: every setting is a key = value line of its own")
