@@ -254,7 +254,7 @@ public struct GlobalOptions: ParsableArguments {
     /// into it first, as `serve` copies them each minute: what a command prints is what the API answers.
     func openContent() async throws -> AppDatabase {
         let now = try clock()
-        return try await withPostgres { try await contentCopy(following: $0, now: now) } ?? openDatabase()
+        return try await withPostgres { try await contentCopy(following: $0, now: now) } ?? openDatabase(checkingLayers: true)
     }
 
     /// This machine's content copy, with the month starts and the imported content published on `store` copied into it.
@@ -270,7 +270,7 @@ public struct GlobalOptions: ParsableArguments {
     /// PostgreSQL when it is a bundled edition's (the database holds imports only, and each copy seeds the bundled
     /// text from data/, so a replacement of it could not be shared).
     func importDatabase(edition: String? = nil) throws -> AppDatabase {
-        guard try postgresAddress() != nil else { return try openDatabase(checkingLayers: false) }
+        guard try postgresAddress() != nil else { return try openDatabase() }
         if let edition, ImportedContent.bundledEditionIDs.contains(edition) {
             throw CLIError(
                 "edition '\(edition)' is bundled: on PostgreSQL an imported text is shared under an id of its own (--id), and the bundled one stays"
@@ -368,18 +368,20 @@ public struct GlobalOptions: ParsableArguments {
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         let early = FileManager.default.fileExists(atPath: folder) ? try SchedulerLock.acquire(database: path) : nil
-        let database = try openDatabase(pool: pool)
+        // The scheduler renders what the layers hold, and its API answers with them.
+        let database = try openDatabase(pool: pool, checkingLayers: true)
         return (database, try early ?? SchedulerLock.acquire(database: path))
     }
 
-    /// Opens the database, creating, migrating and seeding it on first use; the editions the layer setting names are
-    /// checked against it unless `checkingLayers` is false (an import, which may bring them).
-    func openDatabase(pool: Bool = false, checkingLayers: Bool = true) throws -> AppDatabase {
+    /// Opens the database, creating, migrating and seeding it on first use; with `checkingLayers`, for the commands that
+    /// read the layers (the content's readers, the scheduler), the editions the layer setting names are checked against
+    /// it. (Checked on every command, it cost two queries each and refused `devices list` for a misspelt edition.)
+    func openDatabase(pool: Bool = false, checkingLayers: Bool = false) throws -> AppDatabase {
         try openDatabase(setting: databaseSetting(), pool: pool, checkingLayers: checkingLayers)
     }
 
     /// As `openDatabase(pool:checkingLayers:)`, the database setting read already (`databaseSetting()`).
-    func openDatabase(setting named: String?, pool: Bool = false, checkingLayers: Bool = true) throws -> AppDatabase {
+    func openDatabase(setting named: String?, pool: Bool = false, checkingLayers: Bool = false) throws -> AppDatabase {
         try openDatabase(named: named, defaultPath: AppDatabase.defaultPath(environment: environment), pool: pool, checkingLayers: checkingLayers)
     }
 
