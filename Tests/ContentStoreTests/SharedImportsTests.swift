@@ -166,14 +166,14 @@ struct SharedImportsTests {
             try #require(published.hadith.count == 2 && published.ahlulBayt != nil)
             let second = try seededDatabase()
             try await PostgresTesting.withHeldTransaction(address) { held, watcher in
-                _ = try await held.query("LOCK TABLE hadith_verse IN ACCESS EXCLUSIVE MODE", logger: logger)
+                _ = try await held.rows("LOCK TABLE hadith_verse IN ACCESS EXCLUSIVE MODE")
                 let follow = Task { try await store.followImports(into: second) { bundledContent } }
                 try await PostgresTesting.untilALockIsAwaited(watching: watcher)
                 for statement in [
                     "DELETE FROM hadith_verse", "DELETE FROM hadith", "DELETE FROM hadith_book",
                     "UPDATE meta SET value = 'later' WHERE key = 'imports_revision'", "COMMIT",
                 ] {
-                    _ = try await held.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    _ = try await held.rows(PostgresQuery(unsafeSQL: statement))
                 }
                 #expect(try await follow.value)
             }

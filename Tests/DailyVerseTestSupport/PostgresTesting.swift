@@ -46,21 +46,28 @@ public enum PostgresTesting {
 
     /// Runs statements on `address`'s database, one connection, outside a transaction.
     public static func administer(_ address: PostgresAddress, _ statements: String...) async throws {
-        let connection = try await PostgresStore.connect(address, password: password, logger: logger)
+        let session = try await session(address)
         do {
-            for statement in statements { _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
-            try await connection.close()
+            for statement in statements { try await session.rows(PostgresQuery(unsafeSQL: statement)) }
+            try await session.connection.close()
         } catch {
-            try? await connection.close()
+            try? await session.connection.close()
             throw error
         }
+    }
+
+    /// A connection of its own to `address`'s database, outside any transaction, its statements sent as the sources
+    /// send theirs (through `PostgresTransaction`, so one on a connection the server ended fails rather than waits for
+    /// ever); the caller closes it (`session.connection.close()`).
+    public static func session(_ address: PostgresAddress) async throws -> PostgresTransaction {
+        PostgresTransaction(connection: try await PostgresStore.connect(address, password: password, logger: logger), logger: logger)
     }
 
     /// Runs `statements` in a transaction on a connection of its own to `address`'s database, then `body` while that
     /// transaction is open (and holds what the statements locked), then closes the connection.
     public static func holding<T: Sendable>(_ address: PostgresAddress, _ statements: String..., body: () async throws -> T) async throws -> T {
         try await withHeldTransaction(address) { held, _ in
-            for statement in statements { _ = try await held.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+            for statement in statements { try await held.rows(PostgresQuery(unsafeSQL: statement)) }
             return try await body()
         }
     }
@@ -69,38 +76,47 @@ public enum PostgresTesting {
     /// (what it locks stays locked until `body` commits or the connection closes), and `watcher`, to look from
     /// outside; both closed after.
     public static func withHeldTransaction<T: Sendable>(
-        _ address: PostgresAddress, _ body: (_ held: PostgresConnection, _ watcher: PostgresConnection) async throws -> T
+        _ address: PostgresAddress, _ body: (_ held: PostgresTransaction, _ watcher: PostgresTransaction) async throws -> T
     ) async throws -> T {
-        let held = try await PostgresStore.connect(address, password: password, logger: logger)
-        let watcher: PostgresConnection
-        do { watcher = try await PostgresStore.connect(address, password: password, logger: logger) } catch {
-            try? await held.close()
+        let held = try await session(address)
+        let watcher: PostgresTransaction
+        do { watcher = try await session(address) } catch {
+            try? await held.connection.close()
             throw error
         }
         do {
-            _ = try await held.query("BEGIN", logger: logger)
+            try await held.rows("BEGIN")
             let result = try await body(held, watcher)
-            try await held.close()
-            try await watcher.close()
+            try await held.connection.close()
+            try await watcher.connection.close()
             return result
         } catch {
-            try? await held.close()
-            try? await watcher.close()
+            try? await held.connection.close()
+            try? await watcher.connection.close()
             throw error
         }
     }
 
     /// Returns once a session of `watcher`'s database waits on a lock (as `pg_stat_activity` says): polled, not slept
-    /// for.
-    public static func untilALockIsAwaited(watching watcher: PostgresConnection) async throws {
+    /// for. Gives up after `limit` (a session that held the lock may have been ended by the server meanwhile, and then
+    /// no one ever waits): an error saying so, not a test that never ends.
+    public static func untilALockIsAwaited(watching watcher: PostgresTransaction, limit: Duration = .seconds(60)) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: limit)
         while true {
             let waiting =
-                try await watcher.query(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'", logger: logger
-                ).collect().first?.decode(Int.self) ?? 0
+                try await watcher.rows(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                ).first?.decode(Int.self) ?? 0
             if waiting > 0 { return }
+            guard clock.now < deadline else { throw NoLockAwaited(limit: limit) }
             await Task.yield()
         }
+    }
+
+    public struct NoLockAwaited: Error, CustomStringConvertible {
+        public let limit: Duration
+        public var description: String { "no session waited on a lock within \(limit)" }
     }
 
     public struct NoServer: Error, CustomStringConvertible {

@@ -198,11 +198,10 @@ import Testing
             _ = try await users.registerDevice(settings, userID: guest.id, now: fixedNow, maximum: 20)
             // Sessions refused from now on.
             if let postgres = StoreKind.postgres {
-                _ = try await postgres.client.query(
-                    "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$",
-                    logger: PostgresTesting.logger)
-                _ = try await postgres.client.query(
-                    "CREATE TRIGGER no_sessions BEFORE INSERT ON session FOR EACH ROW EXECUTE FUNCTION refuse()", logger: PostgresTesting.logger)
+                _ = try await postgres.rows(
+                    "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$")
+                _ = try await postgres.rows(
+                    "CREATE TRIGGER no_sessions BEFORE INSERT ON session FOR EACH ROW EXECUTE FUNCTION refuse()")
             } else {
                 try await database.write { db in
                     try db.execute(sql: "CREATE TRIGGER no_sessions BEFORE INSERT ON session BEGIN SELECT RAISE(ABORT, 'refused'); END")
@@ -224,10 +223,9 @@ import Testing
             let (database, users) = try seededUserStore()
             let upgraded = { (userID: String) async throws -> Int in
                 if let postgres = StoreKind.postgres {
-                    return try await postgres.client.query(
-                        "SELECT count(*)::int8 FROM analytics_event WHERE name = 'guest_upgraded' AND user_id = \(userID)",
-                        logger: PostgresTesting.logger
-                    ).collect().first?.decode(Int.self) ?? -1
+                    return try await postgres.rows(
+                        "SELECT count(*)::int8 FROM analytics_event WHERE name = 'guest_upgraded' AND user_id = \(userID)"
+                    ).first?.decode(Int.self) ?? -1
                 }
                 return try await database.read { db in
                     try Int.fetchOne(
@@ -245,12 +243,10 @@ import Testing
             #expect(try await upgraded(plain.id) == 0, "a new account is no upgrade")
             // Events refused from now on.
             if let postgres = StoreKind.postgres {
-                _ = try await postgres.client.query(
-                    "CREATE FUNCTION refuse_event() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$",
-                    logger: PostgresTesting.logger)
-                _ = try await postgres.client.query(
-                    "CREATE TRIGGER no_events BEFORE INSERT ON analytics_event FOR EACH ROW EXECUTE FUNCTION refuse_event()",
-                    logger: PostgresTesting.logger)
+                _ = try await postgres.rows(
+                    "CREATE FUNCTION refuse_event() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$")
+                _ = try await postgres.rows(
+                    "CREATE TRIGGER no_events BEFORE INSERT ON analytics_event FOR EACH ROW EXECUTE FUNCTION refuse_event()")
             } else {
                 try await database.write { db in
                     try db.execute(sql: "CREATE TRIGGER no_events BEFORE INSERT ON analytics_event BEGIN SELECT RAISE(ABORT, 'refused'); END")

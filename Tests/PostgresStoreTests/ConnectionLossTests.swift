@@ -54,7 +54,7 @@ struct ConnectionLossTests {
     @Test func aStatementTheServerEndsMidwayFailsWithTheServersReason() async throws {
         try await withStore { store, address in
             try await PostgresTesting.withHeldTransaction(address) { held, watcher in
-                _ = try await held.query("SELECT pg_advisory_xact_lock(7)", logger: PostgresTesting.logger)
+                _ = try await held.rows("SELECT pg_advisory_xact_lock(7)")
                 async let outcome: (any Error)? = {
                     do {
                         try await store.transaction { transaction in try await transaction.rows("SELECT pg_advisory_xact_lock(7)") }
@@ -64,12 +64,11 @@ struct ConnectionLossTests {
                     }
                 }()
                 try await PostgresTesting.untilALockIsAwaited(watching: watcher)
-                _ = try await watcher.query(
+                _ = try await watcher.rows(
                     """
                     SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                     WHERE datname = current_database() AND wait_event_type = 'Lock'
-                    """, logger: PostgresTesting.logger
-                ).collect()
+                    """)
                 let error = try #require(await outcome)
                 #expect(PostgresStore.isUnavailable(error), "\(PostgresStore.reason(error))")
             }

@@ -18,8 +18,8 @@ struct CopyTextRowsTests {
         ]
         let reals = [1_764_217_800.5, 0.1, -2.5e-300, 1e300, .infinity, -.infinity, .nan]
         try await PostgresTesting.withDatabase { address in
-            let connection = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: logger)
-            _ = try await connection.query("CREATE TABLE copied (n bigint, t text, r double precision, maybe text)", logger: logger)
+            let connection = try await PostgresTesting.session(address)
+            _ = try await connection.rows("CREATE TABLE copied (n bigint, t text, r double precision, maybe text)")
             var rows = CopyTextRows()
             for (index, text) in texts.enumerated() {
                 rows.integer(Int64(index) - 1)
@@ -28,16 +28,15 @@ struct CopyTextRowsTests {
                 if index % 2 == 0 { rows.null() } else { rows.text(Array(text.utf8)) }
                 rows.endRow()
             }
-            try await connection.copyFrom(table: "copied", columns: ["n", "t", "r", "maybe"], logger: logger) { writer in
-                try await writer.write(rows.buffer)
+            let buffer = rows.buffer
+            try await connection.copy(into: "copied", columns: ["n", "t", "r", "maybe"]) { writer in
+                try await writer.write(buffer)
             }
             var read: [(Int64, String, Double, String?)] = []
-            for try await row in try await connection.query("SELECT n, t, r, maybe FROM copied ORDER BY n", logger: logger).decode(
-                (Int64, String, Double, String?).self)
-            {
-                read.append(row)
+            for row in try await connection.rows("SELECT n, t, r, maybe FROM copied ORDER BY n") {
+                read.append(try row.decode((Int64, String, Double, String?).self))
             }
-            try await connection.close()
+            try await connection.connection.close()
             #expect(read.count == texts.count)
             for (index, (number, text, real, maybe)) in read.enumerated() {
                 #expect(number == Int64(index) - 1)

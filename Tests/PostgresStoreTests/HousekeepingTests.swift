@@ -45,13 +45,13 @@ struct HousekeepingTests {
                 try await store.purgeExpiredSessions(now: Date(timeIntervalSince1970: 5000), policy: SessionPolicy(idle: 500, lifetime: 1000)) == 2)
             #expect(try await store.pruneThrottleEvents(now: Date(timeIntervalSince1970: 100_000), chunk: 1) == 2)
             #expect(
-                try await store.client.query("SELECT at FROM throttle_event", logger: logger).collect().map { try $0.decode(Double.self) } == [13601])
-            let left = try await store.client.query(
+                try await store.rows("SELECT at FROM throttle_event").map { try $0.decode(Double.self) } == [13601])
+            let left = try await store.rows(
                 """
                 SELECT (SELECT string_agg(id, ',' ORDER BY id) FROM "user"), (SELECT string_agg(name, ',') FROM analytics_event),
                     (SELECT string_agg(status, ',' ORDER BY id) FROM outbox), (SELECT string_agg(token_hash, ',') FROM session)
-                """, logger: logger
-            ).collect().first?.decode((String, String, String, String).self)
+                """
+            ).first?.decode((String, String, String, String).self)
             #expect(left?.0 == "new-guest,old-account" && left?.1 == "c" && left?.2 == "pending,failed" && left?.3 == "fresh")
             await store.close()
         }
@@ -94,7 +94,7 @@ struct HousekeepingTests {
             let store = try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: logger)
             for statement in setup { try await PostgresTesting.administer(address, statement) }
             let removed = try await PostgresTesting.withHeldTransaction(address) { held, watcher in
-                _ = try await held.query(PostgresQuery(unsafeSQL: change), logger: logger)
+                _ = try await held.rows(PostgresQuery(unsafeSQL: change))
                 let running = Task {
                     switch job {
                     case "guest purge": try await store.purgeGuests(inactiveBefore: Date(timeIntervalSince1970: 1000))
@@ -105,11 +105,11 @@ struct HousekeepingTests {
                     }
                 }
                 try await PostgresTesting.untilALockIsAwaited(watching: watcher)
-                _ = try await held.query("COMMIT", logger: logger)
+                _ = try await held.rows("COMMIT")
                 return try await running.value
             }
             #expect(removed == 0)
-            #expect(try await store.client.query(PostgresQuery(unsafeSQL: left), logger: logger).collect().first?.decode(Int.self) == 1)
+            #expect(try await store.rows(PostgresQuery(unsafeSQL: left)).first?.decode(Int.self) == 1)
             await store.close()
         }
     }
@@ -120,12 +120,12 @@ struct HousekeepingTests {
         try await PostgresTesting.withDatabase { address in
             let store = try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: logger)
             try await PostgresTesting.administer(address, "INSERT INTO analytics_event (user_id, name, properties, at) VALUES (NULL, 'a', '{}', 10)")
-            let other = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: logger)
-            _ = try await other.query("BEGIN", logger: logger)
-            _ = try await other.query("SELECT pg_advisory_xact_lock(hashtext('dailyverse job: event prune'))", logger: logger)
+            let other = try await PostgresTesting.session(address)
+            _ = try await other.rows("BEGIN")
+            _ = try await other.rows("SELECT pg_advisory_xact_lock(hashtext('dailyverse job: event prune'))")
             #expect(try await store.pruneEvents(before: Date(timeIntervalSince1970: 1000)) == nil)
-            _ = try await other.query("COMMIT", logger: logger)
-            try await other.close()
+            _ = try await other.rows("COMMIT")
+            try await other.connection.close()
             #expect(try await store.pruneEvents(before: Date(timeIntervalSince1970: 1000)) == 1)
             await store.close()
         }
@@ -157,12 +157,12 @@ struct SharedPushStateTests {
             let stale = StoredCredential(name: "apns", value: "stale", issuedAt: now.addingTimeInterval(61), expiresAt: now.addingTimeInterval(3661))
             #expect(try await credentials.save(stale, unlessNewerThan: stored.issuedAt) == renewed)
             try await store.savePause(platform: "fcm", reason: "bad key", since: now, until: now.addingTimeInterval(300))
-            let pauses = try await store.client.query("SELECT platform, reason FROM push_pause").collect().map {
+            let pauses = try await store.rows("SELECT platform, reason FROM push_pause").map {
                 try $0.decode((String, String).self)
             }
             #expect(pauses.count == 1 && pauses.first?.0 == "fcm" && pauses.first?.1 == "bad key")
             try await store.clearPause(platform: "fcm")
-            #expect(try await store.client.query("SELECT 1 FROM push_pause").collect().isEmpty)
+            #expect(try await store.rows("SELECT 1 FROM push_pause").isEmpty)
             await store.close()
         }
     }

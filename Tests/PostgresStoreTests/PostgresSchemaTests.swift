@@ -34,12 +34,13 @@ struct PostgresSchemaTests {
         let postgres = try await PostgresTesting.withDatabase { address in
             let database = try await open(address)
             var tables: [String: [String: Bool]] = [:]
-            let rows = try await database.client.query(
+            let rows = try await database.rows(
                 """
                 SELECT table_name::text, column_name::text, is_nullable::text FROM information_schema.columns
                 WHERE table_schema = 'public' AND table_name <> 'dailyverse_migration'
-                """, logger: logger)
-            for try await (table, column, nullable) in rows.decode((String, String, String).self) {
+                """)
+            for row in rows {
+                let (table, column, nullable) = try row.decode((String, String, String).self)
                 tables[table, default: [:]][column] = nullable == "YES"
             }
             await database.close()
@@ -67,7 +68,7 @@ struct PostgresSchemaTests {
                 try await group.waitForAll()
             }
             let database = try await open(address)
-            let count = try await database.client.query("SELECT count(*) FROM dailyverse_migration", logger: logger).collect().first?.decode(Int.self)
+            let count = try await database.rows("SELECT count(*) FROM dailyverse_migration").first?.decode(Int.self)
             await database.close()
             #expect(count == Schema.dailyVerse.postgres.count)
         }
@@ -156,10 +157,10 @@ struct PostgresSchemaTests {
     }
 
     func scalar(_ database: PostgresStore, _ sql: String) async throws -> Int {
-        try await database.client.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect().first?.decode(Int.self) ?? -1
+        try await database.rows(PostgresQuery(unsafeSQL: sql)).first?.decode(Int.self) ?? -1
     }
 
     func strings(_ database: PostgresStore, _ sql: String) async throws -> [String] {
-        try await database.client.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect().map { try $0.decode(String.self) }
+        try await database.rows(PostgresQuery(unsafeSQL: sql)).map { try $0.decode(String.self) }
     }
 }

@@ -51,8 +51,9 @@ struct SharedEmitterTests {
 
     func postgresOutbox(_ store: PostgresStore) async throws -> [String: String] {
         var rows: [String: String] = [:]
-        let result = try await store.client.query("SELECT device_id, local_date::text, status, headers, payload FROM outbox", logger: logger)
-        for try await (id, date, status, headers, payload) in result.decode((String, String, String, String, String).self) {
+        let result = try await store.rows("SELECT device_id, local_date::text, status, headers, payload FROM outbox")
+        for row in result {
+            let (id, date, status, headers, payload) = try row.decode((String, String, String, String, String).self)
             rows["\(id) \(date)"] = "\(status) \(headers) \(payload)"
         }
         return rows
@@ -151,7 +152,7 @@ struct SharedEmitterTests {
                 let dates = outbox.filter { $0.key.hasPrefix(device.id) && !$0.value.hasPrefix("missed") }.map { $0.key.split(separator: " ")[1] }
                 #expect(dates.sorted() == ["2025-03-01", "2025-03-02", "2025-03-03"], "\(device.id)")
             }
-            let found = try await store.client.query("SELECT count(*) FROM schedule_problem WHERE kind = 'clock_ahead'", logger: logger).collect()
+            let found = try await store.rows("SELECT count(*) FROM schedule_problem WHERE kind = 'clock_ahead'")
                 .first?.decode(Int.self)
             #expect(found == 3)
             await store.close()
@@ -213,7 +214,7 @@ struct SharedEmitterTests {
             #expect(differing.isEmpty, "rows that differ: \(differing.prefix(5))")
             #expect(written.queued == expected.queued && written.missed == expected.missed, "\(written) against \(expected)")
             // Each device is queued once, for its next fire, as on SQLite.
-            let queue = try await stores[0].client.query("SELECT count(*), count(DISTINCT device_seq) FROM schedule", logger: logger).collect()
+            let queue = try await stores[0].rows("SELECT count(*), count(DISTINCT device_seq) FROM schedule")
             let (entries, devices) = try #require(queue.first).decode((Int, Int).self)
             #expect(entries == 240 && devices == 240)
             for store in stores { await store.close() }
@@ -234,11 +235,11 @@ struct SharedEmitterTests {
             let key = try #require(want.keys.sorted().first)
             let (deviceID, date) = (String(key.split(separator: " ")[0]), String(key.split(separator: " ")[1]))
             let store = try await open(address)
-            _ = try await store.client.query(
+            _ = try await store.rows(
                 """
                 INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at)
                 SELECT seq, id, platform, \(date)::date, 0, '{}', 'by hand', 'delivered', 0 FROM device WHERE id = \(deviceID)
-                """, logger: logger)
+                """)
             let emitter = SharedEmitter(store: store, content: content, configuration: configuration, logger: logger)
             let summary = try await emitter.run(now: late)
             #expect(summary.queued + summary.missed == expected.queued + expected.missed - 1, "\(summary) against \(expected)")
@@ -261,14 +262,14 @@ struct SharedEmitterTests {
             let emitter = SharedEmitter(store: store, content: sqlite, configuration: configuration, logger: logger)
             let late = start.addingTimeInterval(86_400)
             try await PostgresTesting.withHeldTransaction(address) { holder, _ in
-                _ = try await holder.query("SELECT 1 FROM device WHERE id = (SELECT min(id) FROM device) FOR UPDATE", logger: logger)
+                _ = try await holder.rows("SELECT 1 FROM device WHERE id = (SELECT min(id) FROM device) FOR UPDATE")
                 let first = try await emitter.run(now: late)
                 #expect(first.devices == 5, "\(first)")
-                _ = try await holder.query("COMMIT", logger: logger)
+                _ = try await holder.rows("COMMIT")
             }
             let second = try await emitter.run(now: late)
             #expect(second.devices == 1, "\(second)")
-            let rows = try await store.client.query("SELECT count(DISTINCT device_seq) FROM outbox", logger: logger).collect().first?.decode(Int.self)
+            let rows = try await store.rows("SELECT count(DISTINCT device_seq) FROM outbox").first?.decode(Int.self)
             #expect(rows == 6)
             await store.close()
         }

@@ -34,7 +34,7 @@ struct SharedOutboxTests {
         let store = try await emitterTests.open(address)
         let emitter = SharedEmitter(store: store, content: sqlite, configuration: emitterTests.configuration, logger: logger)
         for step in 0..<(25 * 4) { _ = try await emitter.run(now: start.addingTimeInterval(Double(step) * 900)) }
-        let pending = try await store.client.query("SELECT count(*) FROM outbox WHERE status = 'pending'", logger: logger).collect().first?
+        let pending = try await store.rows("SELECT count(*) FROM outbox WHERE status = 'pending'").first?
             .decode(Int.self)
         await store.close()
         return pending ?? 0
@@ -59,9 +59,9 @@ struct SharedOutboxTests {
             let given = sinks.flatMap { $0.given.withLock { $0 } }
             #expect(given.count == pending && Set(given).count == pending, "\(given.count) handed over for \(pending) rows")
             #expect(summaries.map(\.delivered).reduce(0, +) == pending)
-            let left = try await stores[0].client.query(
-                "SELECT count(*) FILTER (WHERE status = 'pending'), count(*) FILTER (WHERE lease_owner IS NOT NULL) FROM outbox", logger: logger
-            ).collect().first?.decode((Int, Int).self)
+            let left = try await stores[0].rows(
+                "SELECT count(*) FILTER (WHERE status = 'pending'), count(*) FILTER (WHERE lease_owner IS NOT NULL) FROM outbox"
+            ).first?.decode((Int, Int).self)
             #expect(left?.0 == 0 && left?.1 == 0)
             for store in stores { await store.close() }
         }
@@ -139,7 +139,7 @@ struct SharedOutboxTests {
             deliverer.batchSize = 1
             let summary = try await deliverer.run(now: start.addingTimeInterval(25 * 3600))
             #expect(summary.localError != nil && summary.deferred == 1)
-            let leased = try await store.client.query("SELECT count(*) FROM outbox WHERE lease_owner IS NOT NULL", logger: logger).collect()
+            let leased = try await store.rows("SELECT count(*) FROM outbox WHERE lease_owner IS NOT NULL")
                 .first?.decode(Int.self)
             #expect(leased == 0)
             await store.close()
@@ -194,7 +194,7 @@ struct SharedOutboxTests {
             var late = OutboxSettlement()
             late.rows = taken.map { .failed(id: $0.id, attempts: 1, error: "late") }
             _ = try await dying.settle(late, now: now.addingTimeInterval(400))
-            let delivered = try await store.client.query("SELECT count(*) FROM outbox WHERE status = 'delivered'", logger: logger).collect().first?
+            let delivered = try await store.rows("SELECT count(*) FROM outbox WHERE status = 'delivered'").first?
                 .decode(Int.self)
             #expect(delivered == pending)
             await store.close()

@@ -78,11 +78,11 @@ struct SharedUserStoreTests {
             #expect(first.count + second.count == 10)
             let tokens = (first + second).map { $0.device.token }
             #expect(Set(tokens.map { "\($0)" }).count == 10)
-            let queued = try await processes[0].store.client.query(
+            let queued = try await processes[0].store.rows(
                 """
                 SELECT count(*), count(DISTINCT d.seq) FROM schedule s JOIN device d ON d.seq = s.device_seq AND d.schedule_version = s.version
                 """
-            ).collect().first?.decode((Int, Int).self)
+            ).first?.decode((Int, Int).self)
             #expect(queued?.0 == 10 && queued?.1 == 10, "\(String(describing: queued))")
         }
     }
@@ -116,8 +116,7 @@ struct SharedUserStoreTests {
             let id = state.device.id
             // The batch: the device read FOR SHARE, as `SharedEmitter` reads it.
             try await PostgresTesting.withHeldTransaction(processes[0].store.address) { batch, watcher in
-                let seq = try await batch.query("SELECT seq FROM device WHERE id = \(id) FOR SHARE", logger: PostgresTesting.logger)
-                    .collect().first?.decode(Int64.self)
+                let seq = try await batch.rows("SELECT seq FROM device WHERE id = \(id) FOR SHARE").first?.decode(Int64.self)
                 let change = Task {
                     try await processes[1].updateDevice(id: id, userID: user.id, now: now) { _ in
                         DeviceSettings(reminderTime: try ReminderTime(hour: 9, minute: 30))
@@ -125,17 +124,16 @@ struct SharedUserStoreTests {
                 }
                 try await PostgresTesting.untilALockIsAwaited(watching: watcher)
                 // The batch writes tomorrow's row under the old settings (08:00 in Baghdad) and commits.
-                _ = try await batch.query(
+                _ = try await batch.rows(
                     """
                     INSERT INTO outbox (device_seq, device_id, platform, local_date, fire_at, headers, payload, status, created_at, next_attempt_at)
                     VALUES (\(seq), \(id), 'apns', '2025-03-02', \(instant("2025-03-02T05:00:00Z").timeIntervalSince1970), '{}', '{}', 'pending',
                         \(now.timeIntervalSince1970), \(instant("2025-03-02T05:00:00Z").timeIntervalSince1970))
-                    """, logger: PostgresTesting.logger)
-                _ = try await batch.query("COMMIT", logger: PostgresTesting.logger)
+                    """)
+                _ = try await batch.rows("COMMIT")
                 let changed = try await change.value
                 #expect(changed.device.reminderTime.description == "09:30")
-                let left = try await watcher.query("SELECT count(*) FROM outbox WHERE device_id = \(id)", logger: PostgresTesting.logger)
-                    .collect().first?.decode(Int.self)
+                let left = try await watcher.rows("SELECT count(*) FROM outbox WHERE device_id = \(id)").first?.decode(Int.self)
                 #expect(left == 0, "the row written with the old reminder time is still to be sent")
             }
         }
@@ -156,11 +154,11 @@ struct SharedUserStoreTests {
             let token = String(format: "%064x", 999)
             // Another transaction adds one of the import's tokens and holds it uncommitted.
             try await PostgresTesting.withHeldTransaction(store.address) { other, watcher in
-                _ = try await other.query(
+                _ = try await other.rows(
                     """
                     INSERT INTO device (id, platform, token, timezone, reminder_time, locale, calendar, adjustment, display_theme, enabled,
                         created_at, updated_at) VALUES ('meanwhile', 'apns', \(token), 'UTC', '08:00', 'en', 'predicted', 0, 'parchment', 1, 0, 0)
-                    """, logger: PostgresTesting.logger)
+                    """)
                 let importing = Task {
                     try await processes[1].store.transaction { transaction in
                         try await transaction.addDevices(
@@ -168,7 +166,7 @@ struct SharedUserStoreTests {
                     }
                 }
                 try await PostgresTesting.untilALockIsAwaited(watching: watcher)
-                _ = try await other.query("COMMIT", logger: PostgresTesting.logger)
+                _ = try await other.rows("COMMIT")
                 let refusal = await #expect(throws: DeviceImportError.self) { try await importing.value }
                 #expect(refusal?.line == 2 && refusal?.reason == DeviceError.duplicateToken(token).description, "\(String(describing: refusal))")
             }
@@ -182,11 +180,11 @@ struct SharedUserStoreTests {
             let store = try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: PostgresTesting.logger)
             let (user, token) = try await PostgresUserStore(store: store, themes: themes).createGuest(now: now)
             await store.close()
-            let connection = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: PostgresTesting.logger)
+            let session = try await PostgresTesting.session(address)
+            let connection = session.connection
             // The statement's name taken on this connection (as a pooler that does not reset sessions could leave it):
             // preparing it fails, and keeps failing.
-            _ = try await connection.query(PostgresQuery(unsafeSQL: "PREPARE dailyverse_session_lookup AS SELECT 1"), logger: PostgresTesting.logger)
-            let session = PostgresTransaction(connection: connection, logger: PostgresTesting.logger)
+            _ = try await session.rows(PostgresQuery(unsafeSQL: "PREPARE dailyverse_session_lookup AS SELECT 1"))
             do {
                 for _ in 0..<3 {
                     #expect(try await session.authenticate(token: token, now: now, policy: SessionPolicy())?.id == user.id)
@@ -207,21 +205,21 @@ struct SharedUserStoreTests {
     @Test func theServersRefusalsOfTheMomentAreUnavailableAndTheRequestsAreNot() async throws {
         try await PostgresTesting.withDatabase { address in
             let logger = PostgresTesting.logger
-            let connection = try await PostgresStore.connect(address, password: PostgresTesting.password, logger: logger)
+            let connection = try await PostgresTesting.session(address)
             func refusal(_ statements: String...) async -> (any Error)? {
                 do {
-                    _ = try await connection.query("BEGIN", logger: logger)
-                    for statement in statements { _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).collect() }
+                    _ = try await connection.rows("BEGIN")
+                    for statement in statements { _ = try await connection.rows(PostgresQuery(unsafeSQL: statement)) }
                     Issue.record("not refused: \(statements)")
                 } catch {
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    _ = try? await connection.rows("ROLLBACK")
                     return error
                 }
-                _ = try? await connection.query("ROLLBACK", logger: logger)
+                _ = try? await connection.rows("ROLLBACK")
                 return nil
             }
-            _ = try await connection.query("CREATE TABLE refusals (k text PRIMARY KEY)", logger: logger)
-            _ = try await connection.query("INSERT INTO refusals VALUES ('taken')", logger: logger)
+            _ = try await connection.rows("CREATE TABLE refusals (k text PRIMARY KEY)")
+            _ = try await connection.rows("INSERT INTO refusals VALUES ('taken')")
             let timedOut = await refusal("SET LOCAL statement_timeout = '1ms'", "SELECT pg_sleep(30)")
             let readOnly = await refusal("SET TRANSACTION READ ONLY", "INSERT INTO refusals VALUES ('x')")
             let locked = try await PostgresTesting.holding(address, "LOCK TABLE refusals IN ACCESS EXCLUSIVE MODE") {
@@ -230,11 +228,11 @@ struct SharedUserStoreTests {
             let taken = await refusal("INSERT INTO refusals VALUES ('taken')")
             // A NUL character in a text sent as a parameter, as a request's would be.
             var nul: (any Error)? = nil
-            do { _ = try await connection.query("SELECT \("a\u{0}")::text", logger: logger).collect() } catch { nul = error }
+            do { _ = try await connection.rows("SELECT \("a\u{0}")::text") } catch { nul = error }
             // Incompressible text past the largest entry a B-tree index takes (about 2,700 bytes).
             let tooLarge = await refusal(
                 "INSERT INTO refusals SELECT string_agg(md5(g::text), '') FROM generate_series(1, 200) g")
-            try await connection.close()
+            try await connection.connection.close()
             for (name, error, unavailable) in [
                 ("statement_timeout", timedOut, true), ("read only", readOnly, true), ("lock_timeout", locked, true), ("key taken", taken, false),
                 ("index entry too large", tooLarge, false), ("NUL", nul, false),

@@ -79,25 +79,24 @@ struct StoreCopyTests {
                 order.firstIndex(of: "user")! < order.firstIndex(of: "device")!
                     && order.firstIndex(of: "layer")! < order.firstIndex(of: "commentary")!)
             let store = try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: logger)
-            let rows = try await store.client.query(
+            let rows = try await store.rows(
                 """
                 SELECT d.id, d.timezone, d.adjustment, d.created_at, o.local_date::text, o.payload
                 FROM device d JOIN outbox o ON o.device_seq = d.seq WHERE o.status = 'pending'
-                """, logger: logger
-            ).collect()
+                """)
             let row = try #require(rows.first).decode((String, String, Int, Double, String, String).self)
             #expect(row.0 == "d1" && row.1 == "Asia/Tehran" && row.2 == -1 && row.3 == 10.125 && row.4 == "2026-11-27")
             #expect(row.5 == #"{"aps":{"alert":"بسم الله"}}"#)
             // A device added after the copy takes the next number, not one already copied.
-            let seq = try await store.client.query(
+            let seq = try await store.rows(
                 """
                 INSERT INTO device (id, platform, token, timezone, reminder_time, locale, calendar, adjustment, display_theme, enabled,
                     created_at, updated_at) VALUES ('d3', 'fcm', 'f3', 'UTC', '08:00', 'en', 'tabular', 0, 'light', 1, 0, 0) RETURNING seq
-                """, logger: logger
-            ).collect().first?.decode(Int.self)
+                """
+            ).first?.decode(Int.self)
             #expect(seq == 3)
             // The epoch is the source's, not the migration's nor the copy's inserts', and stays (pg5) after a device is added.
-            let epoch = try await store.client.query("SELECT value FROM device_epoch", logger: logger).collect().first?.decode(Int.self)
+            let epoch = try await store.rows("SELECT value FROM device_epoch").first?.decode(Int.self)
             let sourceEpoch = try await source.read { db in try Int.fetchOne(db, sql: "SELECT value FROM device_epoch") }
             #expect(epoch == (sourceEpoch ?? -1))
             await store.close()
@@ -119,12 +118,12 @@ struct StoreCopyTests {
         try await PostgresTesting.withDatabase { address in
             _ = try await copy(source, into: address)
             let store = try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: logger)
-            let seq = try await store.client.query(
+            let seq = try await store.rows(
                 """
                 INSERT INTO device (id, platform, token, timezone, reminder_time, locale, calendar, adjustment, display_theme, enabled,
                     created_at, updated_at) VALUES ('new', 'fcm', 'f-new', 'UTC', '08:00', 'en', 'tabular', 0, 'light', 1, 0, 0) RETURNING seq
-                """, logger: logger
-            ).collect().first?.decode(Int.self)
+                """
+            ).first?.decode(Int.self)
             #expect(seq == 4)
             await store.close()
         }
@@ -179,8 +178,7 @@ struct StoreCopyTests {
             let line = error.map { "\($0)" } ?? ""
             #expect(line.contains("table outbox, column attempts: 'many' cannot be stored as PostgreSQL integer"), "\(line)")
             let store = try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: logger)
-            let left = try await store.client.query("SELECT (SELECT count(*) FROM surah) + (SELECT count(*) FROM device)", logger: logger)
-                .collect().first?.decode(Int.self)
+            let left = try await store.rows("SELECT (SELECT count(*) FROM surah) + (SELECT count(*) FROM device)").first?.decode(Int.self)
             #expect(left == 0)
             await store.close()
         }

@@ -1,43 +1,52 @@
 import Foundation
 import Testing
 
-/// Every statement the sources send to PostgreSQL goes through `PostgresTransaction` (`rows`, `query`, `execute`,
-/// `copy`, `run`) or the store's calls built on it, never through postgres-nio's own calls on a connection or the
-/// pool: only that way does a statement on a connection the server ended fail rather than wait for ever (see
-/// `ConnectionWatch`). A new domain query written the other way fails here, naming its file and line.
+/// Every statement the sources and the tests send to PostgreSQL goes through `PostgresTransaction` (`rows`, `query`,
+/// `execute`, `copy`, `run`) or the store's calls built on it, never through postgres-nio's own calls on a connection
+/// or the pool: only that way does a statement on a connection the server ended fail rather than wait for ever (see
+/// `ConnectionWatch`). A new domain query written the other way fails here, naming its file and line; so does a test's
+/// (a test whose session the server ends, as a test server with a short `idle_in_transaction_session_timeout` does,
+/// must fail, not hang the suite).
 @Suite struct StatementPathTests {
-    static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Sources")
+    static let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The files that call postgres-nio directly, to guard it.
-    static let guarded: Set<String> = ["Storage/PostgresTransaction.swift", "Storage/ConnectionWatch.swift"]
+    /// The files that call postgres-nio directly: to guard it, or (this one) to show what the check finds.
+    static let guarded: Set<String> = [
+        "Sources/Storage/PostgresTransaction.swift", "Sources/Storage/ConnectionWatch.swift", "Tests/StorageTests/StatementPathTests.swift",
+    ]
 
     /// postgres-nio's calls that write statements, as code calls them, over lines: its `query` and `execute` take a
-    /// `logger:` (`PostgresTransaction`'s never do), and its pool's and connection's other entry points by name.
+    /// `logger:` (`PostgresTransaction`'s never do; an HTTP test client's `execute` does not either), and its pool's and
+    /// connection's other entry points by name.
     static var direct: Regex<AnyRegexOutput> {
         let arguments = #"(?:[^()]|\((?:[^()]|\([^()]*\))*\))*"#
         return try! Regex(
             #"\.\s*(?:query|execute)\("# + arguments
-                + #"logger:|client\s*\.\s*(?:query|execute)\(|\.\s*(?:copyFrom|simpleQuery|prepareStatement|listen|withTransaction|withConnection)\s*[({]"#
+                + #"logger:|client\s*\.\s*query\(|\.\s*(?:copyFrom|simpleQuery|prepareStatement|listen|withTransaction|withConnection)\s*[({]"#
         )
     }
 
     @Test func noStatementBypassesTheWatch() throws {
         let direct = Self.direct
         var found: [String] = []
-        let files = FileManager.default.enumerator(at: Self.sources, includingPropertiesForKeys: nil)
-        while let file = files?.nextObject() as? URL {
-            guard file.pathExtension == "swift" else { continue }
-            let name = String(file.path.dropFirst(Self.sources.path.count + 1))
-            guard !Self.guarded.contains(name) else { continue }
-            let text = try String(contentsOf: file, encoding: .utf8)
-            for match in text.matches(of: direct) {
-                let line = text[..<match.range.lowerBound].count(where: { $0 == "\n" }) + 1
-                let start = text[..<match.range.lowerBound].lastIndex(of: "\n").map { text.index(after: $0) } ?? text.startIndex
-                guard !text[start..<match.range.lowerBound].trimmingCharacters(in: .whitespaces).hasPrefix("//") else { continue }
-                found.append("\(name):\(line): \(text[match.range].prefix(80))")
+        var scanned = 0
+        for folder in ["Sources", "Tests"] {
+            let files = FileManager.default.enumerator(at: Self.package.appendingPathComponent(folder), includingPropertiesForKeys: nil)
+            while let file = files?.nextObject() as? URL {
+                guard file.pathExtension == "swift" else { continue }
+                let name = String(file.path.dropFirst(Self.package.path.count + 1))
+                guard !Self.guarded.contains(name) else { continue }
+                scanned += 1
+                let text = try String(contentsOf: file, encoding: .utf8)
+                for match in text.matches(of: direct) {
+                    let line = text[..<match.range.lowerBound].count(where: { $0 == "\n" }) + 1
+                    let start = text[..<match.range.lowerBound].lastIndex(of: "\n").map { text.index(after: $0) } ?? text.startIndex
+                    guard !text[start..<match.range.lowerBound].trimmingCharacters(in: .whitespaces).hasPrefix("//") else { continue }
+                    found.append("\(name):\(line): \(text[match.range].prefix(80))")
+                }
             }
         }
+        #expect(scanned > 100, "the sources and tests were not found beside this file")
         #expect(found.isEmpty, "statements that bypass PostgresTransaction:\n\(found.joined(separator: "\n"))")
         // The check itself finds what it looks for, over lines, and passes over this package's own calls.
         for bypass in [
@@ -49,7 +58,7 @@ import Testing
         }
         for own in [
             "try await transaction.query(q)", "try await session.rows(\"SELECT 1\")", "try await execute(SessionLookup(hash: hash))",
-            "try db.execute(sql: s)",
+            "try db.execute(sql: s)", "try await client.execute(uri: \"/v1/today\", method: .get)",
         ] {
             #expect(!own.contains(direct), "\(own)")
         }
