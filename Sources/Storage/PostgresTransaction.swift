@@ -175,9 +175,10 @@ extension PostgresStore {
         // `statement_timeout`), 58 (system error); class 40, a transaction the server gave up (a deadlock, a
         // serialization failure); 55P03, a lock not had within `lock_timeout`; and 25006, a write refused by a
         // server that is read-only (a standby, as a failover can leave a connection): all of which the client may
-        // send again shortly.
+        // send again shortly; and 25P03 and 25P04, a session the server ended for idling in its transaction or for a
+        // transaction past `transaction_timeout` (the statement in flight may read either this or the close).
         let state = error.serverInfo?[.sqlState] ?? ""
-        return ["08", "53", "57", "58", "40", "55P03", "25006"].contains { state.hasPrefix($0) }
+        return ["08", "53", "57", "58", "40", "55P03", "25006", "25P03", "25P04"].contains { state.hasPrefix($0) }
     }
 
     static func sqlState(_ error: any Error) -> String? { (error as? PSQLError)?.serverInfo?[.sqlState] }

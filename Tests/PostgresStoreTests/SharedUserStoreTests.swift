@@ -244,6 +244,42 @@ struct SharedUserStoreTests {
         }
     }
 
+    /// Every condition PostgreSQL reports when it ends a session or refuses one for the moment is the database being
+    /// unavailable (503, try again), whichever the statement in flight reads first: the server's own error or the
+    /// connection closing. Each raised here with its SQLSTATE, as the server sends it. (An API request read 25P03, a
+    /// transaction ended for idling past `idle_in_transaction_session_timeout`, and answered 500.)
+    @Test func everyWayTheServerEndsASessionIsUnavailable() async throws {
+        let ofTheMoment = [
+            "25P03",  // idle_in_transaction_session_timeout
+            "25P04",  // transaction_timeout (PostgreSQL 17)
+            "57P05",  // idle_session_timeout
+            "57P01", "57P02", "57P03",  // an administrator's shutdown, a crash, the server starting
+            "57014",  // statement_timeout, a cancel
+            "08006", "08003",  // the connection failed
+            "53300", "53100", "53200",  // too many connections, a full disk, out of memory
+            "58030",  // an I/O error
+            "40001", "40P01",  // a serialization failure, a deadlock
+            "55P03",  // lock_timeout
+            "25006",  // a read-only server (a standby after a failover)
+        ]
+        let ofTheRequest = ["23505", "23503", "22021", "22001", "42601", "42P01", "25001", "P0001"]
+        try await PostgresTesting.withDatabase { address in
+            let session = try await PostgresTesting.session(address)
+            func raised(_ state: String) async -> (any Error)? {
+                do {
+                    try await session.rows(PostgresQuery(unsafeSQL: "DO $$ BEGIN RAISE EXCEPTION 'raised' USING ERRCODE = '\(state)'; END $$"))
+                    return nil
+                } catch { return error }
+            }
+            for state in ofTheMoment + ofTheRequest {
+                let error = await raised(state)
+                #expect((error as? PSQLError)?.serverInfo?[.sqlState] == state, "\(state): \(String(describing: error))")
+                #expect(error.map(PostgresStore.isUnavailable) == ofTheMoment.contains(state), "\(state)")
+            }
+            try await session.connection.close()
+        }
+    }
+
     @Test func aClosedPoolIsUnavailableNotAnInternalError() async throws {
         try await PostgresTesting.withDatabase { address in
             let store = try await PostgresStore.open(address, password: PostgresTesting.password, schema: .dailyVerse, logger: PostgresTesting.logger)
