@@ -232,7 +232,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "DailyVerseTestSupport", "Daemon", "Delivery", "Storage", "AppSchema", "ContentStore", "Notifications",
+                "DailyVerseTestSupport", "Daemon", "Diagnostics", "Delivery", "Storage", "AppSchema", "ContentStore", "Notifications",
                 .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "OnboardingTests", dependencies: ["Onboarding"]),

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import GRDB
 import HijriCalendar
@@ -199,7 +200,7 @@ public struct BundledContent: Sendable {
             for name in names.sorted() {
                 var info = stat()
                 guard stat(folder + "/" + name, &info) == 0 else { continue }
-                if (info.st_mode & S_IFMT) == S_IFDIR {
+                if FileKind(mode: info.st_mode) == .folder {
                     walk(folder + "/" + name, prefix + name + "/")
                 } else {
                     hash.mix("\(prefix)\(name) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)\n".utf8)

@@ -1,6 +1,7 @@
 import AppSchema
 import ArgumentParser
 import Daemon
+import Diagnostics
 import Foundation
 import Logging
 import Storage
@@ -50,9 +51,11 @@ struct MigrateStoreCommand: AsyncParsableCommand {
 
     func run() async throws {
         let address = try PostgresAddress(to)
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: from, isDirectory: &isFolder), !isFolder.boolValue else {
-            throw CLIError("no SQLite database at '\(from)'")
+        // SQLite's open of a FIFO waits for a writer, and a folder or a device is no database either.
+        switch FileKind.of(path: from) {
+        case .regular?: break
+        case nil: throw CLIError("no SQLite database at '\(from)'")
+        case let kind?: throw CLIError("no SQLite database at '\(from)': \(kind.refusal(wanted: .regular))")
         }
         let lock: SchedulerLock
         do {

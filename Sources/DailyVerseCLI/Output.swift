@@ -47,11 +47,9 @@ extension CocoaError {
 /// all. (A folder named `map.svg` was found only by the write at the end, as "NSCocoaErrorDomain error 512".)
 func checkedOutput(_ path: String) throws -> String {
     let checked = try checkedPath(path, what: "--out")
-    var info = stat()
-    if stat(checked, &info) == 0 {
-        let kind = info.st_mode & S_IFMT
-        guard kind != S_IFDIR else { throw CLIError("cannot write '\(path)': it is a folder; give the name of a file in it") }
-        guard kind == S_IFREG else { throw CLIError("cannot write '\(path)': it is not a regular file") }
+    if let kind = FileKind.of(path: checked), kind != .regular {
+        let hint = kind == .folder ? "; give the name of a file in it" : ""
+        throw CLIError("cannot write '\(path)': \(kind.refusal(wanted: .regular))\(hint)")
     }
     try checkedOutputFolder(URL(fileURLWithPath: checked).deletingLastPathComponent().path, for: path)
     return checked
@@ -60,11 +58,8 @@ func checkedOutput(_ path: String) throws -> String {
 /// A folder output goes into (`--out` of a file in it, or a folder itself): it exists, is a folder, and this process
 /// may create files in it; else one line naming `path` and why, before any work.
 func checkedOutputFolder(_ folder: String, for path: String) throws {
-    var isFolder: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) else {
-        throw CLIError("cannot write '\(path)': \(String(cString: strerror(ENOENT)))")
-    }
-    guard isFolder.boolValue else { throw CLIError("cannot write '\(path)': '\(folder)' is not a folder") }
+    guard let kind = FileKind.of(path: folder) else { throw CLIError("cannot write '\(path)': \(String(cString: strerror(ENOENT)))") }
+    guard kind == .folder else { throw CLIError("cannot write '\(path)': '\(folder)' is \(kind.refusal(wanted: .folder))") }
     guard access(folder, W_OK | X_OK) == 0 else { throw CLIError("cannot write '\(path)': \(String(cString: strerror(errno)))") }
 }
 

@@ -128,14 +128,14 @@ public final class JSONLinesSpool: Sink, Sendable {
         self.reconcileLines = max(1, reconcileLines)
         // The spool folder itself is made, not the folders above it: a mistyped path (`jsonl:/var/lib/dailyvesre/spool`)
         // is refused, as a database's missing folder is, rather than made from the root down.
-        var isFolder: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: directory.path, isDirectory: &isFolder) {
+        switch FileKind.of(path: directory.path) {
+        case nil:
             guard mkdir(directory.path, 0o700) == 0 || errno == EEXIST else {
                 let reason = errno == ENOENT ? "its parent folder does not exist (create it first)" : String(cString: strerror(errno))
                 throw SinkError("cannot create spool directory '\(directory.path)': \(reason)")
             }
-        } else if !isFolder.boolValue {
-            throw SinkError("cannot use spool directory '\(directory.path)': it is not a folder")
+        case .folder?: break
+        case let kind?: throw SinkError("cannot use spool directory '\(directory.path)': \(kind.refusal(wanted: .folder))")
         }
         // One writer at a time: a second process on the same spool would break the reconciliation.
         lockFile = open(directory.appendingPathComponent(".lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)

@@ -26,19 +26,10 @@ public struct InputFile: ~Copyable {
             close(descriptor)
             throw InputFileError(path: path, reason: reason)
         }
-        let kind = info.st_mode & S_IFMT
-        guard kind == S_IFREG else {
+        let kind = FileKind(mode: info.st_mode)
+        guard kind == .regular else {
             close(descriptor)
-            let what =
-                switch kind {
-                case S_IFDIR: "a directory"
-                case S_IFIFO: "a FIFO"
-                case S_IFCHR: "a character device"
-                case S_IFBLK: "a block device"
-                case S_IFSOCK: "a socket"
-                default: "not a file"
-                }
-            throw InputFileError(path: path, reason: "not a regular file (\(what))")
+            throw InputFileError(path: path, reason: kind.refusal(wanted: .regular))
         }
         _ = fcntl(descriptor, F_SETFL, 0)
         self.descriptor = descriptor
@@ -133,7 +124,7 @@ public struct InputFileError: UserFacingError, Equatable, Sendable {
         case EACCES, EPERM: "permission denied"
         case ELOOP: "too many levels of symbolic links"
         case ENOTDIR: "a part of the path is not a folder"
-        case EISDIR: "not a regular file (a directory)"
+        case EISDIR: FileKind.folder.refusal(wanted: .regular)
         default: String(cString: strerror(code)) + " (errno \(code))"
         }
     }

@@ -176,24 +176,19 @@ public final class AppDatabase: Sendable {
     {
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent()
-        var isDirectory: ObjCBool = false
         if createFolder {
             do {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             } catch {
                 throw .cannotOpen(path: path, reason: "cannot create folder '\(folder.path)'")
             }
-        } else if !FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory) || !isDirectory.boolValue {
+        } else if FileKind.of(path: folder.path) != .folder {
             throw .cannotOpen(path: path, reason: "the folder '\(folder.path)' does not exist (create it first)")
         }
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            if isDirectory.boolValue { throw .cannotOpen(path: path, reason: "it is a folder") }
-            // A device, a pipe or a socket is no database: SQLite said "disk I/O error", after writing a journal beside
-            // it (`/dev/null-journal`).
-            var info = stat()
-            if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
-                throw .cannotOpen(path: path, reason: "it is not a regular file")
-            }
+        if let kind = FileKind.of(path: path) {
+            // A folder, a device, a pipe or a socket is no database: SQLite said "disk I/O error", after writing a
+            // journal beside it (`/dev/null-journal`).
+            guard kind == .regular else { throw .cannotOpen(path: path, reason: kind.refusal(wanted: .regular)) }
             guard access(path, R_OK | W_OK) == 0 else {
                 throw .cannotOpen(path: path, reason: "it cannot be read and written: \(String(cString: strerror(errno)))")
             }

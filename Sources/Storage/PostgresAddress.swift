@@ -237,9 +237,9 @@ public enum PostgresPassword {
             return nil
         }
         var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw .badPassword(source: "the passfile '\(path)'", reason: "it is not a regular file")
-        }
+        guard stat(path, &info) == 0 else { throw .badPassword(source: "the passfile '\(path)'", reason: String(cString: strerror(errno))) }
+        let kind = FileKind(mode: info.st_mode)
+        guard kind == .regular else { throw .badPassword(source: "the passfile '\(path)'", reason: kind.refusal(wanted: .regular)) }
         // libpq ignores a passfile others can read; saying so is kinder than a failed login.
         guard info.st_mode & 0o077 == 0 else {
             throw .badPassword(

@@ -173,7 +173,7 @@ import FoundationNetworking
         #expect(!FileManager.default.fileExists(atPath: missing.path))
         let file = try writeFile(["x"], beside: db, name: "a-file")
         let notFolder = CLI.run(["serve", "--once", "--sink", "jsonl:\(file)", "--now", "2025-03-01T08:30:00Z"], database: db)
-        #expect(notFolder.status == 1 && notFolder.stderr.contains("it is not a folder"), "\(notFolder.stderr)")
+        #expect(notFolder.status == 1 && notFolder.stderr.contains("': not a folder (a regular file)"), "\(notFolder.stderr)")
     }
 
     /// A database path that names a pipe or a folder is one line saying what it is; SQLite wrote a journal beside a
@@ -182,7 +182,7 @@ import FoundationNetworking
         let folder = URL(fileURLWithPath: CLI.freshDatabase()).deletingLastPathComponent()
         let pipe = folder.appendingPathComponent("pipe").path
         #expect(mkfifo(pipe, 0o600) == 0)
-        for (path, reason) in [(pipe, "it is not a regular file"), (folder.path, "it is a folder")] {
+        for (path, reason) in [(pipe, "not a regular file (a FIFO)"), (folder.path, "not a regular file (a folder)")] {
             let refused = CLI.run(["today", "--date", "2025-03-01"], database: path)
             #expect(refused.status == 1 && refused.stderr.contains("'\(path)': \(reason)"), "\(refused.stderr)")
             #expect(refused.stderr.split(separator: "\n").count == 1)

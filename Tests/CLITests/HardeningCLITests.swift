@@ -92,10 +92,10 @@ import Testing
         for path in [svg, csv] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
         let missing = folder.appendingPathComponent("absent/map.png").path
         let cases: [([String], String)] = [
-            (["crescent", "map", "--date", "2025-03-01", "--out", svg], "cannot write '\(svg)': it is a folder"),
-            (["crescent", "table", "--out", csv], "cannot write '\(csv)': it is a folder"),
+            (["crescent", "map", "--date", "2025-03-01", "--out", svg], "cannot write '\(svg)': not a regular file (a folder); give the name"),
+            (["crescent", "table", "--out", csv], "cannot write '\(csv)': not a regular file (a folder); give the name"),
             (["crescent", "map", "--date", "2025-03-01", "--out", missing], "cannot write '\(missing)': No such file or directory"),
-            (["crescent", "table", "--out", "/dev/null"], "cannot write '/dev/null': it is not a regular file"),
+            (["crescent", "table", "--out", "/dev/null"], "cannot write '/dev/null': not a regular file (a device)"),
             (["crescent", "table", "--out", "\(svg)/x.csv/y.csv"], "cannot write '\(svg)/x.csv/y.csv': No such file or directory"),
         ]
         for (arguments, says) in cases {
@@ -186,20 +186,33 @@ import Testing
         let longLine = folder.appendingPathComponent("one-line.jsonl")
         try Data(repeating: UInt8(ascii: "x"), count: 3 << 20).write(to: longLine)
         let cases: [([String], String)] = [
-            (["devices", "import", folder.path], "not a regular file (a directory)"),
+            (["devices", "import", folder.path], "not a regular file (a folder)"),
             (["devices", "import", fifo], "not a regular file (a FIFO)"),
-            (["devices", "import", "/dev/null"], "not a regular file (a character device)"),
+            (["devices", "import", "/dev/null"], "not a regular file (a device)"),
             (["devices", "import", loop], "too many levels of symbolic links"),
             (["devices", "import", folder.appendingPathComponent("absent").path], "no such file"),
             (["devices", "import", longLine.path], "line 1 is longer than 65536 bytes"),
-            (["import", "commentary", folder.path], "not a regular file (a directory)"),
+            (["import", "commentary", folder.path], "not a regular file (a folder)"),
             (["import", "commentary", fifo], "not a regular file (a FIFO)"),
             (["import", "commentary", longLine.path], "line 1 is longer than 1048576 bytes"),
-            (["import", "quran", "/dev/zero"], "not a regular file (a character device)"),
+            (["import", "quran", "/dev/zero"], "not a regular file (a device)"),
             (["devices", "list", "--db", "bad-\u{FFFD}.sqlite"], "not valid UTF-8"),
         ]
         for (arguments, reason) in cases {
             Harness.expectOneLineError(try Harness.run(arguments, limit: .seconds(30)), naming: reason)
+        }
+    }
+
+    /// `migrate-store --from` a FIFO or a folder is one line naming what it is: SQLite's open of a FIFO waited for a
+    /// writer, and a folder was "no SQLite database" without saying why.
+    @Test func migrateStoreCopiesOnlyARegularFile() throws {
+        let folder = URL(fileURLWithPath: CLI.freshDatabase()).deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fifo = folder.appendingPathComponent("db.fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for (path, kind) in [(fifo, "a FIFO"), (folder.path, "a folder")] {
+            let outcome = try Harness.run(["migrate-store", "--from", path, "--to", "postgresql://dv@127.0.0.1:1/dv"], limit: .seconds(30))
+            Harness.expectOneLineError(outcome, naming: "no SQLite database at '\(path)': not a regular file (\(kind))")
         }
     }
 
