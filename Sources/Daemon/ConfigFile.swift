@@ -34,9 +34,20 @@ public struct ConfigFile: Sendable, Equatable {
         throw .unknownKey(file: file, line: lines[key] ?? 0, key: key)
     }
 
+    /// The most a configuration file may hold: its few dozen settings take a few KiB.
+    public static let maximumBytes = 1 << 20
+
+    /// The file at `path`, read as every input file is (`InputFile`): a folder, a FIFO or a device is refused naming
+    /// what it is, without waiting for a writer or reading a device without end, and so is a file over `maximumBytes`.
     public init(contentsOf path: String) throws(ConfigError) {
-        guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path) }
-        guard let text = String(data: data, encoding: .utf8) else { throw .invalid(file: path, line: 0, reason: "not UTF-8") }
+        let bytes: [UInt8]
+        do {
+            let file = try InputFile(path: path)
+            bytes = try file.readAll(maximumBytes: Self.maximumBytes)
+        } catch {
+            throw .unreadable(path: path, reason: error.reason)
+        }
+        guard let text = String(bytes: bytes, encoding: .utf8) else { throw .invalid(file: path, line: 0, reason: "not UTF-8") }
         try self.init(parsing: text, file: path)
     }
 
@@ -162,14 +173,15 @@ public struct ConfigFile: Sendable, Equatable {
 }
 
 public enum ConfigError: UserFacingError, Equatable, Sendable {
-    case unreadable(String)
+    /// The file cannot be read as a configuration file: missing, not a regular file, over the limit.
+    case unreadable(path: String, reason: String)
     case invalid(file: String, line: Int, reason: String)
     case wrongType(key: String, expected: String)
     case unknownKey(file: String, line: Int, key: String)
 
     public var description: String {
         switch self {
-        case .unreadable(let path): "cannot read configuration file '\(path)'"
+        case .unreadable(let path, let reason): "cannot read configuration file '\(path)': \(reason)"
         case .invalid(let file, let line, let reason): "\(file):\(line): \(reason)"
         case .wrongType(let key, let expected): "configuration key '\(key)' must be \(expected)"
         case .unknownKey(let file, let line, let key): "\(file):\(line): unknown configuration key '\(key)'"

@@ -112,7 +112,9 @@ public struct GlobalOptions: ParsableArguments {
     /// could have written is refused, naming the reason.
     static func checkOwnership(_ path: String) throws {
         var info = stat()
-        guard stat(path, &info) == 0 else { return }  // unreadable: ConfigFile says so
+        // Missing, or no file at all (a folder, a FIFO, a device, whose modes say nothing of who wrote a file):
+        // `ConfigFile` reads only a regular file, and names the kind.
+        guard stat(path, &info) == 0, FileKind(mode: info.st_mode) == .regular else { return }
         let mode = Int(info.st_mode) & 0o777
         if mode & 0o022 != 0 {
             throw CLIError(

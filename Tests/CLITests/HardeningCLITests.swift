@@ -203,6 +203,35 @@ import Testing
         }
     }
 
+    /// The configuration file is read as the files above are (it was read whole through Foundation, whatever it was):
+    /// a FIFO is one line naming it, at once (every command waited for a writer), a folder and a device too (a device
+    /// was read without end), and a file over 1 MiB (README, Limits and rules) is refused naming the limit.
+    @Test func theConfigurationFileIsReadOnlyAsARegularFileWithinItsLimit() throws {
+        let folder = URL(fileURLWithPath: CLI.freshDatabase()).deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fifo = folder.appendingPathComponent("config.fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // A setting, then one comment line filling the file to the limit, or to a byte over it.
+        let limit = 1 << 20
+        let setting = Data("grace = '90m'\n".utf8)
+        let atLimit = folder.appendingPathComponent("at-limit.toml")
+        try (setting + Data(repeating: UInt8(ascii: "#"), count: limit - setting.count)).write(to: atLimit)
+        let overLimit = folder.appendingPathComponent("over-limit.toml")
+        try (setting + Data(repeating: UInt8(ascii: "#"), count: limit - setting.count + 1)).write(to: overLimit)
+        for file in [atLimit, overLimit] { #expect(chmod(file.path, 0o600) == 0) }
+        let cases: [(String, String)] = [
+            (fifo, "cannot read configuration file '\(fifo)': not a regular file (a FIFO)"),
+            (folder.path, "cannot read configuration file '\(folder.path)': not a regular file (a folder)"),
+            ("/dev/zero", "cannot read configuration file '/dev/zero': not a regular file (a device)"),
+            (overLimit.path, "cannot read configuration file '\(overLimit.path)': larger than the limit of 1 MiB"),
+        ]
+        for (path, says) in cases {
+            Harness.expectOneLineError(try Harness.run(["today", "--date", "2025-03-01", "--config", path], limit: .seconds(30)), naming: says)
+        }
+        let taken = try Harness.run(["today", "--date", "2025-03-01", "--config", atLimit.path], limit: .seconds(60))
+        #expect(taken.status == 0 && !taken.timedOut, "\(taken.stderr)")
+    }
+
     /// `migrate-store --from` a FIFO or a folder is one line naming what it is: SQLite's open of a FIFO waited for a
     /// writer, and a folder was "no SQLite database" without saying why.
     @Test func migrateStoreCopiesOnlyARegularFile() throws {

@@ -81,6 +81,31 @@ import Testing
         #expect(ConfigError.unknownKey(file: "c.toml", line: 4, key: "grase").description == "c.toml:4: unknown configuration key 'grase'")
     }
 
+    /// The file is read as every input file is (`InputFile`), within a limit: a folder or a file over the limit is
+    /// one line naming the file and what is wrong (a FIFO and a device, which would hang a test that reads them through
+    /// anything else, are the command line tests').
+    @Test func readsARegularFileWithinItsLimit() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let setting = Data("grace = '90m'\n".utf8)
+        let atLimit = folder.appendingPathComponent("at-limit.toml").path
+        try (setting + Data(repeating: UInt8(ascii: "#"), count: ConfigFile.maximumBytes - setting.count)).write(to: URL(fileURLWithPath: atLimit))
+        #expect(try ConfigFile(contentsOf: atLimit).string("grace") == "90m")
+        let overLimit = folder.appendingPathComponent("over-limit.toml").path
+        try (setting + Data(repeating: UInt8(ascii: "#"), count: ConfigFile.maximumBytes - setting.count + 1)).write(
+            to: URL(fileURLWithPath: overLimit))
+        #expect(throws: ConfigError.unreadable(path: overLimit, reason: "larger than the limit of 1 MiB")) { try ConfigFile(contentsOf: overLimit) }
+        #expect(throws: ConfigError.unreadable(path: folder.path, reason: "not a regular file (a folder)")) {
+            try ConfigFile(contentsOf: folder.path)
+        }
+        let missing = folder.appendingPathComponent("missing.toml").path
+        #expect(throws: ConfigError.unreadable(path: missing, reason: "no such file")) { try ConfigFile(contentsOf: missing) }
+        #expect(
+            ConfigError.unreadable(path: "c.toml", reason: "not a regular file (a FIFO)").description
+                == "cannot read configuration file 'c.toml': not a regular file (a FIFO)")
+    }
+
     @Test(arguments: [
         ("key", 1, "expected key = value"),
         ("key = ", 1, "invalid value"),
