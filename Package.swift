@@ -46,8 +46,9 @@ let package = Package(
         // The one protocol of the errors a person can act on (a bad flag, file, setting or request): the CLI prints them as
         // they are, the API answers them with a 4xx and a code.
         .target(name: "Diagnostics"),
-        // Pure: bytes written as text (hex, Base64URL) and the size of Web Push's one encrypted record, which the payloads
-        // must fit: what several layers share without depending on the push services' code.
+        // Pure: bytes written as text (hex, Base64URL), the size of Web Push's one encrypted record, which the payloads
+        // must fit, and the hosts a Web Push endpoint may be on, which registering a device and sending to it both
+        // check: what several layers share without depending on the push services' code.
         .target(name: "Encodings"),
         // Pure: the Sun and the Moon (VSOP87, ELP 2000-82 as Meeus truncates it), their settings, new moons and the
         // crescent's visibility (Odeh's criterion). Checked against JPL's DE421 in its tests.

@@ -158,15 +158,23 @@ struct PushOptions: ParsableArguments {
         return FCMSender(client: client, account: account, baseURL: url, tokenURI: tokenURL, store: credentials)
     }
 
-    func makeWebPush(_ global: GlobalOptions, client: PushClient, credentials: any CredentialStore) throws -> WebPushSender? {
-        var hosts = WebPushSender.knownServices
-        if let extra = try value(global, nil, "web_push_hosts") {
-            let added = extra.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
-            if let bad = added.first(where: { !$0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") } }) {
-                throw CLIError("invalid web_push_hosts entry '\(bad)': expected host names separated by commas")
-            }
-            hosts += added
+    /// The push services a Web Push endpoint may be on: the known ones and `web_push_hosts` (environment or file).
+    /// Read whether or not Web Push is configured: the devices' commands and the API refuse an endpoint elsewhere when
+    /// it is registered, as the sender would at every send.
+    static func webPushHosts(_ global: GlobalOptions) throws -> WebPushHosts {
+        let key = "web_push_hosts"
+        guard let extra = try global.setting(flag: nil, environment: "DAILYVERSE_" + key.uppercased(), key: key), !extra.isEmpty else {
+            return WebPushHosts()
         }
+        let added = extra.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+        if let bad = added.first(where: { !$0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") } }) {
+            throw CLIError("invalid web_push_hosts entry '\(bad)': expected host names separated by commas")
+        }
+        return WebPushHosts(adding: added)
+    }
+
+    func makeWebPush(_ global: GlobalOptions, client: PushClient, credentials: any CredentialStore) throws -> WebPushSender? {
+        let hosts = try Self.webPushHosts(global)
         let file = try value(global, vapidKeyFile, "vapid_key_file")
         let subject = try value(global, vapidSubject, "vapid_subject")
         guard file != nil || subject != nil else { return nil }
@@ -181,7 +189,7 @@ struct PushOptions: ParsableArguments {
             if case .badSubject(let why) = error { throw CLIError("invalid vapid_subject: \(why)") }
             throw CLIError("invalid vapid_key_file '\(file)': \(error.description)")
         }
-        return WebPushSender(client: client, vapid: vapid, allowedHosts: hosts, store: credentials)
+        return WebPushSender(client: client, vapid: vapid, hosts: hosts, store: credentials)
     }
 
     static func checkURL(_ text: String, setting: String) throws -> String {

@@ -7,21 +7,25 @@ import NIOCore
 public struct WebPushSender: Sendable {
     /// The push services of the browsers people use; a subscription's endpoint must be on one of them (or on a host
     /// the operator adds), so that a registered "endpoint" cannot make this server post to anywhere else.
-    public static let knownServices = [
-        "fcm.googleapis.com", "updates.push.services.mozilla.com", "push.services.mozilla.com", "web.push.apple.com", "notify.windows.com",
-    ]
+    public static let knownServices = WebPushHosts.knownServices
 
     public let client: PushClient
     public let vapid: VAPIDKey
+    /// The hosts an endpoint may be on: the rule registering a subscription follows too (`WebPushHosts.allows`).
+    public let hosts: WebPushHosts
     /// Host names (or their parent domains) an endpoint may be on.
-    public let allowedHosts: [String]
+    public var allowedHosts: [String] { hosts.hosts }
     let state: WebPushState
 
     /// `store` keeps the subscriptions known to accept this key, shared by every process of the installation.
     public init(client: PushClient, vapid: VAPIDKey, allowedHosts: [String] = WebPushSender.knownServices, store: any CredentialStore) {
+        self.init(client: client, vapid: vapid, hosts: WebPushHosts(allowedHosts), store: store)
+    }
+
+    public init(client: PushClient, vapid: VAPIDKey, hosts: WebPushHosts, store: any CredentialStore) {
         self.client = client
         self.vapid = vapid
-        self.allowedHosts = allowedHosts.map { $0.lowercased() }
+        self.hosts = hosts
         self.state = WebPushState(vapid: vapid, store: store)
     }
 
@@ -33,13 +37,9 @@ public struct WebPushSender: Sendable {
     /// goes on until it reaches one of the known ones.)
     public static let forbiddenInARow = 10
 
-    /// Whether `endpoint` is an https URL on an allowed host.
-    public func allows(_ endpoint: String) -> Bool {
-        guard let components = URLComponents(string: endpoint), components.scheme?.lowercased() == "https",
-            let host = components.host?.lowercased(), !host.isEmpty
-        else { return false }
-        return allowedHosts.contains { host == $0 || host.hasSuffix("." + $0) }
-    }
+    /// Whether `endpoint` is an https URL on an allowed host: the rule its registration was checked by. A device
+    /// stored before that check, or with another `web_push_hosts`, is refused here at every send.
+    public func allows(_ endpoint: String) -> Bool { hosts.allows(endpoint) }
 
     /// Encrypts `plaintext` for the subscription and posts it. `ttl`, `urgency` and `topic` as rendered.
     public func send(
