@@ -144,7 +144,7 @@ let package = Package(
             name: "Delivery",
             dependencies: [
                 "Diagnostics",
-                "Storage", "Notifications", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "PushServices",
+                "Storage", "Notifications", "VerseOfTheDay", "VerseCalendar", "HijriCalendar", "PushServices", "Encodings",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "Metrics", package: "swift-metrics"),
@@ -256,7 +256,7 @@ let package = Package(
             dependencies: [
                 "DailyVerseTestSupport",
                 "HTTPAPI", "Storage", "AppSchema", "ContentStore", "VerseOfTheDay", "Accounts", "Onboarding", "Engagement", "Delivery",
-                "Notifications", "HijriCalendar", "VerseCalendar", .product(name: "Hummingbird", package: "hummingbird"),
+                "Notifications", "HijriCalendar", "VerseCalendar", "Encodings", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log"),

@@ -81,6 +81,9 @@ while IFS= read -r name; do unset "$name"; done < <(compgen -e | grep '^DAILYVER
 # and a few sessions, are judged by what they are rather than refused for their number.
 export DAILYVERSE_THROTTLE_SIGN_IN=100000/1s DAILYVERSE_THROTTLE_GUESTS=100000/1s DAILYVERSE_THROTTLE_ACCOUNTS=100000/1s
 export DAILYVERSE_THROTTLE_WRITES=100000/1s DAILYVERSE_MAX_DEVICES_PER_USER=10000
+# The push service the run's Web Push endpoints are moved onto (the hooks below): the document's pattern takes any host,
+# the server only the push services it sends to.
+export DAILYVERSE_WEB_PUSH_HOSTS=push.example.org
 
 py() { "$venv/bin/python" - "$@"; }
 
@@ -143,8 +146,9 @@ EOF
 # together, are moved within them just before they are sent: a passage's last ayah after its first; a date or Hijri
 # year that the chosen calendar covers (with the adjustment's two days to spare; the predicted calendar, the default,
 # covers 1300-1500 AH, the default region's from 1882-11-13 to 2077-11-17); a map's day that the month has, in the
-# years maps are drawn for; a device change that keeps the device's platform and gives a token of its form. Negative
-# cases are sent as drawn.
+# years maps are drawn for; a device change that keeps the device's platform and gives a token of its form; a Web
+# Push endpoint on a push service the server sends to (push.example.org, this run's web_push_hosts: the document
+# cannot name the hosts an installation adds). Negative cases are sent as drawn.
 cat >"$work/fuzz_hooks.py" <<'EOF'
 import re
 import secrets
@@ -157,6 +161,7 @@ DATE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})$")
 MAP = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})\.svg$")
 APNS = re.compile(r"^([0-9A-Fa-f]{2}){32,100}$")
 PLATFORMS = {}  # device id -> platform, from the server's answers
+PUSH_HOST = "push.example.org"  # the run's web_push_hosts
 
 
 def leap(year):
@@ -169,6 +174,21 @@ def month_length(year, month):
 
 def positive(case):
     return case.meta is not None and case.meta.generation.mode.is_positive
+
+
+def on_a_push_service(body):
+    """A Web Push token's endpoint moved onto PUSH_HOST, its port and path kept (within the 2048 characters)."""
+    token = body.get("token") if isinstance(body, dict) else None
+    endpoint = token.get("endpoint") if isinstance(token, dict) else None
+    if not isinstance(endpoint, str) or not endpoint.startswith("https://"):
+        return
+    rest = endpoint[len("https://"):]
+    cut = rest.find("/")
+    authority, path = (rest, "") if cut < 0 else (rest[:cut], rest[cut:])
+    port = authority.rsplit(":", 1)[1] if ":" in authority else None
+    moved = ("https://" + PUSH_HOST + (":" + port if port else "") + path)[:2048]
+    # Not ending inside a percent escape the cut made.
+    token["endpoint"] = re.sub(r"%[0-9A-Fa-f]?$", "", moved)
 
 
 @schemathesis.hook
@@ -215,7 +235,10 @@ def before_call(context, case, kwargs):
             if not 1900 <= year <= 2100:
                 year = 1900 + year % 201
             parameters["file"] = f"{year:04d}-{month:02d}-{min(day, month_length(year, month)):02d}.svg"
+    elif path == "/v1/devices" and case.method.upper() == "POST":
+        on_a_push_service(case.body)
     elif path == "/v1/devices/{id}" and case.method.upper() == "PATCH" and isinstance(case.body, dict):
+        on_a_push_service(case.body)
         platform = PLATFORMS.get(unquote(str(parameters.get("id", ""))))
         if platform is None:
             return

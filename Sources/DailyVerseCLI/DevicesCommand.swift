@@ -55,10 +55,13 @@ struct DeviceOptions: ParsableArguments {
         }
     }
 
-    func settings() throws -> DeviceSettings {
+    /// The settings given, each checked; a Web Push endpoint on a push service the sender takes (`web_push_hosts`).
+    func settings(_ global: GlobalOptions) throws -> DeviceSettings {
         var settings = DeviceSettings()
         if let platform {
-            settings.token = try DeviceRecord.token(platform: platform, token: token, endpoint: endpoint, p256dh: p256dh, auth: auth)
+            var made = try DeviceRecord.token(platform: platform, token: token, endpoint: endpoint, p256dh: p256dh, auth: auth)
+            if platform == .webpush { made = try made.checked(against: PushOptions.webPushHosts(global)) }
+            settings.token = made
         }
         try settings.setChecked(
             timeZone: tz, time: time, locale: locale?.rawValue, calendar: calendar?.rawValue, adjust: adjust?.days, displayTheme: displayTheme,
@@ -75,7 +78,7 @@ struct DevicesAddCommand: AsyncParsableCommand {
     @OptionGroup var options: DeviceOptions
 
     func run() async throws {
-        let settings = try options.settings()
+        let settings = try options.settings(global)
         guard settings.token != nil else { throw CLIError("--platform and its token are required") }
         guard settings.timeZone != nil else { throw CLIError("--tz is required") }
         let now = try global.clock()
@@ -153,7 +156,7 @@ struct DevicesUpdateCommand: AsyncParsableCommand {
     @OptionGroup var options: DeviceOptions
 
     func run() async throws {
-        let (id, now, settings) = (id, try global.clock(), try options.settings())
+        let (id, now, settings) = (id, try global.clock(), try options.settings(global))
         let state = try await global.changingDevices(
             shared: { transaction, themes in
                 try await transaction.deviceState(id: transaction.updateDevice(id: id, settings, now: now, themes: themes).id, now: now)
@@ -194,6 +197,7 @@ struct DevicesImportCommand: AsyncParsableCommand {
     func run() async throws {
         let input = try InputFile(path: checkedPath(file, what: "the file's name"))
         let name = URL(fileURLWithPath: file).lastPathComponent
+        let hosts = try PushOptions.webPushHosts(global)
         var items: [(line: Int, settings: DeviceSettings)] = []
         // Checking a million lines takes a while: progress by bytes read, before anything is written. Read a line
         // at a time, each at most `maximumLineBytes`, so that a file of one endless line costs no memory.
@@ -203,7 +207,7 @@ struct DevicesImportCommand: AsyncParsableCommand {
             guard let line = String(validating: bytes, as: UTF8.self) else { throw CLIError("\(name):\(number): not valid UTF-8") }
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty || trimmed.hasPrefix("#") { return }
-            do { items.append((number, try DeviceRecord.settings(fromJSONLine: trimmed))) } catch {
+            do { items.append((number, try DeviceRecord.settings(fromJSONLine: trimmed, webPushHosts: hosts))) } catch {
                 throw CLIError("\(name):\(number): \(error)")
             }
         }

@@ -246,7 +246,8 @@ struct ServeCommand: AsyncParsableCommand {
             reports: DailyVerseReports(database: content), clock: clock, onboarding: try global.onboardingMachine(content),
             copy: try OnboardingCopy.load(from: global.dataDirectory()), hints: try global.hintCatalog(), throttles: throttles,
             openAPI: try OpenAPIDocument.load(from: global.dataDirectory()), vapidPublicKey: try push.vapidPublicKey(global),
-            trustedProxies: settings.proxies, sessions: settings.retention.sessions, limits: settings.limits, users: users)
+            webPushHosts: try PushOptions.webPushHosts(global), trustedProxies: settings.proxies, sessions: settings.retention.sessions,
+            limits: settings.limits, users: users)
         MetricsSystem.bootstrap(environment.metricsFactory)
         let application = buildApplication(
             environment, host: host, port: port, idleTimeout: settings.idleTimeout, connections: ConnectionLimit(maximum: settings.connections),

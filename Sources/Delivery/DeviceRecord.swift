@@ -1,4 +1,5 @@
 import Diagnostics
+import Encodings
 import Foundation
 import HijriCalendar
 import Notifications
@@ -146,8 +147,9 @@ public struct DeviceRecord: Encodable, Sendable {
 
     /// A device's settings from a JSON object with the keys it is printed with; the first problem is an error naming
     /// the key and the value. For a new device (`existing` nil) `platform`, `token` and `timezone` are required; for a
-    /// change to an existing device every key is optional and the platform cannot change.
-    public static func settings(from object: [String: Any], existing: Platform? = nil) throws -> DeviceSettings {
+    /// change to an existing device every key is optional and the platform cannot change. A Web Push endpoint must be
+    /// on a push service `webPushHosts` allows, as the sender's are.
+    public static func settings(from object: [String: Any], existing: Platform? = nil, webPushHosts: WebPushHosts) throws -> DeviceSettings {
         if let unknown = Set(object.keys).subtracting(keys).sorted().first { throw DeviceInputError("unknown key '\(unknown)'") }
         func string(_ key: String) throws -> String? {
             guard let value = object[key], !(value is NSNull) else { return nil }
@@ -167,9 +169,10 @@ public struct DeviceRecord: Encodable, Sendable {
         switch (platform, object["token"]) {
         case (_, nil) where existing != nil: break
         case (.webpush, let subscription as [String: Any]):
-            settings.token = try .webpush(
+            settings.token = try PushToken.webpush(
                 validatingEndpoint: subscription["endpoint"] as? String ?? "", p256dh: subscription["p256dh"] as? String ?? "",
-                auth: subscription["auth"] as? String ?? "")
+                auth: subscription["auth"] as? String ?? ""
+            ).checked(against: webPushHosts)
         case (.webpush, _): throw DeviceInputError("a webpush 'token' must be an object with endpoint, p256dh and auth")
         case (_, let value as String): settings.token = try token(platform: platform, token: value, endpoint: nil, p256dh: nil, auth: nil)
         case (_, nil): throw DeviceInputError("missing key 'token'")
@@ -197,7 +200,7 @@ public struct DeviceRecord: Encodable, Sendable {
     }
 
     /// One line of a JSON Lines file.
-    public static func settings(fromJSONLine line: String) throws -> DeviceSettings {
+    public static func settings(fromJSONLine line: String, webPushHosts: WebPushHosts) throws -> DeviceSettings {
         guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
             throw DeviceInputError("not a JSON object")
         }
@@ -209,7 +212,7 @@ public struct DeviceRecord: Encodable, Sendable {
                 if let refusal = ImportedText.refusal(of: field, in: text) { throw DeviceInputError(refusal) }
             }
         }
-        return try settings(from: object)
+        return try settings(from: object, webPushHosts: webPushHosts)
     }
 }
 

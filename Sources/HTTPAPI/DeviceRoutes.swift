@@ -1,5 +1,6 @@
 import Accounts
 import Delivery
+import Encodings
 import Engagement
 import Foundation
 import HijriCalendar
@@ -12,6 +13,7 @@ import Storage
 /// "forbidden": ids reveal nothing.
 func addDeviceRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) {
     let users = environment.users
+    let hosts = environment.webPushHosts
 
     router.get("/v1/devices") { _, context -> Response in
         let user = try context.requireIdentity()
@@ -25,7 +27,7 @@ func addDeviceRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment
         let user = try context.requireIdentity()
         let object = try await jsonObject(request, context)
         let now = environment.clock()
-        let settings = try answering(.body) { try DeviceRecord.settings(from: object) }
+        let settings = try answering(.body) { try DeviceRecord.settings(from: object, webPushHosts: hosts) }
         let (device, created) = try await answering(.body) {
             try await users.registerDevice(settings, userID: user.id, now: now, maximum: environment.limits.devicesPerUser)
         }
@@ -40,7 +42,7 @@ func addDeviceRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment
         let now = environment.clock()
         let device = try await answering(.body) {
             try await users.updateDevice(id: id, userID: user.id, now: now) { platform in
-                try DeviceRecord.settings(from: body.object, existing: platform)
+                try DeviceRecord.settings(from: body.object, existing: platform, webPushHosts: hosts)
             }
         }
         return json(["device": DeviceRecord(device)])

@@ -49,6 +49,7 @@ extension APIError {
             case .notFound(let id): self = deviceNotFound(id)
             case .duplicateToken: self = APIError(.conflict, code: "token_taken", error.description)
             case .invalidToken: self = .badRequest("bad_token", error.description)
+            case .pushServiceNotAllowed: self = .badRequest("push_service_not_allowed", error.description)
             case .invalidTime: self = .badRequest("bad_time", error.description)
             case .invalidTimeZone: self = .badRequest("bad_zone", error.description)
             case .invalidPlatform: self = .badRequest("bad_platform", error.description)

@@ -33,6 +33,9 @@ public struct APIEnvironment: Sendable {
     public let openAPI: String?
     /// The VAPID public key a web app subscribes with (`applicationServerKey`), when Web Push is configured.
     public let vapidPublicKey: String?
+    /// The push services a Web Push subscription's endpoint may be on (the known ones and `web_push_hosts`), as the
+    /// sender has them: an endpoint it would refuse at every send is refused when it is registered.
+    public let webPushHosts: WebPushHosts
     /// Encoded public reads (today's verse per zone), kept for a minute.
     public let responses = ResponseCache()
     /// The crescent maps drawn, and the gate they are drawn through.
@@ -55,10 +58,11 @@ public struct APIEnvironment: Sendable {
         reports: DailyVerseReports, clock: @escaping @Sendable () -> Date, passwordHasher: PasswordHasher = PasswordHasher(),
         onboarding: OnboardingMachine, copy: OnboardingCopy, hints: HintCatalog, throttles: Throttles = Throttles(),
         hashing: HashingGate = HashingGate(), metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), openAPI: String? = nil,
-        vapidPublicKey: String? = nil, trustedProxies: TrustedProxies = .none, sessions: SessionPolicy = SessionPolicy(),
-        limits: UserLimits = UserLimits(), users: (any UserStore)? = nil
+        vapidPublicKey: String? = nil, webPushHosts: WebPushHosts = WebPushHosts(), trustedProxies: TrustedProxies = .none,
+        sessions: SessionPolicy = SessionPolicy(), limits: UserLimits = UserLimits(), users: (any UserStore)? = nil
     ) throws {
         self.users = users ?? SQLiteUserStore(reports.database)
+        self.webPushHosts = webPushHosts
         self.trustedProxies = trustedProxies
         self.sessions = sessions
         self.limits = limits

@@ -78,6 +78,14 @@ public enum PushToken: Hashable, Sendable {
         return .webpush(endpoint: canonicalEndpoint(endpoint), p256dh: Base64URL.encode(key), auth: Base64URL.encode(secret))
     }
 
+    /// This token, if it may be sent to: a Web Push endpoint must be on a push service `hosts` allows (the rule the
+    /// sender follows, `WebPushHosts.allows`), or every send would refuse it. The error names the endpoint's host,
+    /// never the endpoint, which is the subscription's secret. APNs and FCM tokens go to their one service.
+    public func checked(against hosts: WebPushHosts) throws(DeviceError) -> PushToken {
+        guard case .webpush(let endpoint, _, _) = self, !hosts.allows(endpoint) else { return self }
+        throw .pushServiceNotAllowed(host: WebPushHosts.host(of: endpoint) ?? "")
+    }
+
     /// `https://Host:443/path` as `https://host/path`: the authority in lower case, the default port dropped, the rest
     /// as it was.
     static func canonicalEndpoint(_ endpoint: String) -> String {
@@ -141,6 +149,8 @@ public enum DeviceError: UserFacingError, Equatable, Sendable {
     case invalidDisplayTheme(String)
     case notFound(String)
     case duplicateToken(String)
+    /// A Web Push endpoint on a host that is not a push service this server sends to: its host alone.
+    case pushServiceNotAllowed(host: String)
     case missing(String)
     /// A user already has the most devices allowed.
     case tooMany(Int)
@@ -157,6 +167,10 @@ public enum DeviceError: UserFacingError, Equatable, Sendable {
             case .webpush:
                 "invalid Web Push subscription value '\(shown)': expected an https endpoint, a base64url P-256 key (p256dh) and a 16-byte base64url auth secret"
             }
+        case .pushServiceNotAllowed(let host):
+            let shown = host.count > 80 ? String(host.prefix(77)) + "..." : host
+            return
+                "Web Push endpoint refused: its host '\(shown)' is not a push service this server sends to (the browsers' own, at Google, Mozilla, Apple and Microsoft, or one its web_push_hosts setting adds)"
         case .invalidTime(let text): return "invalid reminder time '\(text)': expected HH:MM on a 24-hour clock"
         case .invalidTimeZone(let name): return "unknown time zone '\(name)': expected an IANA name such as Asia/Baghdad"
         case .invalidPlatform(let name): return "unknown platform '\(name)': expected apns, fcm or webpush"

@@ -107,6 +107,48 @@ import FoundationNetworking
         #expect(devices == [fcm], "nothing added or changed: \(devices)")
     }
 
+    /// A Web Push endpoint off the push services `serve` sends to (the browsers' own and `web_push_hosts`) is refused
+    /// by `devices add`, `update` and `import`, naming its host and never the endpoint (the subscription's secret):
+    /// it was taken, and then failed at every send.
+    @Test func aWebPushEndpointOffThePushServicesIsRefusedWhenRegistered() throws {
+        let db = CLI.freshDatabase()
+        let keys = ["--p256dh", "B" + String(repeating: "A", count: 86), "--auth", "AAAAAAAAAAAAAAAAAAAAAA"]
+        let added = CLI.run(
+            ["devices", "add", "--platform", "webpush", "--endpoint", "https://fcm.googleapis.com/fcm/send/1"] + keys + ["--tz", "UTC"], database: db)
+        try #require(added.status == 0, "\(added.stderr)")
+        let id = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let refused = [
+            ("https://169.254.169.254/latest/capability-secret", "169.254.169.254"), ("https://localhost/capability-secret", "localhost"),
+            ("https://push.example.org/capability-secret", "push.example.org"),
+        ]
+        for (endpoint, host) in refused {
+            for command in [["devices", "add", "--tz", "UTC"], ["devices", "update", id]] {
+                let result = CLI.run(command + ["--platform", "webpush", "--endpoint", endpoint] + keys, database: db)
+                #expect(result.status == 1 && result.stdout.isEmpty, "\(command) \(endpoint): \(result.stderr)")
+                #expect(result.stderr.hasPrefix("dailyverse: Web Push endpoint refused: its host '\(host)' "), "\(result.stderr)")
+                #expect(result.stderr.split(separator: "\n").count == 1 && !result.stderr.contains("capability-secret"), "\(result.stderr)")
+            }
+        }
+        let line = { (endpoint: String) in
+            #"{"platform": "webpush", "token": {"endpoint": "\#(endpoint)", "p256dh": "\#(keys[1])", "auth": "\#(keys[3])"}, "timezone": "UTC"}"#
+        }
+        let file = try writeFile(
+            [device(1), line("https://fcm.googleapis.com/fcm/send/2"), line(refused[0].0)], beside: db, name: "web.jsonl")
+        let imported = CLI.run(["devices", "import", file], database: db)
+        #expect(imported.status == 1, "\(imported.stdout)")
+        #expect(imported.stderr.hasPrefix("dailyverse: web.jsonl:3: Web Push endpoint refused: its host '169.254.169.254' "), "\(imported.stderr)")
+        #expect(!imported.stderr.contains("capability-secret"))
+        let tokens = try DatabaseQueue(path: db).read { try String.fetchAll($0, sql: "SELECT token FROM device") }
+        #expect(tokens == ["https://fcm.googleapis.com/fcm/send/1"], "nothing added or changed: \(tokens)")
+        // A host web_push_hosts adds is one the sender takes, so it is taken here too.
+        let hosts = ["DAILYVERSE_WEB_PUSH_HOSTS": "push.example.org"]
+        let extra = CLI.run(
+            ["devices", "update", id, "--platform", "webpush", "--endpoint", "https://push.example.org/send/1"] + keys, database: db,
+            environment: hosts)
+        #expect(extra.status == 0, "\(extra.stderr)")
+        #expect(CLI.run(["devices", "import", file], database: db, environment: ["DAILYVERSE_WEB_PUSH_HOSTS": "169.254.169.254"]).status == 0)
+    }
+
     @Test func importIsAllOrNothingAndNamesTheBadLine() throws {
         let db = CLI.freshDatabase()
         let good = (1...5).map { device($0) }

@@ -74,7 +74,8 @@ import Testing
             let (folder, environment) = try Self.configuration(standIn, port: port)
             defer { try? FileManager.default.removeItem(at: folder) }
             let database = CLI.freshDatabase()
-            let setup = ["DAILYVERSE_NOW": "2025-02-28T00:00:00Z"]
+            // The stand-in's Web Push service is on loopback: a host web_push_hosts adds, for devices add as for serve.
+            let setup = ["DAILYVERSE_NOW": "2025-02-28T00:00:00Z", "DAILYVERSE_WEB_PUSH_HOSTS": "127.0.0.1"]
             _ = await Self.run(
                 ["devices", "add", "--platform", "apns", "--token", String(repeating: "c3", count: 32), "--tz", "UTC"], database: database,
                 environment: setup)

@@ -169,7 +169,18 @@ import Yams
                 [
                     "platform": "webpush", "timezone": "UTC",
                     "token": [
-                        "endpoint": "https://push.example.org/1", "p256dh": "BA" + String(repeating: "A", count: 85),
+                        "endpoint": "https://fcm.googleapis.com/fcm/send/1", "p256dh": "BA" + String(repeating: "A", count: 85),
+                        "auth": "AAAAAAAAAAAAAAAAAAAAAA",
+                    ],
+                ],
+                token: guest)
+            // An endpoint off the push services: 400 push_service_not_allowed.
+            _ = try await call(
+                .post, "/v1/devices", nil,
+                [
+                    "platform": "webpush", "timezone": "UTC",
+                    "token": [
+                        "endpoint": "https://169.254.169.254/latest", "p256dh": "BA" + String(repeating: "A", count: 85),
                         "auth": "AAAAAAAAAAAAAAAAAAAAAA",
                     ],
                 ],

@@ -1,4 +1,5 @@
 import DailyVerseTestSupport
+import Encodings
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -133,7 +134,7 @@ import Testing
                 })
         }
         let letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-        let prefix = "https://push.example.org/"
+        let prefix = "https://fcm.googleapis.com/fcm/send/"
         let endpoint = prefix + random(2048 - prefix.count, of: letters)
         let fcm = random(2048, of: letters + "-_:")
         let apns = random(200, of: "0123456789abcdef")
@@ -154,6 +155,63 @@ import Testing
                     if !taken { #expect((body["error"] as? [String: Any])?["code"] as? String == "bad_token", "\(body)") }
                 }
                 #expect((try await helper.send(client, .get, "/v1/devices", token: a).1["devices"] as? [Any])?.count == 3)
+            }
+        }
+    }
+
+    /// A Web Push subscription with valid keys, on `endpoint`.
+    static func subscription(_ endpoint: String) -> [String: Any] {
+        ["endpoint": endpoint, "p256dh": "B" + String(repeating: "A", count: 86), "auth": "AAAAAAAAAAAAAAAAAAAAAA"]
+    }
+
+    /// A Web Push endpoint off the push services the server sends to (the browsers' own and its `web_push_hosts`) is
+    /// refused when it is registered or changed to: 400 `push_service_not_allowed`, naming the host and never the
+    /// endpoint (the subscription's secret). It was taken, and then failed at every send.
+    @Test(arguments: StoreKind.available) func aWebPushEndpointOffThePushServicesIsRefused(_ store: StoreKind) async throws {
+        let refused = [
+            "https://169.254.169.254/latest/meta-data/capability-secret", "https://localhost/capability-secret",
+            "https://127.0.0.1:8443/capability-secret", "https://fcm.googleapis.com.evil.example/capability-secret",
+        ]
+        try await store.run {
+            // The server's hosts passed in as serve passes web_push_hosts.
+            let environment = try makeEnvironment(clock: { fixedNow }, webPushHosts: WebPushHosts(adding: ["push.example.org"]))
+            try await Application(router: buildRouter(environment)).test(.router) { client in
+                let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
+                for endpoint in refused {
+                    let (status, body) = try await helper.send(
+                        client, .post, "/v1/devices", ["platform": "webpush", "token": Self.subscription(endpoint), "timezone": "UTC"], token: a)
+                    let error = body["error"] as? [String: Any]
+                    #expect(status == 400 && error?["code"] as? String == "push_service_not_allowed", "\(endpoint): \(body)")
+                    let message = error?["message"] as? String ?? ""
+                    #expect(message.contains("'\(WebPushHosts.host(of: endpoint) ?? "?")'"), "\(message)")
+                    #expect(!message.contains("capability-secret"), "\(message)")
+                }
+                #expect((try await helper.send(client, .get, "/v1/devices", token: a).1["devices"] as? [Any])?.isEmpty == true)
+                // A known push service, and a host the server adds, are taken.
+                let taken = ["https://fcm.googleapis.com/fcm/send/1", "https://push.example.org/send/2"]
+                for endpoint in taken {
+                    let (status, body) = try await helper.send(
+                        client, .post, "/v1/devices", ["platform": "webpush", "token": Self.subscription(endpoint), "timezone": "UTC"], token: a)
+                    #expect(status == 201, "\(endpoint): \(body)")
+                }
+                // A device's subscription changed to one elsewhere is refused too, and the device is as it was.
+                let listed = try #require(try await helper.send(client, .get, "/v1/devices", token: a).1["devices"] as? [[String: Any]])
+                let id = try #require(listed.first?["id"] as? String)
+                let (patched, body) = try await helper.send(
+                    client, .patch, "/v1/devices/\(id)", ["token": Self.subscription(refused[1])], token: a)
+                #expect(patched == 400 && (body["error"] as? [String: Any])?["code"] as? String == "push_service_not_allowed", "\(body)")
+                let after = try #require(try await helper.send(client, .get, "/v1/devices", token: a).1["devices"] as? [[String: Any]])
+                #expect(after.compactMap { ($0["token"] as? [String: Any])?["endpoint"] as? String }.sorted() == taken)
+            }
+        }
+        // Without web_push_hosts, the known services alone: the host the server above added is refused.
+        try await store.run {
+            try await makeApp(now: fixedNow).test(.router) { client in
+                let a = helper.token(try await helper.post(client, "/v1/guests", [:]).1)
+                let (status, body) = try await helper.send(
+                    client, .post, "/v1/devices",
+                    ["platform": "webpush", "token": Self.subscription("https://push.example.org/send/3"), "timezone": "UTC"], token: a)
+                #expect(status == 400 && (body["error"] as? [String: Any])?["code"] as? String == "push_service_not_allowed", "\(body)")
             }
         }
     }

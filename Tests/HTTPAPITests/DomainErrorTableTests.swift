@@ -23,6 +23,7 @@ import VerseCalendar
         let cases: [(DeviceError, Int, String)] = [
             (.notFound("d1"), 404, "device_not_found"), (.duplicateToken("t"), 409, "token_taken"),
             (.invalidToken(platform: .apns, value: "x"), 400, "bad_token"),
+            (.pushServiceNotAllowed(host: "localhost"), 400, "push_service_not_allowed"),
             (.invalidTime("25:00"), 400, "bad_time"), (.invalidTimeZone("Mars/Olympus"), 400, "bad_zone"),
             (.invalidPlatform("palm"), 400, "bad_platform"), (.invalidLocale("fr"), 400, "bad_locale"),
             (.invalidDisplayTheme("neon"), 400, "bad_theme"), (.missing("token"), 400, "missing_field"), (.tooMany(20), 409, "too_many_devices"),

@@ -354,7 +354,9 @@ import Testing
 
             // Web Push: knowing the endpoint gives a new subscription of one's own, never a change to A's keys.
             let key = "B" + String(repeating: "A", count: 86)
-            let subscription: [String: Any] = ["endpoint": "https://push.example.org/send/abc", "p256dh": key, "auth": "AAAAAAAAAAAAAAAAAAAAAA"]
+            let subscription: [String: Any] = [
+                "endpoint": "https://fcm.googleapis.com/fcm/send/abc", "p256dh": key, "auth": "AAAAAAAAAAAAAAAAAAAAAA",
+            ]
             #expect(
                 try await helper.send(client, .post, "/v1/devices", ["platform": "webpush", "token": subscription, "timezone": "UTC"], token: a).0
                     == 201)

@@ -2,6 +2,7 @@ import Accounts
 import AppSchema
 import ContentStore
 import DailyVerseTestSupport
+import Encodings
 import Engagement
 import Foundation
 import HTTPTypes
@@ -24,7 +25,7 @@ func makeApp(clock: @escaping @Sendable () -> Date, hashing: HashingGate = Hashi
 /// The environment as `serve` builds it, on an in-memory database, with cheap password hashing.
 func makeEnvironment(
     clock: @escaping @Sendable () -> Date, hashing: HashingGate = HashingGate(), vapidPublicKey: String? = nil,
-    trustedProxies: TrustedProxies = .none
+    webPushHosts: WebPushHosts = WebPushHosts(), trustedProxies: TrustedProxies = .none
 ) throws -> APIEnvironment {
     let database = try AppDatabase.inMemory()
     try database.seed(bundledContent)
@@ -37,8 +38,8 @@ func makeEnvironment(
         onboarding: machine, copy: try OnboardingCopy.load(from: dataDirectory), hints: try HintCatalog.load(from: dataDirectory),
         throttles: throttles,
         hashing: hashing,
-        openAPI: try OpenAPIDocument.load(from: dataDirectory), vapidPublicKey: vapidPublicKey, trustedProxies: trustedProxies,
-        users: users)
+        openAPI: try OpenAPIDocument.load(from: dataDirectory), vapidPublicKey: vapidPublicKey, webPushHosts: webPushHosts,
+        trustedProxies: trustedProxies, users: users)
 }
 
 /// The store a route test's users, sessions, devices and hints are kept in: each such test runs on SQLite, and on
