@@ -18,7 +18,8 @@ struct PushTestCommand: AsyncParsableCommand {
         discussion: """
             The device gets today's verse as the scheduler would render it (same collapse id, so it replaces today's \
             notification). Nothing is written to the outbox. Unless the service accepted it, its answer is the error \
-            line on stderr, with exit status 1.
+            line on stderr, with exit status 1; with --json the answer's object is printed on stdout too ("accepted": \
+            false), for scripts to read.
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var emit: EmitOptions
@@ -47,13 +48,15 @@ struct PushTestCommand: AsyncParsableCommand {
             (record, outcome) = try await send(preview, state: .sqlite(database, global), now: now)
         }
         let (accepted, line) = Self.describe(outcome)
-        // A refusal is a failure like any other: the service's answer as the one line on stderr, nothing on stdout.
-        guard accepted else { throw CLIError("\(deviceID) (\(record.platform)): \(line)") }
+        // The service answered: with --json its answer is the object on stdout whether it accepted or not (`accepted`
+        // says which), so that a script reads a refusal's reason as it reads an acceptance. A refusal is still a
+        // failure: the one error line on stderr, exit status 1 (and, without --json, nothing on stdout). Errors
+        // before any answer (a bad option, an unknown device, a service not configured) are the error line alone.
         if global.json {
             try printJSON(PushTested(deviceID: deviceID, platform: record.platform, accepted: accepted, answer: line))
-        } else {
-            print("\(deviceID) (\(record.platform)): \(line)")
         }
+        guard accepted else { throw CLIError("\(deviceID) (\(record.platform)): \(line)") }
+        if !global.json { print("\(deviceID) (\(record.platform)): \(line)") }
     }
 
     /// Sends `record` through its platform's service, configured as `serve`'s push sink is; the record and the answer.

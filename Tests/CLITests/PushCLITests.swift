@@ -58,12 +58,28 @@ import Testing
             #expect(await standIn.script.received.count == 1)
             // Nothing was written to the outbox.
             #expect(await Self.run(["outbox", "list", "--json"], database: database, environment: environment).stdout.contains(id) == false)
-            // The service's refusal is the error line, with exit status 1 and nothing on stdout, --json or not.
-            await standIn.script.answer(token, with: .apns(410, "Unregistered"))
-            let refused = await Self.run(["push", "test", id, "--json"], database: database, environment: environment)
+            // The service's refusal is the error line, with exit status 1 and nothing on stdout; with --json the answer's
+            // object is on stdout too, `accepted` false with the service's reason, for a script to read (it was
+            // printed only when accepted, so `accepted` was always true).
+            await standIn.script.answer(token, with: .apns(410, "Unregistered"), .apns(410, "Unregistered"))
+            let answer = "the service no longer knows this device: APNs 410 Unregistered"
+            let refused = await Self.run(["push", "test", id], database: database, environment: environment)
             #expect(refused.status == 1 && refused.stdout.isEmpty, "\(refused.stdout)")
+            #expect(refused.stderr == "dailyverse: \(id) (apns): \(answer)\n", "\(refused.stderr)")
+            let json = await Self.run(["push", "test", id, "--json"], database: database, environment: environment)
+            #expect(json.status == 1, "\(json.stderr)")
+            #expect(json.stderr == "dailyverse: \(id) (apns): \(answer)\n", "\(json.stderr)")
+            #expect(Set(json.json.keys) == ["device_id", "platform", "accepted", "answer"], "\(json.stdout)")
+            #expect(json.json["accepted"] as? Bool == false && json.json["answer"] as? String == answer, "\(json.stdout)")
+            #expect(json.json["device_id"] as? String == id && json.json["platform"] as? String == "apns")
+            // Accepted (the stand-in's answer once the scripted ones are used): the same object, `accepted` true.
+            let accepted = await Self.run(["push", "test", id, "--json"], database: database, environment: environment)
+            #expect(accepted.status == 0 && accepted.stderr.isEmpty, "\(accepted.stderr)")
+            #expect(accepted.json["accepted"] as? Bool == true && (accepted.json["answer"] as? String)?.hasPrefix("accepted") == true)
+            // A mistake before any answer is the error line alone, --json or not.
+            let unknown = await Self.run(["push", "test", "no-such-device", "--json"], database: database, environment: environment)
             #expect(
-                refused.stderr == "dailyverse: \(id) (apns): the service no longer knows this device: APNs 410 Unregistered\n", "\(refused.stderr)")
+                unknown.status == 1 && unknown.stdout.isEmpty && unknown.stderr == "dailyverse: no device 'no-such-device'\n", "\(unknown.stderr)")
             #expect(await standIn.script.problems.isEmpty)
         }
     }
