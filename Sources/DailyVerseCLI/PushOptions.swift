@@ -1,12 +1,15 @@
 import ArgumentParser
 import ContentStore
 import Crypto
+import Daemon
 import Delivery
 import Encodings
 import Foundation
+import Logging
 import Notifications
 import PushServices
 import Storage
+import Synchronization
 
 /// The push services' settings: each from its flag, `DAILYVERSE_<KEY>` or the configuration file's `<key>`, checked
 /// when a command starts (a missing or unreadable file, a malformed key, an unknown environment is one line naming
@@ -62,6 +65,9 @@ struct PushOptions: ParsableArguments {
     func value(_ global: GlobalOptions, _ flag: String?, _ key: String) throws -> String? {
         try global.setting(flag: flag, environment: "DAILYVERSE_" + key.uppercased(), key: key).flatMap { $0.isEmpty ? nil : $0 }
     }
+
+    /// The key files read by this process that others may open, each said once (`KeyFileModes`).
+    static let keyFiles = KeyFileModes()
 
     /// Reads a key file (at most 64 KiB of text), naming the setting when it cannot.
     static func read(_ path: String, setting: String) throws -> String {
@@ -140,6 +146,7 @@ struct PushOptions: ParsableArguments {
         do { key = try APNsSender.key(fromP8: try Self.read(file, setting: "apns_key_file")) } catch let error as PushConfigurationError {
             throw CLIError("invalid apns_key_file '\(file)': \(error.description)")
         }
+        Self.keyFiles.check(file, setting: "apns_key_file")
         return APNsSender(
             client: client, keyID: keyID, teamID: teamID, key: key, environment: environment, baseURL: url,
             store: credentials)
@@ -155,6 +162,7 @@ struct PushOptions: ParsableArguments {
         {
             throw CLIError("invalid fcm_service_account_file '\(file)': \(error.description)")
         }
+        Self.keyFiles.check(file, setting: "fcm_service_account_file")
         return FCMSender(client: client, account: account, baseURL: url, tokenURI: tokenURL, store: credentials)
     }
 
@@ -189,6 +197,7 @@ struct PushOptions: ParsableArguments {
             if case .badSubject(let why) = error { throw CLIError("invalid vapid_subject: \(why)") }
             throw CLIError("invalid vapid_key_file '\(file)': \(error.description)")
         }
+        Self.keyFiles.check(file, setting: "vapid_key_file")
         return WebPushSender(client: client, vapid: vapid, hosts: hosts, store: credentials)
     }
 
@@ -202,12 +211,49 @@ struct PushOptions: ParsableArguments {
     /// The public key the web app's `applicationServerKey` takes, when Web Push is configured.
     func vapidPublicKey(_ global: GlobalOptions) throws -> String? {
         guard let file = try value(global, vapidKeyFile, "vapid_key_file") else { return nil }
-        do {
-            return Base64URL.encode(try VAPIDKey.privateKey(fromFile: try Self.read(file, setting: "vapid_key_file")).publicKey.x963Representation)
-        } catch let error
-            as VAPIDKey.Failure
-        {
+        let key: P256.Signing.PrivateKey
+        do { key = try VAPIDKey.privateKey(fromFile: try Self.read(file, setting: "vapid_key_file")) } catch let error as VAPIDKey.Failure {
             throw CLIError("invalid vapid_key_file '\(file)': \(error.description)")
         }
+        Self.keyFiles.check(file, setting: "vapid_key_file")
+        return Base64URL.encode(key.publicKey.x963Representation)
+    }
+}
+
+/// Key files that users other than their owner may open (any of the mode's 0o077 bits): said once a process, as ssh
+/// says it of a private key, but as a warning rather than a refusal (operators hand keys over as systemd credentials
+/// or root-owned files the process may read either way). The line names the setting, the file and its mode, never
+/// what the file holds.
+final class KeyFileModes: Sendable {
+    private let said = Mutex<Set<String>>([])
+    private let say: @Sendable (String) -> Void
+
+    /// `say` writes one warning line; by default through the daemon's log lines (`LineLogHandler`: `warning: …` on
+    /// standard error, with its priority under the journal), as `serve` writes its other warnings.
+    init(say: @escaping @Sendable (String) -> Void = KeyFileModes.log) {
+        self.say = say
+    }
+
+    static let log: @Sendable (String) -> Void = { line in
+        Logger(label: "dailyverse") { LineLogHandler(label: $0, level: .info) }.warning("\(line)")
+    }
+
+    /// The warning for a key file of `mode`, nil when only its owner may open it.
+    static func warning(_ path: String, setting: String, mode: Int) -> String? {
+        let open = mode & 0o077
+        guard open != 0 else { return nil }
+        let ways = [(0o044, "readable"), (0o022, "writable"), (0o011, "executable")].filter { open & $0.0 != 0 }.map { $0.1 }
+        let how = ways.count > 1 ? ways.dropLast().joined(separator: ", ") + " and " + (ways.last ?? "") : ways.joined()
+        let digits = String(mode & 0o777, radix: 8)
+        let shown = String(repeating: "0", count: max(1, 4 - digits.count)) + digits
+        return "\(setting) '\(path)' is \(how) by others (mode \(shown)); chmod 600 it"
+    }
+
+    /// Says, the first time this process reads `path` for `setting`, that others may open it, if they may.
+    func check(_ path: String, setting: String) {
+        var info = stat()
+        guard stat(path, &info) == 0, let line = Self.warning(path, setting: setting, mode: Int(info.st_mode)) else { return }
+        guard said.withLock({ $0.insert(path).inserted }) else { return }
+        say(line)
     }
 }

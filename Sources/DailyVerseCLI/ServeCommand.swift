@@ -168,6 +168,7 @@ struct ServeCommand: AsyncParsableCommand {
                     "invalid \(setting) '\(path)': \(bytes.map { "\($0.count) bytes" } ?? "too long"): expected \(ThrottleKey.sizes.lowerBound) to \(ThrottleKey.sizes.upperBound) (make one with: head -c 32 /dev/urandom > FILE)"
                 )
             }
+            PushOptions.keyFiles.check(path, setting: setting)
             return key
         }
 

@@ -112,6 +112,8 @@ struct ChaosBench: ParsableCommand {
             let ca = try standIn.certificates.writeAuthority(in: folder)
             let p8 = folder.appendingPathComponent("AuthKey.p8")
             try standIn.p8.write(to: p8, atomically: true, encoding: .utf8)
+            // Its owner's alone, as a key file should be (serve warns of one others may read).
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: p8.path)
             var environment = ProcessInfo.processInfo.environment
             for (key, value) in [
                 "DAILYVERSE_DB": "\(address)", "DAILYVERSE_SINK": "push", "DAILYVERSE_PUSH_CA_FILE": ca, "DAILYVERSE_APNS_KEY_FILE": p8.path,

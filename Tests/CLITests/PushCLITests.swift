@@ -28,6 +28,8 @@ import Testing
         try standIn.serviceAccountJSON(port: port).write(to: account, atomically: true, encoding: .utf8)
         let vapid = folder.appendingPathComponent("vapid.pem")
         try standIn.vapidKey.pemRepresentation.write(to: vapid, atomically: true, encoding: .utf8)
+        // The owner's alone, as key files should be (one others may read is warned of).
+        for file in [p8, account, vapid] { try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path) }
         return (
             folder,
             [
@@ -164,6 +166,53 @@ import Testing
             let result = await Self.run(["serve", "--once", "--sink", "stdout"], database: database, environment: setting)
             #expect(result.status == 1 && result.stderr.hasPrefix("dailyverse: \(message)"), "\(setting): \(result.stderr)")
         }
+    }
+
+    /// A key file others may open (any of the mode's 0o077 bits) is read, as before, with one warning naming the
+    /// setting, the file and its mode, as ssh says of a private key but without refusing it (systemd credentials and
+    /// root's files are handed over otherwise); one only its owner may open is read without a word. The key is never
+    /// printed.
+    @Test func aKeyFileOthersMayReadIsWarnedOfOnce() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dv-key-modes-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("vapid.pem").path
+        let database = CLI.freshDatabase()
+        #expect(await Self.run(["vapid", "generate", "--key-file", file], database: database).status == 0)
+        func publicKey(mode: Int) async throws -> CLI.Result {
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: file)
+            return await Self.run(["vapid", "public-key", "--vapid-key-file", file], database: database)
+        }
+        let private600 = try await publicKey(mode: 0o600)
+        #expect(private600.status == 0 && private600.stderr.isEmpty, "\(private600.stderr)")
+        for (mode, line) in [
+            (0o644, "warning: vapid_key_file '\(file)' is readable by others (mode 0644); chmod 600 it\n"),
+            (0o640, "warning: vapid_key_file '\(file)' is readable by others (mode 0640); chmod 600 it\n"),
+            (0o620, "warning: vapid_key_file '\(file)' is writable by others (mode 0620); chmod 600 it\n"),
+        ] {
+            let open = try await publicKey(mode: mode)
+            #expect(open.status == 0 && open.stdout == private600.stdout, "\(open.stderr)")
+            // One line, whatever the journal's priority prefix (JOURNAL_STREAM, when the tests run under systemd).
+            #expect(open.stderr.hasSuffix(line) && open.stderr.split(separator: "\n").count == 1, "\(open.stderr)")
+            #expect(!open.stderr.contains("PRIVATE KEY"))
+        }
+        // serve reads every configured key file, and says so of each that others may read, once.
+        let standIn = try PushStandIn(clock: { Date() })
+        let (keys, environment) = try Self.configuration(standIn, port: 9)
+        defer { try? FileManager.default.removeItem(at: keys) }
+        let p8 = keys.appendingPathComponent("AuthKey.p8").path
+        let account = keys.appendingPathComponent("service-account.json").path
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: p8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o604], ofItemAtPath: account)
+        let pass = await Self.run(["serve", "--once", "--sink", "stdout"], database: CLI.freshDatabase(), environment: environment)
+        #expect(pass.status == 0, "\(pass.stderr)")
+        for line in [
+            "warning: apns_key_file '\(p8)' is readable by others (mode 0644); chmod 600 it\n",
+            "warning: fcm_service_account_file '\(account)' is readable by others (mode 0604); chmod 600 it\n",
+        ] {
+            #expect(pass.stderr.components(separatedBy: line).count == 2, "\(pass.stderr)")
+        }
+        #expect(!pass.stderr.contains("vapid_key_file") && !pass.stderr.contains("PRIVATE KEY"), "\(pass.stderr)")
     }
 
     @Test func vapidKeysAreMadeIntoAPrivateFileAndTheirPublicHalfPrinted() async throws {
