@@ -40,6 +40,9 @@ public struct BundledContent: Sendable {
     public static let coastlineFile = "map/ne_110m_coastline.geojson"
     /// The coastline file's size limit, as the map's reader (`Coastlines.maximumBytes`) has it.
     static let coastlineMaximumBytes = 4 << 20
+    /// The largest other data file read whole (the JSON files, the crescent tables; the largest, a bundled tafsir
+    /// edition, is a few MiB): a file past it, or a FIFO or a device where a data file should be, is refused naming it.
+    static let maximumDataFileBytes = 64 << 20
 
     struct SurahEntry: Decodable {
         let number: Int
@@ -55,7 +58,7 @@ public struct BundledContent: Sendable {
         self.fingerprint = try Self.fingerprint(of: directory)
         func url(_ path: String) -> URL { directory.appendingPathComponent(path) }
         func decode<T: Decodable>(_ type: T.Type, _ path: String) throws(StoreError) -> T {
-            guard let data = try? Data(contentsOf: url(path)) else { throw .missingDataFile(url(path).path) }
+            let data = try StoreError.contents(of: url(path), maximumBytes: Self.maximumDataFileBytes)
             do { return try JSONDecoder().decode(T.self, from: data) } catch let error as SelectionError {
                 throw .malformedData(file: path, reason: error.description)
             } catch { throw .malformedData(file: path, reason: CommentaryFile.describe(error)) }
@@ -132,7 +135,9 @@ public struct BundledContent: Sendable {
         for region in regions.regions {
             let path = CrescentRegions.tableFile(region.id)
             let url = directory.appendingPathComponent(path)
-            guard let text = try? String(contentsOf: url, encoding: .utf8) else { throw .missingDataFile(url.path) }
+            guard let text = String(bytes: try StoreError.contents(of: url, maximumBytes: Self.maximumDataFileBytes), encoding: .utf8) else {
+                throw .malformedData(file: path, reason: "not UTF-8 text")
+            }
             let table: PredictedTable
             do { table = try PredictedTable(regionID: region.id, csv: text) } catch { throw .malformedData(file: path, reason: error.description) }
             guard table.firstYear == PredictedMonthStarts.firstYear, table.lastYear == PredictedMonthStarts.lastYear else {
@@ -176,7 +181,7 @@ public struct BundledContent: Sendable {
             if path.hasPrefix("quran/") {
                 let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? -1
                 hash.mix("\(size)".utf8)
-            } else if let data = try? Data(contentsOf: url) {
+            } else if let data = try? StoreError.contents(of: url, maximumBytes: Self.maximumDataFileBytes) {
                 hash.mix(data)
             }
         }

@@ -364,8 +364,9 @@ public struct GlobalOptions: ParsableArguments {
         // Its being there decides, whether or not this process may read it (a mark written by root under a strict umask).
         if access(moved, F_OK) == 0 {
             let said =
-                (try? String(contentsOfFile: moved, encoding: .utf8)).map { ": " + $0.trimmingCharacters(in: .whitespacesAndNewlines).prefix(200) }
-                ?? ""
+                (try? InputFile.contents(of: moved, maximumBytes: 4096)).map {
+                    ": " + String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).prefix(200)
+                } ?? ""
             throw CLIError("'\(path)' was moved to PostgreSQL (\(moved)\(said)): a scheduler on it would send again what PostgreSQL sends")
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path

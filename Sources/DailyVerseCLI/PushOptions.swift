@@ -3,6 +3,7 @@ import ContentStore
 import Crypto
 import Daemon
 import Delivery
+import Diagnostics
 import Encodings
 import Foundation
 import Logging
@@ -77,18 +78,21 @@ struct PushOptions: ParsableArguments {
         return text
     }
 
-    /// A file's bytes, nil when it has more than `limit`; naming the setting when it cannot be read.
+    /// A file's bytes, nil when it has more than `limit`; naming the setting when it cannot be read (a FIFO, a device
+    /// or a folder named as a key file is refused, not waited on or read without end).
     static func readBytes(_ path: String, setting: String, limit: Int) throws -> Data? {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        let file: InputFile
+        do { file = try InputFile(path: path) } catch {
             let reason =
-                FileManager.default.fileExists(atPath: path)
-                ? "cannot be read by this process (check its owner and mode; under the shipped unit, hand it over with LoadCredential=)"
-                : "does not exist"
-            throw CLIError("invalid \(setting) '\(path)': the file \(reason)")
+                error.isMissing
+                ? "the file does not exist"
+                : error.isDenied
+                    ? "the file cannot be read by this process (check its owner and mode; under the shipped unit, hand it over with LoadCredential=)"
+                    : error.reason
+            throw CLIError("invalid \(setting) '\(path)': \(reason)")
         }
-        defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: limit + 1)) ?? Data()
-        return data.count <= limit ? data : nil
+        guard file.size <= limit, let bytes = try? file.readAll(maximumBytes: limit) else { return nil }
+        return Data(bytes)
     }
 
     /// How long a push service may take to answer one request (`push_timeout`).

@@ -105,7 +105,20 @@ public struct InputFile: ~Copyable {
     }
 
     private func tooLarge(_ maximum: Int) -> InputFileError {
-        InputFileError(path: path, reason: "larger than the limit of \(maximum / (1 << 20)) MiB")
+        InputFileError(path: path, reason: "larger than the limit of \(InputFile.describe(bytes: maximum))")
+    }
+
+    /// A size as a limit is said: "1 MiB", "64 KiB", "100 bytes" (the largest unit it is a whole number of).
+    public static func describe(bytes: Int) -> String {
+        if bytes >= 1 << 20, bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
+        if bytes >= 1 << 10, bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
+        return bytes == 1 ? "1 byte" : "\(bytes) bytes"
+    }
+
+    /// The bytes of the regular file at `path`, at most `maximumBytes` (without a byte-order mark): for a file read
+    /// whole, so that a FIFO, a device or a folder named as it is refused rather than waited on or read without end.
+    public static func contents(of path: String, maximumBytes: Int) throws(InputFileError) -> [UInt8] {
+        try InputFile(path: path).readAll(maximumBytes: maximumBytes)
     }
 }
 
@@ -117,6 +130,8 @@ public struct InputFileError: UserFacingError, Equatable, Sendable {
     public var description: String { "'\(path)': \(reason)" }
     /// Whether the file is not there at all.
     public var isMissing: Bool { reason == Self.reason(errno: ENOENT) }
+    /// Whether this process may not read it (its owner and mode).
+    public var isDenied: Bool { reason == Self.reason(errno: EACCES) }
 
     static func reason(errno code: Int32) -> String {
         switch code {

@@ -1,4 +1,5 @@
 import ContentStore
+import Diagnostics
 import Foundation
 import Hummingbird
 import Metrics
@@ -47,11 +48,19 @@ func addMetaRoutes(_ router: Router<APIContext>, _ environment: APIEnvironment) 
 
 /// `data/openapi.yaml`, the API's contract, served as it is.
 public enum OpenAPIDocument {
+    /// The largest document read (it is under 100 KiB).
+    static let maximumBytes = 4 << 20
+
     /// The document's text; a missing or unreadable file is an error naming it.
     public static func load(from directory: URL) throws -> String {
         let file = directory.appendingPathComponent("openapi.yaml")
-        guard let data = FileManager.default.contents(atPath: file.path) else { throw StoreError.missingDataFile(file.path) }
-        guard let text = String(data: data, encoding: .utf8) else { throw StoreError.malformedData(file: "openapi.yaml", reason: "not UTF-8 text") }
+        let bytes: [UInt8]
+        do { bytes = try InputFile.contents(of: file.path, maximumBytes: maximumBytes) } catch {
+            throw error.isMissing ? StoreError.missingDataFile(file.path) : StoreError.unreadableFile(error)
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw StoreError.malformedData(file: "openapi.yaml", reason: "not UTF-8 text")
+        }
         return text
     }
 }

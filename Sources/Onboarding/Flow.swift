@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 
 /// The onboarding's screens and what each allows, as `data/onboarding/flow.json` defines them.
@@ -63,12 +64,18 @@ extension OnboardingFlow {
     }
 }
 
+/// The largest of the onboarding's data files read (each a few KiB).
+let maximumDataFileBytes = 1 << 20
+
 /// A JSON file of the onboarding's part of data/ (the flow, its copy, the hints), decoded; a missing or malformed
 /// file is an error naming it.
 public func decodeDataFile<T: Decodable>(_ path: String, in directory: URL) throws(OnboardingError) -> T {
     let file = directory.appendingPathComponent(path)
-    guard let data = FileManager.default.contents(atPath: file.path) else { throw .unreadableFile("missing data file '\(file.path)'") }
-    do { return try JSONDecoder().decode(T.self, from: data) } catch {
+    let data: [UInt8]
+    do { data = try InputFile.contents(of: file.path, maximumBytes: maximumDataFileBytes) } catch {
+        throw .unreadableFile(error.isMissing ? "missing data file '\(file.path)'" : "cannot read data file \(error)")
+    }
+    do { return try JSONDecoder().decode(T.self, from: Data(data)) } catch {
         throw .unreadableFile("\(path): \(error)")
     }
 }

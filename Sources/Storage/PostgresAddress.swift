@@ -222,10 +222,7 @@ public enum PostgresPassword {
         if let folder = environment["CREDENTIALS_DIRECTORY"], !folder.isEmpty {
             let path = folder + "/" + credentialName
             if FileManager.default.fileExists(atPath: path) {
-                guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-                    throw .badPassword(source: "the credential '\(path)'", reason: "it cannot be read as UTF-8 text")
-                }
-                return text.trimmingCharacters(in: .newlines)
+                return try text(of: path, source: "the credential '\(path)'").trimmingCharacters(in: .newlines)
             }
         }
         if let password = environment["PGPASSWORD"] { return password }
@@ -246,10 +243,21 @@ public enum PostgresPassword {
                 source: "the passfile '\(path)'",
                 reason: "others can read it (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it, as libpq requires")
         }
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-            throw .badPassword(source: "the passfile '\(path)'", reason: "it cannot be read as UTF-8 text")
+        return passfileEntry(try text(of: path, source: "the passfile '\(path)'"), for: address)
+    }
+
+    /// The largest password file read (a credential or a passfile): far more than any holds.
+    static let maximumFileBytes = 1 << 20
+
+    /// The text of a password file, read as every file handed to the program is (`InputFile`: a FIFO or a device is
+    /// refused, not waited on or read without end; at most `maximumFileBytes`).
+    private static func text(of path: String, source: String) throws(StorageError) -> String {
+        let bytes: [UInt8]
+        do { bytes = try InputFile.contents(of: path, maximumBytes: maximumFileBytes) } catch {
+            throw .badPassword(source: source, reason: error.reason)
         }
-        return passfileEntry(text, for: address)
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .badPassword(source: source, reason: "it is not UTF-8 text") }
+        return text
     }
 
     /// The password of the first line of a passfile (`host:port:database:user:password`, `*` matching anything,

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import Logging
 import NIOCore
@@ -308,7 +309,10 @@ public final class PostgresStore: Sendable {
         if let caFile = address.caFile, address.tlsMode == .verifyCA || address.tlsMode == .verifyFull {
             let certificates: [NIOSSLCertificate]
             do {
-                certificates = try NIOSSLCertificate.fromPEMFile(caFile)
+                // Read as every file handed to the program is (a FIFO or a device is refused, not waited on).
+                certificates = try NIOSSLCertificate.fromPEMBytes(InputFile.contents(of: caFile, maximumBytes: 4 << 20))
+            } catch let error as InputFileError {
+                throw .badAddress(address: address.description, reason: "sslrootcert '\(caFile)' cannot be read: \(error.reason)")
             } catch {
                 throw .badAddress(address: address.description, reason: "sslrootcert '\(caFile)' cannot be read as PEM certificates (\(error))")
             }

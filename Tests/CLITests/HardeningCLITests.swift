@@ -232,6 +232,51 @@ import Testing
         #expect(taken.status == 0 && !taken.timedOut, "\(taken.stderr)")
     }
 
+    /// Every other file the program reads whole is read as the configuration file is: a key file, the throttle key,
+    /// a CA file (the push services', PostgreSQL's `sslrootcert`), the database password's systemd credential and a
+    /// data file, each a FIFO here, is one line naming it, at once. Each was read through Foundation or NIOSSL, which
+    /// wait for a FIFO's writer (and read a device without end); `FileReadPathTests` keeps new readers on the one path.
+    @Test func everyFileReadWholeRefusesAFIFOAtOnce() throws {
+        let folder = URL(fileURLWithPath: CLI.freshDatabase()).deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fifo = folder.appendingPathComponent("file.fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let credentials = folder.appendingPathComponent("credentials")
+        try FileManager.default.createDirectory(at: credentials, withIntermediateDirectories: true)
+        #expect(mkfifo(credentials.appendingPathComponent("database-password").path, 0o600) == 0)
+        // A data folder as the repository's, its surahs.json a FIFO (read when a new database is seeded).
+        let data = folder.appendingPathComponent("data")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: CLI.repository.appendingPathComponent("data").path)
+        where name != "surahs.json" {
+            try FileManager.default.createSymbolicLink(
+                at: data.appendingPathComponent(name), withDestinationURL: CLI.repository.appendingPathComponent("data").appendingPathComponent(name))
+        }
+        #expect(mkfifo(data.appendingPathComponent("surahs.json").path, 0o600) == 0)
+        let refusal = "not a regular file (a FIFO)"
+        let unreachable = "postgresql://dv@127.0.0.1:1/dv"
+        let cases: [([String], [String: String], String)] = [
+            (["serve", "--once"], ["DAILYVERSE_THROTTLE_KEY_FILE": fifo], "invalid throttle_key_file '\(fifo)': \(refusal)"),
+            (["serve", "--once"], ["DAILYVERSE_PUSH_CA_FILE": fifo], "invalid push_ca_file '\(fifo)': \(refusal)"),
+            (
+                ["serve", "--once"], ["DAILYVERSE_VAPID_KEY_FILE": fifo, "DAILYVERSE_VAPID_SUBJECT": "mailto:ops@example.org"],
+                "'\(fifo)': \(refusal)"
+            ),
+            (
+                ["status", "--db", unreachable], ["CREDENTIALS_DIRECTORY": credentials.path],
+                "cannot read the database password from the credential '\(credentials.path)/database-password': \(refusal)"
+            ),
+            (["status", "--db", unreachable + "?sslmode=verify-full&sslrootcert=" + fifo], [:], "sslrootcert '\(fifo)' cannot be read: \(refusal)"),
+            (["today", "--date", "2025-03-01", "--data", data.path], [:], "surahs.json"),
+        ]
+        for (arguments, environment, says) in cases {
+            let database = CLI.freshDatabase()
+            let outcome = try Harness.run(arguments, database: database, environment: environment, limit: .seconds(30))
+            Harness.expectOneLineError(outcome, naming: says)
+            if arguments.contains("--data") { #expect(outcome.stderr.contains(refusal), "\(outcome.stderr)") }
+        }
+    }
+
     /// `migrate-store --from` a FIFO or a folder is one line naming what it is: SQLite's open of a FIFO waited for a
     /// writer, and a folder was "no SQLite database" without saying why.
     @Test func migrateStoreCopiesOnlyARegularFile() throws {
