@@ -81,18 +81,13 @@ struct PushOptions: ParsableArguments {
     /// A file's bytes, nil when it has more than `limit`; naming the setting when it cannot be read (a FIFO, a device
     /// or a folder named as a key file is refused, not waited on or read without end).
     static func readBytes(_ path: String, setting: String, limit: Int) throws -> Data? {
-        let file: InputFile
-        do { file = try InputFile(path: path) } catch {
-            let reason =
-                error.isMissing
-                ? "the file does not exist"
-                : error.isDenied
-                    ? "the file cannot be read by this process (check its owner and mode; under the shipped unit, hand it over with LoadCredential=)"
-                    : error.reason
-            throw CLIError("invalid \(setting) '\(path)': \(reason)")
+        do {
+            let file = try InputFile(path: path)
+            guard file.size <= limit else { return nil }
+            return Data(try file.readAll(maximumBytes: limit, text: false))
+        } catch {
+            throw CLIError("invalid \(setting) '\(path)': \(InputFile.settingReason(error))")
         }
-        guard file.size <= limit, let bytes = try? file.readAll(maximumBytes: limit) else { return nil }
-        return Data(bytes)
     }
 
     /// How long a push service may take to answer one request (`push_timeout`).

@@ -39,8 +39,9 @@ public struct InputFile: ~Copyable {
     deinit { close(descriptor) }
 
     /// The whole file, refused if it is over `maximumBytes` (checked before anything is read, and again while
-    /// reading, for a file that grows); without a byte-order mark at its start.
-    public func readAll(maximumBytes: Int) throws(InputFileError) -> [UInt8] {
+    /// reading, for a file that grows); a text file without a byte-order mark at its start, a binary one (`text`
+    /// false: a key of random bytes, which may begin with the mark's three) as it is.
+    public func readAll(maximumBytes: Int, text: Bool = true) throws(InputFileError) -> [UInt8] {
         guard size <= maximumBytes else { throw tooLarge(maximumBytes) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(size)
@@ -49,7 +50,7 @@ public struct InputFile: ~Copyable {
             let count = try readChunk(into: &chunk)
             if count == 0 {
                 // A text file's byte-order mark (some editors write one) is not part of its content.
-                if bytes.starts(with: ImportedText.byteOrderMark) { bytes.removeFirst(ImportedText.byteOrderMark.count) }
+                if text, bytes.starts(with: ImportedText.byteOrderMark) { bytes.removeFirst(ImportedText.byteOrderMark.count) }
                 return bytes
             }
             guard bytes.count + count <= maximumBytes else { throw tooLarge(maximumBytes) }
@@ -115,10 +116,25 @@ public struct InputFile: ~Copyable {
         return bytes == 1 ? "1 byte" : "\(bytes) bytes"
     }
 
-    /// The bytes of the regular file at `path`, at most `maximumBytes` (without a byte-order mark): for a file read
-    /// whole, so that a FIFO, a device or a folder named as it is refused rather than waited on or read without end.
-    public static func contents(of path: String, maximumBytes: Int) throws(InputFileError) -> [UInt8] {
-        try InputFile(path: path).readAll(maximumBytes: maximumBytes)
+    /// The bytes of the regular file at `path`, at most `maximumBytes` (a text file's without a byte-order mark): for a
+    /// file read whole, so that a FIFO, a device or a folder named as it is refused rather than waited on or read
+    /// without end.
+    public static func contents(of path: String, maximumBytes: Int, text: Bool = true) throws(InputFileError) -> [UInt8] {
+        try InputFile(path: path).readAll(maximumBytes: maximumBytes, text: text)
+    }
+
+    /// The largest file of PEM certificates read (`push_ca_file`, PostgreSQL's `sslrootcert`): a bundle of every
+    /// public root is about 200 KiB.
+    public static let maximumCertificateFileBytes = 4 << 20
+
+    /// Why a file a setting names cannot be used, as every setting says it: "the file does not exist", "the file
+    /// cannot be read by this process (…)", else the file's own reason ("not a regular file (a FIFO)", a limit).
+    public static func settingReason(_ error: InputFileError) -> String {
+        if error.isMissing { return "the file does not exist" }
+        if error.isDenied {
+            return "the file cannot be read by this process (check its owner and mode; under the shipped unit, hand it over with LoadCredential=)"
+        }
+        return error.reason
     }
 }
 

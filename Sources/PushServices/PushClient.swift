@@ -26,17 +26,14 @@ public final class PushClient: Sendable {
     }
 
     /// `caFile`: a PEM file of certificates trusted beside the system's (a proxy's, a test's stand-in).
-    /// The largest CA file read (a bundle of every public root is about 200 KiB).
-    public static let maximumCAFileBytes = 4 << 20
-
     public init(caFile: String? = nil, timeout: TimeInterval = 30) throws {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile {
             // Read as every file handed to the program is (a FIFO or a device is refused, not waited on or read
             // without end), then parsed from its bytes.
             let bytes: [UInt8]
-            do { bytes = try InputFile.contents(of: caFile, maximumBytes: Self.maximumCAFileBytes) } catch {
-                throw PushConfigurationError("push_ca_file", caFile, error.isMissing ? "cannot be read" : error.reason)
+            do { bytes = try InputFile.contents(of: caFile, maximumBytes: InputFile.maximumCertificateFileBytes) } catch {
+                throw PushConfigurationError("push_ca_file", caFile, InputFile.settingReason(error))
             }
             let certificates: [NIOSSLCertificate]
             do { certificates = try NIOSSLCertificate.fromPEMBytes(bytes) } catch {

@@ -310,9 +310,10 @@ public final class PostgresStore: Sendable {
             let certificates: [NIOSSLCertificate]
             do {
                 // Read as every file handed to the program is (a FIFO or a device is refused, not waited on).
-                certificates = try NIOSSLCertificate.fromPEMBytes(InputFile.contents(of: caFile, maximumBytes: 4 << 20))
+                certificates = try NIOSSLCertificate.fromPEMBytes(
+                    InputFile.contents(of: caFile, maximumBytes: InputFile.maximumCertificateFileBytes))
             } catch let error as InputFileError {
-                throw .badAddress(address: address.description, reason: "sslrootcert '\(caFile)' cannot be read: \(error.reason)")
+                throw .badAddress(address: address.description, reason: "sslrootcert '\(caFile)': \(InputFile.settingReason(error))")
             } catch {
                 throw .badAddress(address: address.description, reason: "sslrootcert '\(caFile)' cannot be read as PEM certificates (\(error))")
             }

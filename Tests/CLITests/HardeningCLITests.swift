@@ -266,7 +266,7 @@ import Testing
                 ["status", "--db", unreachable], ["CREDENTIALS_DIRECTORY": credentials.path],
                 "cannot read the database password from the credential '\(credentials.path)/database-password': \(refusal)"
             ),
-            (["status", "--db", unreachable + "?sslmode=verify-full&sslrootcert=" + fifo], [:], "sslrootcert '\(fifo)' cannot be read: \(refusal)"),
+            (["status", "--db", unreachable + "?sslmode=verify-full&sslrootcert=" + fifo], [:], "sslrootcert '\(fifo)': \(refusal)"),
             (["today", "--date", "2025-03-01", "--data", data.path], [:], "surahs.json"),
         ]
         for (arguments, environment, says) in cases {
@@ -798,7 +798,7 @@ private enum Harness {
         let process = Process()
         process.executableURL = CLI.binary
         process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
+        var env = CLI.inheritedEnvironment
         env["DAILYVERSE_DB"] = database
         env["DAILYVERSE_DATA"] = CLI.repository.appendingPathComponent("data").path
         env["TZ"] = "UTC"
@@ -1032,7 +1032,7 @@ private enum Harness {
         let process = Process()
         process.executableURL = CLI.binary
         process.arguments = ["serve", "--listen", "none", "--config", config]
-        var environment = ProcessInfo.processInfo.environment
+        var environment = CLI.inheritedEnvironment
         environment["DAILYVERSE_DB"] = database
         environment["DAILYVERSE_DATA"] = CLI.repository.appendingPathComponent("data").path
         environment["DAILYVERSE_SINK"] = "jsonl:" + folder.appendingPathComponent("env-spool").path
