@@ -21,8 +21,15 @@ public final class SchedulerLock: Sendable {
     /// Takes the lock of `database`, or throws naming the database and what holds it.
     public static func acquire(database: String) throws(SchedulerLockError) -> SchedulerLock {
         let path = path(forDatabase: database)
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        // Non-blocking, and a regular file only: a FIFO there would have the lock's holder read from it for ever.
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0o600)
         guard descriptor >= 0 else { throw .cannotCreate(database: database, path: path, reason: String(cString: strerror(errno))) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, FileKind(mode: info.st_mode) == .regular else {
+            let kind = FileKind(mode: info.st_mode)
+            close(descriptor)
+            throw .cannotCreate(database: database, path: path, reason: kind.refusal(wanted: .regular))
+        }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
             var buffer = [UInt8](repeating: 0, count: 32)

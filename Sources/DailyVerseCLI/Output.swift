@@ -58,7 +58,10 @@ func checkedOutput(_ path: String) throws -> String {
 /// A folder output goes into (`--out` of a file in it, or a folder itself): it exists, is a folder, and this process
 /// may create files in it; else one line naming `path` and why, before any work.
 func checkedOutputFolder(_ folder: String, for path: String) throws {
-    guard let kind = FileKind.of(path: folder) else { throw CLIError("cannot write '\(path)': \(String(cString: strerror(ENOENT)))") }
+    guard let kind = FileKind.of(path: folder) else {
+        let code = errno  // stat's own reason: no such folder, or one on the way this process may not search
+        throw CLIError("cannot write '\(path)': \(String(cString: strerror(code)))")
+    }
     guard kind == .folder else { throw CLIError("cannot write '\(path)': '\(folder)' is \(kind.refusal(wanted: .folder))") }
     guard access(folder, W_OK | X_OK) == 0 else { throw CLIError("cannot write '\(path)': \(String(cString: strerror(errno)))") }
 }

@@ -182,7 +182,9 @@ public final class AppDatabase: Sendable {
             } catch {
                 throw .cannotOpen(path: path, reason: "cannot create folder '\(folder.path)'")
             }
-        } else if FileKind.of(path: folder.path) != .folder {
+        } else if let kind = FileKind.of(path: folder.path) {
+            guard kind == .folder else { throw .cannotOpen(path: path, reason: "'\(folder.path)' is \(kind.refusal(wanted: .folder))") }
+        } else {
             throw .cannotOpen(path: path, reason: "the folder '\(folder.path)' does not exist (create it first)")
         }
         if let kind = FileKind.of(path: path) {
@@ -236,7 +238,9 @@ public final class AppDatabase: Sendable {
     /// the file). The file at `path` is only read; one that is not a DailyVerse database (no migration recorded: an
     /// empty file, another program's) is refused, as is one of a newer version.
     public static func snapshot(of path: String, into copy: String, schema: Schema) throws(StorageError) -> AppDatabase {
-        guard FileManager.default.fileExists(atPath: path) else { throw .cannotOpen(path: path, reason: "there is no such file") }
+        guard let kind = FileKind.of(path: path) else { throw .cannotOpen(path: path, reason: "there is no such file") }
+        // A FIFO would have SQLite's open wait for a writer; a folder or a device is no database.
+        guard kind == .regular else { throw .cannotOpen(path: path, reason: kind.refusal(wanted: .regular)) }
         let source = try opening(path) {
             var readOnly = Configuration()
             readOnly.readonly = true
