@@ -20,7 +20,8 @@ struct DevicesCommand: ParsableCommand {
 struct DeviceOptions: ParsableArguments {
     @Option(parsing: .unconditional, help: ArgumentHelp("The push service.", valueName: "name")) var platform: Platform?
     @Option(parsing: .unconditional, help: ArgumentHelp("APNs device token (hex) or FCM registration token.", valueName: "token")) var token: String?
-    @Option(parsing: .unconditional, help: ArgumentHelp("Web Push endpoint (https).", valueName: "url")) var endpoint: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Web Push endpoint (https, on a known push service or web_push_hosts).", valueName: "url"))
+    var endpoint: String?
     @Option(parsing: .unconditional, help: ArgumentHelp("Web Push p256dh key (base64url).", valueName: "key")) var p256dh: String?
     @Option(parsing: .unconditional, help: ArgumentHelp("Web Push auth secret (base64url).", valueName: "key")) var auth: String?
     @Option(parsing: .unconditional, help: ArgumentHelp("IANA time zone.", valueName: "zone")) var tz: String?
@@ -189,7 +190,7 @@ struct DevicesImportCommand: AsyncParsableCommand {
         discussion: """
             One object per line with the keys that `devices list --json` prints: platform, token, timezone (required), \
             reminder_time, locale, calendar, adjustment, display_theme, enabled. A Web Push token is an object \
-            {"endpoint", "p256dh", "auth"}.
+            {"endpoint", "p256dh", "auth"}, its endpoint on a known push service or one of web_push_hosts.
             """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("JSON Lines file.", valueName: "file")) var file: String

@@ -20,11 +20,13 @@ public struct WebPushHosts: Hashable, Sendable {
     /// The known services and `extra` (the `web_push_hosts` setting).
     public init(adding extra: [String] = []) { self.init(Self.knownServices + extra) }
 
-    /// The host of `endpoint` as the rule reads it, in lower case; nil unless it is an https URL with a host.
+    /// The host of `endpoint` as the rule reads it, in lower case; nil unless it is an https URL with a host. (Read by
+    /// `URL`, as a subscription's endpoint is checked when it is registered: one parser, so the host refused is the
+    /// host named.)
     public static func host(of endpoint: String) -> String? {
-        guard let components = URLComponents(string: endpoint), components.scheme?.lowercased() == "https",
-            let host = components.host?.lowercased(), !host.isEmpty
-        else { return nil }
+        guard let url = URL(string: endpoint), url.scheme?.lowercased() == "https", let host = url.host?.lowercased(), !host.isEmpty else {
+            return nil
+        }
         return host
     }
 

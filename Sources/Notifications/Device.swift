@@ -83,7 +83,7 @@ public enum PushToken: Hashable, Sendable {
     /// never the endpoint, which is the subscription's secret. APNs and FCM tokens go to their one service.
     public func checked(against hosts: WebPushHosts) throws(DeviceError) -> PushToken {
         guard case .webpush(let endpoint, _, _) = self, !hosts.allows(endpoint) else { return self }
-        throw .pushServiceNotAllowed(host: WebPushHosts.host(of: endpoint) ?? "")
+        throw .pushServiceNotAllowed(host: WebPushHosts.host(of: endpoint) ?? "(none)")
     }
 
     /// `https://Host:443/path` as `https://host/path`: the authority in lower case, the default port dropped, the rest
