@@ -29,11 +29,19 @@ struct CLI {
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(stdout.utf8))) as? [String: Any] ?? [:] }
     }
 
+    /// This process's environment without the settings a developer's shell may hold (`DAILYVERSE_*` but the tests'
+    /// own, `CREDENTIALS_DIRECTORY`): a command run by a test sees only what the test gives it.
+    static var inheritedEnvironment: [String: String] {
+        ProcessInfo.processInfo.environment.filter { key, _ in
+            !(key.hasPrefix("DAILYVERSE_") && !key.hasPrefix("DAILYVERSE_TEST_")) && key != "CREDENTIALS_DIRECTORY"
+        }
+    }
+
     static func run(_ arguments: [String], database: String? = nil, environment: [String: String] = [:]) -> Result {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
+        var env = CLI.inheritedEnvironment
         env["DAILYVERSE_DB"] = database ?? sharedDatabase
         env["DAILYVERSE_DATA"] = repository.appendingPathComponent("data").path
         env["TZ"] = "UTC"
@@ -62,7 +70,7 @@ struct CLI {
             process.executableURL = binary
             process.arguments = arguments
         }
-        var env = ProcessInfo.processInfo.environment
+        var env = CLI.inheritedEnvironment
         env["DAILYVERSE_DB"] = database
         env["DAILYVERSE_DATA"] = repository.appendingPathComponent("data").path
         env.removeValue(forKey: "DAILYVERSE_NOW")

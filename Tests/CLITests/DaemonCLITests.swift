@@ -399,7 +399,7 @@ import FoundationNetworking
         let child = Process()
         child.executableURL = CLI.binary
         child.arguments = ["serve", "--now", "2025-03-01T08:10:00Z", "--sink", "stdout", "--listen", "127.0.0.1:0"]
-        var environment = ProcessInfo.processInfo.environment
+        var environment = CLI.inheritedEnvironment
         environment["DAILYVERSE_DB"] = db
         environment["DAILYVERSE_DATA"] = CLI.repository.appendingPathComponent("data").path
         environment.removeValue(forKey: "DAILYVERSE_NOW")

@@ -244,11 +244,13 @@ struct SharedUserStoreTests {
         }
     }
 
-    /// Every condition PostgreSQL reports when it ends a session or refuses one for the moment is the database being
-    /// unavailable (503, try again), whichever the statement in flight reads first: the server's own error or the
-    /// connection closing. Each raised here with its SQLSTATE, as the server sends it. (An API request read 25P03, a
-    /// transaction ended for idling past `idle_in_transaction_session_timeout`, and answered 500.)
-    @Test func everyWayTheServerEndsASessionIsUnavailable() async throws {
+    /// Every SQLSTATE PostgreSQL ends a session with, or refuses one with for the moment, is the database being
+    /// unavailable (503, try again), and a refusal of the request is not. The server sends the session-ending ones as
+    /// FATAL and closes, and a statement in flight may read either the error or the close: each state is raised here
+    /// (at ERROR, on a live session) to check the classification of the error, and one session is then really ended
+    /// for idling in its transaction to check the close. (An API request read 25P03, a transaction ended for idling
+    /// past `idle_in_transaction_session_timeout`, and answered 500.)
+    @Test func everySQLStateThatEndsASessionIsUnavailable() async throws {
         let ofTheMoment = [
             "25P03",  // idle_in_transaction_session_timeout
             "25P04",  // transaction_timeout (PostgreSQL 17)
@@ -276,7 +278,20 @@ struct SharedUserStoreTests {
                 #expect((error as? PSQLError)?.serverInfo?[.sqlState] == state, "\(state): \(String(describing: error))")
                 #expect(error.map(PostgresStore.isUnavailable) == ofTheMoment.contains(state), "\(state)")
             }
-            try await session.connection.close()
+            // Ended for real: a transaction left idle past its timeout, its session looked for until it is gone.
+            let pid = try #require(try await session.value("SELECT pg_backend_pid()", as: Int32.self))
+            try await session.rows("BEGIN")
+            try await session.rows("SET LOCAL idle_in_transaction_session_timeout = '1ms'")
+            let watcher = try await PostgresTesting.session(address)
+            let clock = ContinuousClock()
+            let deadline = clock.now.advanced(by: .seconds(60))
+            while try await watcher.value("SELECT count(*) FROM pg_stat_activity WHERE pid = \(pid)", as: Int.self) != 0, clock.now < deadline {
+                await Task.yield()
+            }
+            let ended = await #expect(throws: (any Error).self) { try await session.rows("SELECT 1") }
+            #expect(ended.map(PostgresStore.isUnavailable) == true, "\(String(describing: ended))")
+            try await watcher.connection.close()
+            try? await session.connection.close()
         }
     }
 

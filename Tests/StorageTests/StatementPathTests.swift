@@ -16,13 +16,13 @@ import Testing
     ]
 
     /// postgres-nio's calls that write statements, as code calls them, over lines: its `query` and `execute` take a
-    /// `logger:` (`PostgresTransaction`'s never do; an HTTP test client's `execute` does not either), and its pool's and
-    /// connection's other entry points by name.
+    /// `logger:` (`PostgresTransaction`'s never do), its pool's `query` and `execute` whatever they take (but an HTTP
+    /// test client's `execute(uri:…)`), and its pool's and connection's other entry points by name.
     static var direct: Regex<AnyRegexOutput> {
         let arguments = #"(?:[^()]|\((?:[^()]|\([^()]*\))*\))*"#
         return try! Regex(
             #"\.\s*(?:query|execute)\("# + arguments
-                + #"logger:|client\s*\.\s*query\(|\.\s*(?:copyFrom|simpleQuery|prepareStatement|listen|withTransaction|withConnection)\s*[({]"#
+                + #"logger:|client\s*\.\s*(?:query\(|execute\((?!\s*uri\s*:))|\.\s*(?:copyFrom|simpleQuery|prepareStatement|listen|withTransaction|withConnection)\s*[({]"#
         )
     }
 
@@ -53,6 +53,7 @@ import Testing
             "try await store.client.query(\"SELECT 1\")", "_ = try await connection.query(q, logger: logger)",
             "try await connection\n    .query(PostgresQuery(unsafeSQL: \"x\\(y)\"), logger: logger)", "conn.execute(Lookup(hash: h), logger: l)",
             "try await c.copyFrom(table: t, logger: l) { _ in }", "client.withConnection { c in }",
+            "try await store.client.execute(Lookup(hash: h))",
         ] {
             #expect(bypass.contains(direct), "\(bypass)")
         }
