@@ -47,3 +47,16 @@ import Testing
         #expect(KeyFileModes.warning("k", setting: "s", mode: 0o601) == "s 'k' is executable by others (mode 0601); chmod 600 it")
     }
 }
+
+/// A key file is bytes, read as they are: a throttle key from /dev/urandom may begin with the three bytes of a UTF-8
+/// byte-order mark, which a text file's reading drops (it was refused as 29 bytes, or a longer one changed).
+@Suite struct KeyFileBytesTests {
+    @Test func aBinaryKeyKeepsItsFirstBytes() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("dv-key-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let key = Data([0xEF, 0xBB, 0xBF] + (0..<29).map { UInt8($0) })
+        try key.write(to: file)
+        #expect(try PushOptions.readBytes(file.path, setting: "throttle_key_file", limit: 4096) == key)
+        #expect(try PushOptions.readBytes(file.path, setting: "throttle_key_file", limit: 31) == nil, "over the limit")
+    }
+}
