@@ -5,7 +5,8 @@ import Foundation
 /// In order: `--data` or `DAILYVERSE_DATA`; `<prefix>/share/dailyverse/data` beside an installed binary;
 /// a `data/` folder above the executable (a build in a clone) or above the working directory.
 public enum DataDirectory {
-    static let marker = "calendar/months.json"
+    /// The file a data folder is known by.
+    public static let marker = "calendar/months.json"
 
     public static func locate(
         explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment

@@ -46,12 +46,17 @@ public struct DescriptorBudgetError: UserFacingError, Equatable {
     public let requested: Int?
     public let openFileLimit: Int
     public var description: String {
-        let room = openFileLimit - DescriptorBudget.reserve
-        if let requested, room >= DescriptorBudget.minimumConnections {
-            return "invalid max_connections \(requested): from 1 to \(room) (the open-file limit \(openFileLimit) less "
-                + "\(DescriptorBudget.reserve) kept for the database, the spool and the push services); raise LimitNOFILE to allow more"
-        }
+        if let requested, let reason = requestedReason { return "invalid max_connections \(requested): \(reason)" }
         return "the open-file limit \(openFileLimit) leaves fewer than \(DescriptorBudget.minimumConnections) descriptors for API connections "
             + "after the \(DescriptorBudget.reserve) kept for the database, the spool and the push services: raise it (LimitNOFILE=65536 in the unit)"
+    }
+
+    /// Why the limit asked for cannot be had, when it is that rather than the open-file limit itself that is at fault:
+    /// for the command line to say with where `max_connections` came from.
+    public var requestedReason: String? {
+        let room = openFileLimit - DescriptorBudget.reserve
+        guard requested != nil, room >= DescriptorBudget.minimumConnections else { return nil }
+        return "from 1 to \(room) (the open-file limit \(openFileLimit) less \(DescriptorBudget.reserve) kept for the database, the spool and "
+            + "the push services); raise LimitNOFILE to allow more"
     }
 }

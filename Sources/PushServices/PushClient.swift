@@ -81,8 +81,12 @@ public final class PushClient: Sendable {
 /// A push setting that cannot be used: which, its value (never a key's content), and why.
 public struct PushConfigurationError: UserFacingError, Equatable {
     public let description: String
+    /// Why, without the setting and the value an error of a setting names: for the command line to say with where
+    /// the value came from (the whole description when it names none).
+    public let reason: String
     public init(_ setting: String, _ value: String, _ reason: String) {
         description = "invalid \(setting) '\(value)': \(reason)"
+        self.reason = reason
     }
-    public init(_ description: String) { self.description = description }
+    public init(_ description: String) { (self.description, self.reason) = (description, description) }
 }
