@@ -29,18 +29,12 @@ struct TimeSpan: Equatable, ExpressibleByArgument {
 
     init?(argument: String) { self.init(argument) }
 
-    /// `text` as a span within `range` seconds; the error names `setting` and the value, and says what it may be.
-    static func checked(_ text: String, setting: String, range: ClosedRange<TimeInterval>) throws -> TimeInterval {
-        guard let span = TimeSpan(text) else {
-            throw CLIError("invalid \(setting) '\(text)': expected a number with s, m, h or d, from \(formatted(range))")
-        }
-        return try span.within(range, setting: setting)
-    }
-
-    /// The span in seconds if it lies within `range`; the error names `setting` and the span as written.
-    func within(_ range: ClosedRange<TimeInterval>, setting: String) throws -> TimeInterval {
-        guard range.contains(seconds) else { throw CLIError("invalid \(setting) '\(text)': expected \(Self.formatted(range))") }
-        return seconds
+    /// `text` as a span within `range`, in seconds; else what it may be (`SettingValue.checked` names the setting, the
+    /// value and where it came from).
+    static func interval(_ text: String, within range: ClosedRange<TimeInterval>) throws(SettingRefusal) -> TimeInterval {
+        guard let span = TimeSpan(text) else { throw SettingRefusal("expected a number with s, m, h or d, from \(formatted(range))") }
+        guard range.contains(span.seconds) else { throw SettingRefusal("expected \(formatted(range))") }
+        return span.seconds
     }
 
     /// `1s to 1h`.
@@ -55,39 +49,37 @@ struct TimeSpan: Equatable, ExpressibleByArgument {
     }
 }
 
-/// A duration the daemon or a command is configured with: where it is read from (its flag, then its environment
-/// variable, then its key in the configuration file), its default, and its range, checked once whichever source gave it.
+/// A duration the daemon or a command is configured with: where it is read from (its flag, which each command names,
+/// then its environment variable, then its key in the configuration file), its default, and its range, checked once
+/// whichever source gave it.
 struct DurationSetting: Sendable {
-    /// As errors name it.
-    let name: String
     let environment: String
     let key: String
     let fallback: TimeInterval
     let range: ClosedRange<TimeInterval>
 
-    static let grace = DurationSetting(name: "grace", environment: "DAILYVERSE_GRACE", key: "grace", fallback: 7200, range: 0...86_400)
-    static let emitAhead = DurationSetting(
-        name: "emit-ahead", environment: "DAILYVERSE_EMIT_AHEAD", key: "emit_ahead", fallback: 900, range: 0...3600)
+    static let grace = DurationSetting(environment: "DAILYVERSE_GRACE", key: "grace", fallback: 7200, range: 0...86_400)
+    static let emitAhead = DurationSetting(environment: "DAILYVERSE_EMIT_AHEAD", key: "emit_ahead", fallback: 900, range: 0...3600)
     /// How long a process holds the outbox rows it takes on PostgreSQL: longer than a batch takes to send, and as
     /// long as a dead process's rows wait for another.
     static let deliveryLease = DurationSetting(
-        name: "delivery lease", environment: "DAILYVERSE_DELIVERY_LEASE", key: "delivery_lease", fallback: 300, range: 5...3600)
+        environment: "DAILYVERSE_DELIVERY_LEASE", key: "delivery_lease", fallback: 300, range: 5...3600)
     static let idleTimeout = DurationSetting(
-        name: "idle timeout", environment: "DAILYVERSE_IDLE_TIMEOUT", key: "idle_timeout", fallback: 30, range: 1...3600)
+        environment: "DAILYVERSE_IDLE_TIMEOUT", key: "idle_timeout", fallback: 30, range: 1...3600)
     static let guestRetention = DurationSetting(
-        name: "guest retention", environment: "DAILYVERSE_GUEST_RETENTION", key: "guest_retention", fallback: DaemonBuilder.Retention().guests,
+        environment: "DAILYVERSE_GUEST_RETENTION", key: "guest_retention", fallback: DaemonBuilder.Retention().guests,
         range: retention)
     static let outboxRetention = DurationSetting(
-        name: "outbox retention", environment: "DAILYVERSE_OUTBOX_RETENTION", key: "outbox_retention",
+        environment: "DAILYVERSE_OUTBOX_RETENTION", key: "outbox_retention",
         fallback: DaemonBuilder.Retention().outbox, range: retention)
     static let eventRetention = DurationSetting(
-        name: "event retention", environment: "DAILYVERSE_EVENT_RETENTION", key: "event_retention",
+        environment: "DAILYVERSE_EVENT_RETENTION", key: "event_retention",
         fallback: DaemonBuilder.Retention().events, range: retention)
     static let sessionIdle = DurationSetting(
-        name: "session idle", environment: "DAILYVERSE_SESSION_IDLE", key: "session_idle", fallback: SessionPolicy().idle, range: 3600...3650 * 86_400
+        environment: "DAILYVERSE_SESSION_IDLE", key: "session_idle", fallback: SessionPolicy().idle, range: 3600...3650 * 86_400
     )
     static let sessionLifetime = DurationSetting(
-        name: "session lifetime", environment: "DAILYVERSE_SESSION_LIFETIME", key: "session_lifetime", fallback: SessionPolicy().lifetime,
+        environment: "DAILYVERSE_SESSION_LIFETIME", key: "session_lifetime", fallback: SessionPolicy().lifetime,
         range: retention)
 
     /// A day to ten years, for both retentions.
@@ -102,13 +94,14 @@ struct DurationSetting: Sendable {
 }
 
 extension GlobalOptions {
-    /// `setting`'s value in seconds: from `flag` (already read as a span by the parser), the environment or the
-    /// configuration file, in that order, else its default; within its range. The file is read either way, so that a
-    /// typo in it, or a value a flag overrides, is still said.
-    func duration(_ setting: DurationSetting, flag: TimeSpan?) throws -> TimeInterval {
-        let text = try self.setting(flag: flag?.text, environment: setting.environment, key: setting.key)
-        if let flag { return try flag.within(setting.range, setting: setting.name) }
-        guard let text else { return setting.fallback }
-        return try TimeSpan.checked(text, setting: setting.name, range: setting.range)
+    /// `setting`'s value in seconds: from `flag` (its name as the command spells it, and its value, already read as a
+    /// span by the parser), the environment or the configuration file, in that order, else its default; within its
+    /// range, or refused naming where it came from. The file is read either way, so that a typo in it, or a value a
+    /// flag overrides, is still said.
+    func duration(_ setting: DurationSetting, flag: (name: String, value: TimeSpan?)?) throws -> TimeInterval {
+        let given = try self.setting(
+            flag: flag.map { (name: $0.name, value: $0.value?.text) }, environment: setting.environment, key: setting.key)
+        guard let given else { return setting.fallback }
+        return try given.checked { try TimeSpan.interval($0, within: setting.range) }
     }
 }

@@ -45,14 +45,19 @@ struct EmitOptions: ParsableArguments {
 
     /// How the scheduler emits; `ahead` applies to a running daemon (a single pass writes only the fires due).
     func configuration(_ global: GlobalOptions, ahead: Bool = false) throws -> EmitConfiguration {
-        let topic = try global.setting(flag: apnsTopic, environment: "DAILYVERSE_APNS_TOPIC", key: "apns_topic") ?? "org.dailyverse.app"
-        let grace = try global.duration(.grace, flag: grace)
-        let aheadSeconds = try global.duration(.emitAhead, flag: emitAhead)
+        let topic =
+            try global.setting(flag: ("--apns-topic", apnsTopic), environment: "DAILYVERSE_APNS_TOPIC", key: "apns_topic")?.text
+            ?? "org.dailyverse.app"
+        let grace = try global.duration(.grace, flag: ("--grace", grace))
+        let aheadSeconds = try global.duration(.emitAhead, flag: ("--emit-ahead", emitAhead))
         // "default", a sound file of the app's bundle, or "none" for a silent alert.
-        let sound = try global.setting(flag: nil, environment: "DAILYVERSE_APNS_SOUND", key: "apns_sound") ?? "default"
-        guard (1...64).contains(sound.count), sound.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }) else {
-            throw CLIError("invalid apns_sound '\(sound)': expected default, none or a sound file's name (letters, digits, . _ -)")
-        }
+        let sound =
+            try global.checked(environment: "DAILYVERSE_APNS_SOUND", key: "apns_sound") { sound in
+                guard (1...64).contains(sound.count), sound.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }) else {
+                    throw SettingRefusal("expected default, none or a sound file's name (letters, digits, . _ -)")
+                }
+                return sound
+            } ?? "default"
         return EmitConfiguration(
             grace: grace,
             push: PushConfiguration(apnsTopic: topic, sound: sound == "none" ? nil : sound), ahead: ahead ? aheadSeconds : 0)
@@ -100,46 +105,60 @@ struct EmitOptions: ParsableArguments {
         }
     }
 
-    /// The sink as set (flag, environment, file), if it is.
-    func sinkSetting(_ global: GlobalOptions) throws -> String? {
-        try global.setting(flag: sink, environment: "DAILYVERSE_SINK", key: "sink")
+    /// The sink as set (flag, environment, file), if it is, with where it came from.
+    func sinkSetting(_ global: GlobalOptions) throws -> SettingValue? {
+        try global.setting(flag: ("--sink", sink), environment: "DAILYVERSE_SINK", key: "sink")
     }
 
     /// The sink's spelling, checked before anything is opened for it (a database created for a typo).
     func checkSinkSpelling(_ global: GlobalOptions) throws {
-        guard let spec = try sinkSetting(global) else { return }
+        guard let setting = try sinkSetting(global) else { return }
+        let spec = setting.text
         let known =
             spec == "stdout" || spec == "push" || (spec.hasPrefix("jsonl:") && spec.count > 6) || spec.hasPrefix("gorush:")
             || (spec.hasPrefix("webhook:") && URL(string: String(spec.dropFirst(8))) != nil)
-        if !known { throw Self.invalidSink(spec) }
+        if !known { throw Self.refused(setting, Self.forms) }
     }
 
     /// On PostgreSQL, where several processes deliver, the sink's setting is checked before anything is opened: none,
     /// or a spool (one machine's files), is refused there, before this process migrates or registers itself.
     func checkSharedSink(_ global: GlobalOptions) throws {
-        guard let spec = try sinkSetting(global) else { throw Self.noSharedSink }
-        if spec.hasPrefix("jsonl:") { throw Self.sharedSpool }
+        guard let setting = try sinkSetting(global) else { throw Self.noSharedSink }
+        if setting.text.hasPrefix("jsonl:") { throw Self.refused(setting, Self.sharedSpool) }
     }
 
     static let noSharedSink = CLIError(
         "set the sink (--sink, DAILYVERSE_SINK or sink): push, webhook:URL or gorush:URL; on PostgreSQL, where several processes deliver, there is no spool by default"
     )
-    static let sharedSpool = CLIError(
-        "sink jsonl: a spool is one machine's files, and on PostgreSQL several processes deliver: use push, webhook:URL or gorush:URL")
 
-    static func invalidSink(_ spec: String) -> CLIError {
-        CLIError("invalid sink '\(WebhookSink.redacted(spec))': expected jsonl:DIR, stdout, webhook:URL, push or gorush:URL")
+    /// The sink's forms, as a sink of none of them is refused.
+    static let forms = "expected jsonl:DIR, stdout, webhook:URL, push or gorush:URL"
+    /// Why a spool is refused on PostgreSQL.
+    static let sharedSpool = "a spool is one machine's files, and on PostgreSQL several processes deliver: use push, webhook:URL or gorush:URL"
+
+    /// The sink's setting refused for `reason`, naming where it came from; a URL's credentials are never shown.
+    static func refused(_ setting: SettingValue, _ reason: String) -> SettingError {
+        setting.refused(reason, shown: WebhookSink.redacted(setting.text))
     }
 
     func makeSink(_ global: GlobalOptions, state: SinkState, push: PushOptions, clock: @escaping @Sendable () -> Date) throws -> any Sink {
-        guard let spec = try sinkSetting(global) ?? state.spool.map({ "jsonl:" + $0.folder }) else { throw Self.noSharedSink }
+        let setting = try sinkSetting(global)
+        // None set: the spool beside the database, where there is one.
+        guard let spec = setting?.text ?? state.spool.map({ "jsonl:" + $0.folder }) else { throw Self.noSharedSink }
+        // What is refused below was set (the default is a spool where there is one), and is named with where it came from.
+        func refused(_ reason: String) -> any Error {
+            guard let setting else { return CLIError("invalid sink '\(WebhookSink.redacted(spec))': \(reason)") }
+            return Self.refused(setting, reason)
+        }
         if spec == "stdout" { return StdoutSink() }
         if spec.hasPrefix("jsonl:"), spec.count > 6 {
-            guard let spool = state.spool else { throw Self.sharedSpool }
+            guard let spool = state.spool else { throw refused(Self.sharedSpool) }
             return try JSONLinesSpool(
                 directory: URL(fileURLWithPath: String(spec.dropFirst(6))), recordedSize: spool.recordedSize, unsettled: spool.unsettled)
         }
-        if spec.hasPrefix("webhook:"), let url = URL(string: String(spec.dropFirst(8))) { return try WebhookSink(url: url) }
+        if spec.hasPrefix("webhook:"), let url = URL(string: String(spec.dropFirst(8))) {
+            do { return try WebhookSink(url: url) } catch let error as SinkError { throw refused(error.description) }
+        }
         if spec == "push" {
             let senders = try push.makeSenders(global, credentials: state.credentials)
             guard !senders.list.isEmpty else {
@@ -149,15 +168,13 @@ struct EmitOptions: ParsableArguments {
             return PushSink(pauses: state.pauses, client: senders.client, senders: senders.list, clock: clock)
         }
         if spec.hasPrefix("gorush:") {
-            let client: PushClient
-            do { client = try PushClient(caFile: try push.value(global, push.caFile, "push_ca_file")) } catch let error as PushConfigurationError {
-                throw CLIError(error.description)
-            }
+            let client = try push.client(global)
             do { return try GorushSink(url: String(spec.dropFirst(7)), client: client, clock: clock) } catch {
                 try? client.http.syncShutdown()
+                if let error = error as? SinkError { throw refused(error.description) }
                 throw error
             }
         }
-        throw Self.invalidSink(spec)
+        throw refused(Self.forms)
     }
 }

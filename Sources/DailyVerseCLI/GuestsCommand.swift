@@ -31,7 +31,7 @@ struct GuestsPurgeCommand: AsyncParsableCommand {
     var retention: TimeSpan?
 
     func run() async throws {
-        let cutoff = try global.clock().addingTimeInterval(-(try global.duration(.guestRetention, flag: retention)))
+        let cutoff = try global.clock().addingTimeInterval(-(try global.duration(.guestRetention, flag: ("--retention", retention))))
         let purged =
             try await global.sharedJob("guests are being purged") { try await $0.purgeGuests(inactiveBefore: cutoff) }
             ?? global.openDatabase().purgeGuests(inactiveBefore: cutoff)

@@ -68,15 +68,17 @@ public struct GlobalOptions: ParsableArguments {
     /// checked, by the commands that use them. (Not the parser's `validate`, whose errors read as a usage mistake.)
     func checkFlags() throws {
         if now != nil { _ = try clock() }
-        if let db { _ = try DatabaseLocation(checkedPath(db, what: "--db")) }
-        if let data { _ = try checkedPath(data, what: "--data") }
+        if let db { _ = try SettingValue(text: db, origin: .flag("--db")).checked(Self.parseDatabase) }
+        if let data { _ = try SettingValue(text: data, origin: .flag("--data")).checked(Self.parsePath) }
         if let config { _ = try checkedPath(config, what: "--config") }
-        if let layers { _ = try LayerSources(setting: layers) }
+        if let layers { _ = try SettingValue(text: layers, origin: .flag("--layers")).checked(Self.parseLayers) }
         // A region's id or sites (`LAT,LON;…`, at most 400 bytes): which of them the data knows is the command's to say.
-        if let region,
-            region.isEmpty || region.utf8.count > 400 || region.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        {
-            throw CLIError("invalid --region \(region.prefix(60).debugDescription): expected a region's id, such as iran, or LAT,LON sites")
+        if let region {
+            try SettingValue(text: region, origin: .flag("--region")).checked { text in
+                if text.isEmpty || text.utf8.count > 400 || text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                    throw SettingRefusal("expected a region's id, such as iran, or LAT,LON sites")
+                }
+            }
         }
     }
 
@@ -151,62 +153,126 @@ public struct GlobalOptions: ParsableArguments {
         }
     }
 
-    /// A setting from its flag, its environment variable, the configuration file, in that order.
+    /// A setting from its flag (`flag`: its name, and its value if given), its environment variable, the configuration
+    /// file, in that order, with where it came from: a value refused is refused naming that (`SettingValue.checked`).
     /// The file is read (and checked) even when a flag or the environment wins, so a typo in it never goes unnoticed.
-    func setting(flag: String?, environment name: String, key: String) throws -> String? {
+    func setting(flag: (name: String, value: String?)? = nil, environment name: String, key: String) throws -> SettingValue? {
         let file = try configFile()
-        let fromFile = file?.text(key)
-        let overriding: (value: String, by: String)? =
-            flag.map { ($0, "the command line") } ?? environment[name].flatMap { $0.isEmpty ? nil : ($0, "\(name) in the environment") }
-        // The same value in both places (the unit's environment and the file the shell's commands read) overrides nothing.
-        if let overriding, let fromFile, fromFile != overriding.value, let file {
-            Self.overrides.note("'\(key)' in \(file.file) is overridden by \(overriding.by)")
+        let fromFile = file.flatMap { file in
+            file.text(key).map { SettingValue(text: $0, origin: .configuration(key: key, path: file.file, line: file.lines[key] ?? 0)) }
         }
-        return overriding?.value ?? fromFile
+        let fromFlag = flag.flatMap { flag in flag.value.map { SettingValue(text: $0, origin: .flag(flag.name)) } }
+        let overriding: SettingValue? =
+            fromFlag ?? environment[name].flatMap { $0.isEmpty ? nil : SettingValue(text: $0, origin: .environment(name)) }
+        // The same value in both places (the unit's environment and the file the shell's commands read) overrides nothing.
+        if let overriding, let fromFile, fromFile.text != overriding.text, let file {
+            Self.overrides.note("'\(key)' in \(file.file) is overridden by \(overriding.origin.overriding)")
+        }
+        return overriding ?? fromFile
+    }
+
+    /// A setting (as `setting(flag:environment:key:)` finds it) read by `parse`, nil when none is given. A value `parse`
+    /// refuses (`SettingRefusal`) is one line naming the flag, the variable, or the file's line and key it came from.
+    func checked<T>(
+        flag: (name: String, value: String?)? = nil, environment name: String, key: String, _ parse: (String) throws -> T
+    ) throws -> T? {
+        guard let value = try setting(flag: flag, environment: name, key: key) else { return nil }
+        return try value.checked(parse)
     }
 
     /// The API's throttles: `COUNT/DURATION` each (`5/15m`), from the environment or the configuration file.
     func throttles() throws -> Throttles {
         func throttle(_ key: String, _ fallback: String) throws -> Throttle {
-            let name = "DAILYVERSE_" + key.uppercased()
-            let text = try setting(flag: nil, environment: name, key: key) ?? fallback
-            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-            guard parts.count == 2, let limit = Digits.wholeNumber(parts[0], in: 1...1_000_000) else {
-                throw CLIError("invalid \(key) '\(text)': expected COUNT/DURATION such as \(fallback), COUNT from 1 to 1000000")
-            }
-            let window = try TimeSpan.checked(String(parts[1]), setting: "\(key) window", range: DurationSetting.throttleWindow)
-            return Throttle(limit: limit, window: window)
+            let parsed = try checked(environment: "DAILYVERSE_" + key.uppercased(), key: key) { try Self.parseThrottle($0, example: fallback) }
+            return try parsed ?? Self.parseThrottle(fallback, example: fallback)
         }
         return Throttles(
             signIn: try throttle("throttle_sign_in", "5/15m"), guests: try throttle("throttle_guests", "10/1h"),
             accounts: try throttle("throttle_accounts", "5/1h"), writes: try throttle("throttle_writes", "120/1m"))
     }
 
+    /// A throttle as written, `COUNT/DURATION` (`example`, such as 5/15m).
+    static func parseThrottle(_ text: String, example: String) throws -> Throttle {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let limit = Digits.wholeNumber(parts[0], in: 1...1_000_000) else {
+            throw SettingRefusal("expected COUNT/DURATION such as \(example), COUNT from 1 to 1000000")
+        }
+        let window: TimeInterval
+        do { window = try TimeSpan.interval(String(parts[1]), within: DurationSetting.throttleWindow) } catch {
+            throw SettingRefusal("its window '\(parts[1])': \(error.reason)")
+        }
+        return Throttle(limit: limit, window: window)
+    }
+
     /// The region named by `--region`, `DAILYVERSE_REGION` or the configuration file, else nil (the data's default).
-    func regionID() throws -> String? { try setting(flag: region, environment: "DAILYVERSE_REGION", key: "region") }
+    func regionSetting() throws -> SettingValue? { try setting(flag: ("--region", region), environment: "DAILYVERSE_REGION", key: "region") }
+
+    /// The region setting kept by `database` (nil: the data's default), an unknown one refused naming where it came from.
+    func useRegion(in database: AppDatabase) throws {
+        guard let region = try regionSetting() else { return try database.useCrescentRegion(nil) }
+        try region.checked { id in
+            do { try database.useCrescentRegion(id) } catch let error as CalendarError { throw Self.regionRefusal(error) }
+        }
+    }
+
+    /// A region setting refused by the regions (unknown, or sites out of range), as `SettingValue.checked` says it;
+    /// any other error of the calendar (the data's regions themselves) as it is.
+    static func regionRefusal(_ error: CalendarError) -> any Error {
+        switch error {
+        case .unknownRegion(_, let known):
+            return SettingRefusal("no such region: expected one of \(known.joined(separator: ", ")), or sites as LAT,LON[;LAT,LON…]")
+        case .badCoordinates(_, let detail): return SettingRefusal(detail)
+        default: return error
+        }
+    }
+
+    /// The layer setting (`--layers`, `DAILYVERSE_LAYERS` or the configuration file) and the editions it names, else
+    /// nil (the data's).
+    func layerSetting() throws -> (value: SettingValue, sources: LayerSources)? {
+        guard let value = try setting(flag: ("--layers", layers), environment: "DAILYVERSE_LAYERS", key: "layers"),
+            let sources = try value.checked(Self.parseLayers)
+        else { return nil }
+        return (value, sources)
+    }
 
     /// The layers' editions named by `--layers`, `DAILYVERSE_LAYERS` or the configuration file, else nil (the data's).
-    func layerSources() throws -> LayerSources? {
-        try setting(flag: layers, environment: "DAILYVERSE_LAYERS", key: "layers").flatMap { try LayerSources(setting: $0) }
+    func layerSources() throws -> LayerSources? { try layerSetting()?.sources }
+
+    /// The layer setting's form read (`LayerSources(setting:)`): blank is none.
+    static func parseLayers(_ text: String) throws -> LayerSources? {
+        do { return try LayerSources(setting: text) } catch {
+            if case .invalidLayerSources(let reason) = error { throw SettingRefusal(reason) }
+            throw error
+        }
     }
 
     /// The editions the layer setting names, each one `database` holds: a misspelt one is a line naming it, not a
     /// layer quietly left without it. Asked once the content is there to ask (an import, which may bring the edition
     /// named, is not asked; a content copy is asked once it has followed the database's imports).
     func checkLayerEditions(in database: AppDatabase) throws {
-        if let sources = try layerSources() { try database.checkLayerSources(sources) }
+        if let layers = try layerSetting() { try Self.checkEditions(layers, in: database) }
+    }
+
+    /// `layers`' editions checked against `database`, one it lacks refused naming where the setting came from.
+    static func checkEditions(_ layers: (value: SettingValue, sources: LayerSources), in database: AppDatabase) throws {
+        try layers.value.checked { _ in
+            do { try database.checkLayerSources(layers.sources) } catch StoreError.invalidLayerSources(let reason) { throw SettingRefusal(reason) }
+        }
     }
 
     /// The configured region among `regions`, else their default; an unknown name is an error listing the known.
     func region(in regions: CrescentRegions) throws -> CrescentRegion {
-        guard let id = try regionID() else { return regions.defaultRegion }
-        return try regions.region(id)
+        guard let region = try regionSetting() else { return regions.defaultRegion }
+        return try region.checked { id in
+            do { return try regions.region(id) } catch { throw Self.regionRefusal(error) }
+        }
     }
 
     /// The instant the clock is pinned at, as written: --now (even empty, which `clock()` refuses), else a non-empty
     /// DAILYVERSE_NOW (an empty variable is no setting, as for every variable); nil for the wall clock.
-    private var pinnedInstant: String? {
-        now ?? environment["DAILYVERSE_NOW"].flatMap { $0.isEmpty ? nil : $0 }
+    var pinnedInstant: SettingValue? {
+        now.map { SettingValue(text: $0, origin: .flag("--now")) }
+            ?? environment["DAILYVERSE_NOW"].flatMap { $0.isEmpty ? nil : SettingValue(text: $0, origin: .environment("DAILYVERSE_NOW")) }
     }
 
     /// Whether the clock is one the operator chose (--now, DAILYVERSE_NOW) rather than the wall clock.
@@ -214,10 +280,15 @@ public struct GlobalOptions: ParsableArguments {
 
     /// The pinned clock, or the wall clock.
     func clock() throws -> Date {
-        guard let text = pinnedInstant else { return Date() }
-        // An empty --now is a mistake (a variable that was not set), not a wish for the wall clock.
-        if text.isEmpty { throw CLIError("invalid --now '': expected an instant such as 2025-03-01T08:00:00Z") }
-        return try parseInstant(text, option: "--now")
+        guard let pinned = pinnedInstant else { return Date() }
+        return try pinned.checked { text in
+            // An empty --now is a mistake (a variable that was not set), not a wish for the wall clock.
+            if text.isEmpty { throw SettingRefusal("expected an instant such as 2025-03-01T08:00:00Z") }
+            guard let date = Date(iso8601: text), date.isInSupportedRange else {
+                throw SettingRefusal("expected an ISO 8601 instant such as 2025-03-01T06:00:00Z (years 0001-9999)")
+            }
+            return date
+        }
     }
 
     /// The database file in use.
@@ -230,18 +301,42 @@ public struct GlobalOptions: ParsableArguments {
     /// in one line by the commands that write the SQLite database only (read as a path, it would name a folder
     /// `postgresql:`); the others ask `postgresAddress()` first.
     func databaseSetting() throws -> String? {
-        if let address = try postgresAddress() {
+        guard let location = try databaseLocation() else { return nil }
+        switch location {
+        case .sqlite(let path): return path
+        case .postgres(let address):
             throw CLIError(
                 "database '\(address)' is PostgreSQL, and this command writes the content, which each machine reads from its own SQLite copy: give --db that copy (content_database)"
             )
         }
-        return try setting(flag: db, environment: "DAILYVERSE_DB", key: "database")
+    }
+
+    /// The database named by --db, DAILYVERSE_DB or `database`, if any: a SQLite file or a PostgreSQL server.
+    func databaseLocation() throws -> DatabaseLocation? {
+        try setting(flag: ("--db", db), environment: "DAILYVERSE_DB", key: "database")?.checked(Self.parseDatabase)
+    }
+
+    /// The database setting read: a `postgresql://` address, or the path of a SQLite file (checked as every path is).
+    /// An address is shown as `DatabaseLocation` shows it, never with what may be a password.
+    static func parseDatabase(_ text: String) throws -> DatabaseLocation {
+        let location: DatabaseLocation
+        do { location = try DatabaseLocation(text) } catch {
+            if case .badAddress(let address, let reason) = error { throw SettingRefusal(reason, shown: address) }
+            throw error
+        }
+        if case .sqlite(let path) = location { _ = try parsePath(path) }
+        return location
+    }
+
+    /// A path a setting names, checked as every path is (`checkedPath`): not empty, valid UTF-8, no control character.
+    static func parsePath(_ text: String) throws -> String {
+        do { return try checkedPath(text, what: "the path") } catch { throw SettingRefusal(error.reason) }
     }
 
     /// With a PostgreSQL database, this machine's SQLite copy of the content: `flag`, DAILYVERSE_CONTENT_DB or
     /// `content_database`, else content.sqlite in the XDG data folder. Opened (and seeded) as `openDatabase` opens.
     func openContentCopy(flag: String?, pool: Bool = false) throws -> AppDatabase {
-        let named = try setting(flag: flag, environment: "DAILYVERSE_CONTENT_DB", key: "content_database")
+        let named = try setting(flag: ("--content-db", flag), environment: "DAILYVERSE_CONTENT_DB", key: "content_database")?.checked(Self.parsePath)
         let defaultPath = URL(fileURLWithPath: AppDatabase.defaultPath(environment: environment)).deletingLastPathComponent()
             .appendingPathComponent("content.sqlite").path
         return try openDatabase(named: named, defaultPath: defaultPath, pool: pool)
@@ -307,9 +402,7 @@ public struct GlobalOptions: ParsableArguments {
 
     /// The PostgreSQL database named by --db, DAILYVERSE_DB or `database`, if that is what it names.
     func postgresAddress() throws -> PostgresAddress? {
-        guard let named = try setting(flag: db, environment: "DAILYVERSE_DB", key: "database"),
-            case .postgres(let address) = try DatabaseLocation(named)
-        else { return nil }
+        guard let location = try databaseLocation(), case .postgres(let address) = location else { return nil }
         return address
     }
 
@@ -342,7 +435,15 @@ public struct GlobalOptions: ParsableArguments {
 
     /// The data/ folder in use.
     func dataDirectory() throws -> URL {
-        try DataDirectory.locate(explicit: setting(flag: data, environment: "DAILYVERSE_DATA", key: "data"), environment: [:])
+        guard let named = try setting(flag: ("--data", data), environment: "DAILYVERSE_DATA", key: "data") else {
+            return try DataDirectory.locate(explicit: nil, environment: [:])
+        }
+        return try named.checked { path in
+            do { return try DataDirectory.locate(explicit: path, environment: [:]) } catch {
+                if case .notADataDirectory = error { throw SettingRefusal("not a data folder: it has no \(DataDirectory.marker)") }
+                throw error
+            }
+        }
     }
 
     /// The onboarding flow from data/.
@@ -409,11 +510,11 @@ public struct GlobalOptions: ParsableArguments {
             // A database seeded before can serve without its data folder, when none was named; an empty one cannot.
             guard try database.seededFingerprint() != nil else { throw error }
         }
-        try database.useCrescentRegion(regionID())
+        try useRegion(in: database)
         // The layer setting read once: checked against the editions here when asked, kept for the queries.
-        let sources = try layerSources()
-        if checkingLayers, let sources { try database.checkLayerSources(sources) }
-        database.useLayerSources(sources)
+        let layers = try layerSetting()
+        if checkingLayers, let layers { try Self.checkEditions(layers, in: database) }
+        database.useLayerSources(layers?.sources)
         return database
     }
 }

@@ -64,7 +64,7 @@ struct OutboxPruneCommand: AsyncParsableCommand {
     var retention: TimeSpan?
 
     func run() async throws {
-        let cutoff = try global.clock().addingTimeInterval(-(try global.duration(.outboxRetention, flag: retention)))
+        let cutoff = try global.clock().addingTimeInterval(-(try global.duration(.outboxRetention, flag: ("--retention", retention))))
         let pruned =
             try await global.sharedJob("the outbox is being pruned") { try await $0.pruneOutbox(settledBefore: cutoff) }
             ?? global.openDatabase().pruneOutbox(settledBefore: cutoff)

@@ -63,36 +63,51 @@ struct PushOptions: ParsableArguments {
         let list: [any PushSender]
     }
 
-    func value(_ global: GlobalOptions, _ flag: String?, _ key: String) throws -> String? {
-        try global.setting(flag: flag, environment: "DAILYVERSE_" + key.uppercased(), key: key).flatMap { $0.isEmpty ? nil : $0 }
+    /// A push setting, from its flag (spelt as its key: `--apns-key-file` for `apns_key_file`), `DAILYVERSE_<KEY>` or
+    /// the configuration file's `<key>`, with where it came from; an empty one is none.
+    func value(_ global: GlobalOptions, _ flag: String?, _ key: String) throws -> SettingValue? {
+        let flagName = "--" + key.replacingOccurrences(of: "_", with: "-")
+        return try global.setting(flag: (flagName, flag), environment: "DAILYVERSE_" + key.uppercased(), key: key).flatMap {
+            $0.text.isEmpty ? nil : $0
+        }
     }
 
     /// The key files read by this process that others may open, each said once (`KeyFileModes`).
     static let keyFiles = KeyFileModes()
 
-    /// Reads a key file (at most 64 KiB of text), naming the setting when it cannot.
-    static func read(_ path: String, setting: String) throws -> String {
-        guard let data = try readBytes(path, setting: setting, limit: 64 * 1024), let text = String(data: data, encoding: .utf8) else {
-            throw CLIError("invalid \(setting) '\(path)': not a key file of at most 64 KiB of text")
+    /// Reads a key file (at most 64 KiB of text); a `SettingRefusal` when it cannot, which the setting's value names.
+    static func read(_ path: String) throws -> String {
+        guard let data = try readBytes(path, limit: 64 * 1024), let text = String(data: data, encoding: .utf8) else {
+            throw SettingRefusal("not a key file of at most 64 KiB of text")
         }
         return text
     }
 
-    /// A file's bytes, nil when it has more than `limit`; naming the setting when it cannot be read (a FIFO, a device
-    /// or a folder named as a key file is refused, not waited on or read without end).
-    static func readBytes(_ path: String, setting: String, limit: Int) throws -> Data? {
+    /// A file's bytes, nil when it has more than `limit`; a `SettingRefusal` saying why when it cannot be read (a FIFO,
+    /// a device or a folder named as a key file is refused, not waited on or read without end).
+    static func readBytes(_ path: String, limit: Int) throws -> Data? {
         do {
             let file = try InputFile(path: path)
             guard file.size <= limit else { return nil }
             return Data(try file.readAll(maximumBytes: limit, text: false))
         } catch {
-            throw CLIError("invalid \(setting) '\(path)': \(InputFile.settingReason(error))")
+            throw SettingRefusal(InputFile.settingReason(error))
         }
     }
 
     /// How long a push service may take to answer one request (`push_timeout`).
     func timeout(_ global: GlobalOptions) throws -> TimeInterval {
-        try value(global, nil, "push_timeout").map { try TimeSpan.checked($0, setting: "push_timeout", range: DurationSetting.pushTimeout) } ?? 30
+        guard let given = try value(global, nil, "push_timeout") else { return 30 }
+        return try given.checked { try TimeSpan.interval($0, within: DurationSetting.pushTimeout) }
+    }
+
+    /// A client for the push services (or gorush), trusting `push_ca_file` beside the system's certificates.
+    func client(_ global: GlobalOptions, timeout: TimeInterval = 30) throws -> PushClient {
+        let ca = try value(global, caFile, "push_ca_file")
+        do { return try PushClient(caFile: ca?.text, timeout: timeout) } catch let error as PushConfigurationError {
+            guard let ca else { throw CLIError(error.description) }
+            throw ca.refused(error.reason)
+        }
     }
 
     /// Every push setting read and checked as `serve` reads them (key files, ids, URLs, hosts), whatever the sink: a
@@ -104,12 +119,7 @@ struct PushOptions: ParsableArguments {
 
     /// The senders, their provider tokens kept in `credentials` (shared by every process of the installation).
     func makeSenders(_ global: GlobalOptions, credentials: any CredentialStore) throws -> Senders {
-        let timeout = try self.timeout(global)
-        let client: PushClient
-        do { client = try PushClient(caFile: try value(global, caFile, "push_ca_file"), timeout: timeout) } catch let error as PushConfigurationError
-        {
-            throw CLIError(error.description)
-        }
+        let client = try self.client(global, timeout: try self.timeout(global))
         do {
             let senders: [(any PushSender)?] = [
                 try makeAPNs(global, client: client, credentials: credentials), try makeFCM(global, client: client, credentials: credentials),
@@ -124,11 +134,12 @@ struct PushOptions: ParsableArguments {
 
     func makeAPNs(_ global: GlobalOptions, client: PushClient, credentials: any CredentialStore) throws -> APNsSender? {
         // The settings of their own, checked whether or not APNs is configured: a typo is found the day it is made.
-        let environmentName = try value(global, apnsEnvironment, "apns_environment") ?? "production"
-        guard let environment = APNsSender.Environment(rawValue: environmentName) else {
-            throw CLIError("invalid apns_environment '\(environmentName)': expected production or sandbox")
-        }
-        let url = try value(global, nil, "apns_url").map { try Self.checkURL($0, setting: "apns_url") }
+        let environment =
+            try value(global, apnsEnvironment, "apns_environment")?.checked { name in
+                guard let named = APNsSender.Environment(rawValue: name) else { throw SettingRefusal("expected production or sandbox") }
+                return named
+            } ?? APNsSender.Environment.production
+        let url = try value(global, nil, "apns_url")?.checked(Self.checkURL)
         let file = try value(global, apnsKeyFile, "apns_key_file")
         let keyID = try value(global, apnsKeyID, "apns_key_id")
         let teamID = try value(global, apnsTeamID, "apns_team_id")
@@ -136,32 +147,34 @@ struct PushOptions: ParsableArguments {
         guard let file else { throw CLIError("APNs: apns_key_file is not set (apns_key_id and apns_team_id are)") }
         guard let keyID else { throw CLIError("APNs: apns_key_id is not set") }
         guard let teamID else { throw CLIError("APNs: apns_team_id is not set") }
-        for (setting, id) in [("apns_key_id", keyID), ("apns_team_id", teamID)] {
-            guard id.count == 10, id.allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) }) else {
-                throw CLIError("invalid \(setting) '\(id)': expected 10 capital letters and digits, as Apple shows it")
+        for id in [keyID, teamID] {
+            try id.checked { text in
+                guard text.count == 10, text.allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) }) else {
+                    throw SettingRefusal("expected 10 capital letters and digits, as Apple shows it")
+                }
             }
         }
-        let key: P256.Signing.PrivateKey
-        do { key = try APNsSender.key(fromP8: try Self.read(file, setting: "apns_key_file")) } catch let error as PushConfigurationError {
-            throw CLIError("invalid apns_key_file '\(file)': \(error.description)")
+        let key = try file.checked { path in
+            do { return try APNsSender.key(fromP8: try Self.read(path)) } catch let error as PushConfigurationError {
+                throw SettingRefusal(error.reason)
+            }
         }
-        Self.keyFiles.check(file, setting: "apns_key_file")
+        Self.keyFiles.check(file.text, setting: "apns_key_file")
         return APNsSender(
-            client: client, keyID: keyID, teamID: teamID, key: key, environment: environment, baseURL: url,
+            client: client, keyID: keyID.text, teamID: teamID.text, key: key, environment: environment, baseURL: url,
             store: credentials)
     }
 
     func makeFCM(_ global: GlobalOptions, client: PushClient, credentials: any CredentialStore) throws -> FCMSender? {
-        let url = try value(global, nil, "fcm_url").map { try Self.checkURL($0, setting: "fcm_url") }
-        let tokenURL = try value(global, nil, "fcm_token_url").map { try Self.checkURL($0, setting: "fcm_token_url") }
+        let url = try value(global, nil, "fcm_url")?.checked(Self.checkURL)
+        let tokenURL = try value(global, nil, "fcm_token_url")?.checked(Self.checkURL)
         guard let file = try value(global, fcmServiceAccountFile, "fcm_service_account_file") else { return nil }
-        let account: ServiceAccount
-        do { account = try ServiceAccount.parse(Data(try Self.read(file, setting: "fcm_service_account_file").utf8)) } catch let error
-            as PushConfigurationError
-        {
-            throw CLIError("invalid fcm_service_account_file '\(file)': \(error.description)")
+        let account = try file.checked { path in
+            do { return try ServiceAccount.parse(Data(try Self.read(path).utf8)) } catch let error as PushConfigurationError {
+                throw SettingRefusal(error.reason)
+            }
         }
-        Self.keyFiles.check(file, setting: "fcm_service_account_file")
+        Self.keyFiles.check(file.text, setting: "fcm_service_account_file")
         return FCMSender(client: client, account: account, baseURL: url, tokenURI: tokenURL, store: credentials)
     }
 
@@ -170,14 +183,16 @@ struct PushOptions: ParsableArguments {
     /// it is registered, as the sender would at every send.
     static func webPushHosts(_ global: GlobalOptions) throws -> WebPushHosts {
         let key = "web_push_hosts"
-        guard let extra = try global.setting(flag: nil, environment: "DAILYVERSE_" + key.uppercased(), key: key), !extra.isEmpty else {
+        guard let extra = try global.setting(environment: "DAILYVERSE_" + key.uppercased(), key: key), !extra.text.isEmpty else {
             return WebPushHosts()
         }
-        let added = extra.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
-        if let bad = added.first(where: { !$0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") } }) {
-            throw CLIError("invalid web_push_hosts entry '\(bad)': expected host names separated by commas")
+        return try extra.checked { text in
+            let added = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+            if let bad = added.first(where: { !$0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") } }) {
+                throw SettingRefusal("the entry '\(bad)' is not a host name: expected host names separated by commas")
+            }
+            return WebPushHosts(adding: added)
         }
-        return WebPushHosts(adding: added)
     }
 
     func makeWebPush(_ global: GlobalOptions, client: PushClient, credentials: any CredentialStore) throws -> WebPushSender? {
@@ -187,34 +202,39 @@ struct PushOptions: ParsableArguments {
         guard file != nil || subject != nil else { return nil }
         guard let file else { throw CLIError("Web Push: vapid_key_file is not set (vapid_subject is)") }
         guard let subject else { throw CLIError("Web Push: vapid_subject is not set (a mailto: or https: contact)") }
-        let vapid: VAPIDKey
-        do {
-            vapid = try VAPIDKey(privateKey: try VAPIDKey.privateKey(fromFile: try Self.read(file, setting: "vapid_key_file")), subject: subject)
-        } catch let error
-            as VAPIDKey.Failure
-        {
-            if case .badSubject(let why) = error { throw CLIError("invalid vapid_subject: \(why)") }
-            throw CLIError("invalid vapid_key_file '\(file)': \(error.description)")
+        let privateKey = try Self.vapidPrivateKey(file)
+        let vapid = try subject.checked { text in
+            do { return try VAPIDKey(privateKey: privateKey, subject: text) } catch let error as VAPIDKey.Failure {
+                if case .badSubject(let why) = error { throw SettingRefusal(why) }
+                throw error
+            }
         }
-        Self.keyFiles.check(file, setting: "vapid_key_file")
+        Self.keyFiles.check(file.text, setting: "vapid_key_file")
         return WebPushSender(client: client, vapid: vapid, hosts: hosts, store: credentials)
     }
 
-    static func checkURL(_ text: String, setting: String) throws -> String {
+    /// The VAPID private key in the file `vapid_key_file` names, refused naming where that setting came from.
+    static func vapidPrivateKey(_ file: SettingValue) throws -> P256.Signing.PrivateKey {
+        try file.checked { path in
+            do { return try VAPIDKey.privateKey(fromFile: try Self.read(path)) } catch let error as VAPIDKey.Failure {
+                throw SettingRefusal(error.description)
+            }
+        }
+    }
+
+    /// A service's URL, for tests and proxies: https only, without credentials or a query (shown without them).
+    static func checkURL(_ text: String) throws -> String {
         guard let components = URLComponents(string: text), components.scheme?.lowercased() == "https", components.host?.isEmpty == false,
             components.query == nil, components.user == nil
-        else { throw CLIError("invalid \(setting) '\(WebhookSink.redacted(text))': expected an https:// URL") }
+        else { throw SettingRefusal("expected an https:// URL", shown: WebhookSink.redacted(text)) }
         return text
     }
 
     /// The public key the web app's `applicationServerKey` takes, when Web Push is configured.
     func vapidPublicKey(_ global: GlobalOptions) throws -> String? {
         guard let file = try value(global, vapidKeyFile, "vapid_key_file") else { return nil }
-        let key: P256.Signing.PrivateKey
-        do { key = try VAPIDKey.privateKey(fromFile: try Self.read(file, setting: "vapid_key_file")) } catch let error as VAPIDKey.Failure {
-            throw CLIError("invalid vapid_key_file '\(file)': \(error.description)")
-        }
-        Self.keyFiles.check(file, setting: "vapid_key_file")
+        let key = try Self.vapidPrivateKey(file)
+        Self.keyFiles.check(file.text, setting: "vapid_key_file")
         return Base64URL.encode(key.publicKey.x963Representation)
     }
 }

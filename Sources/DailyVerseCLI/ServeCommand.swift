@@ -97,7 +97,7 @@ struct ServeCommand: AsyncParsableCommand {
         // too.
         let settings = try Settings(self)
         // A push sink builds its senders, and so checks them, as it starts; any other sink has them checked here.
-        if try emit.sinkSetting(global) != "push" { try await push.check(global) }
+        if try emit.sinkSetting(global)?.text != "push" { try await push.check(global) }
         if let address = try global.postgresAddress() { return try await runShared(address, settings) }
         if once { return try await runOnce() }
         let (group, lock, sink) = try makeServiceGroup(settings)
@@ -131,25 +131,38 @@ struct ServeCommand: AsyncParsableCommand {
 
         init(_ command: ServeCommand) throws {
             let global = command.global
-            listen = try global.setting(flag: command.listen, environment: "DAILYVERSE_LISTEN", key: "listen") ?? "127.0.0.1:8080"
-            if listen != "none" { _ = try ServeCommand.hostAndPort(listen) }
+            let listening = try global.setting(flag: ("--listen", command.listen), environment: "DAILYVERSE_LISTEN", key: "listen")
+            listen = listening?.text ?? "127.0.0.1:8080"
+            if let listening, listen != "none" { _ = try listening.checked(ServeCommand.hostAndPort) }
             lease = try global.duration(.deliveryLease, flag: nil)
             pushTimeout = try command.push.timeout(global)
             level = try command.checkedLogLevel()
-            idleTimeout = try global.duration(.idleTimeout, flag: command.idleTimeout)
-            proxies = try TrustedProxies(
-                parsing: global.setting(flag: command.trustedProxies, environment: "DAILYVERSE_TRUSTED_PROXIES", key: "trusted_proxies") ?? "")
-            let requested = try Self.count(
-                global, flag: command.maxConnections, environment: "DAILYVERSE_MAX_CONNECTIONS", key: "max_connections", range: 1...9_999_999)
-            connections = try DescriptorBudget.connections(requested: requested, openFileLimit: DescriptorBudget.raiseSoftLimit())
+            idleTimeout = try global.duration(.idleTimeout, flag: ("--idle-timeout", command.idleTimeout))
+            proxies =
+                try global.checked(
+                    flag: ("--trusted-proxies", command.trustedProxies), environment: "DAILYVERSE_TRUSTED_PROXIES", key: "trusted_proxies"
+                ) { text in
+                    do { return try TrustedProxies(parsing: text) } catch {
+                        throw SettingRefusal("the entry '\(error.entry)' is not an IP address or a CIDR block such as 127.0.0.1, 10.0.0.0/8 or ::1")
+                    }
+                } ?? TrustedProxies(ranges: [])
+            let maximum = try global.setting(
+                flag: ("--max-connections", command.maxConnections), environment: "DAILYVERSE_MAX_CONNECTIONS", key: "max_connections")
+            let requested = try maximum?.checked { try Self.count($0, in: 1...9_999_999) }
+            do { connections = try DescriptorBudget.connections(requested: requested, openFileLimit: DescriptorBudget.raiseSoftLimit()) } catch {
+                // A limit asked for that the open-file limit cannot hold is that setting's to mend (or LimitNOFILE).
+                if let maximum, let reason = error.requestedReason { throw maximum.refused(reason) }
+                throw error
+            }
             limits = UserLimits(
-                devicesPerUser: try Self.count(
-                    global, flag: nil, environment: "DAILYVERSE_MAX_DEVICES_PER_USER", key: "max_devices_per_user", range: 1...10_000)
-                    ?? UserLimits().devicesPerUser)
+                devicesPerUser: try global.checked(environment: "DAILYVERSE_MAX_DEVICES_PER_USER", key: "max_devices_per_user") {
+                    try Self.count($0, in: 1...10_000)
+                } ?? UserLimits().devicesPerUser)
             throttles = try global.throttles()
             retention = DaemonBuilder.Retention(
-                guests: try global.duration(.guestRetention, flag: command.guestRetention),
-                outbox: try global.duration(.outboxRetention, flag: command.outboxRetention), events: try global.duration(.eventRetention, flag: nil),
+                guests: try global.duration(.guestRetention, flag: ("--guest-retention", command.guestRetention)),
+                outbox: try global.duration(.outboxRetention, flag: ("--outbox-retention", command.outboxRetention)),
+                events: try global.duration(.eventRetention, flag: nil),
                 sessions: SessionPolicy(
                     idle: try global.duration(.sessionIdle, flag: nil), lifetime: try global.duration(.sessionLifetime, flag: nil)))
             throttleKey = try Self.throttleKey(global)
@@ -159,37 +172,35 @@ struct ServeCommand: AsyncParsableCommand {
         /// `%d/throttle-key`), if any: 32 to 4096 bytes.
         static func throttleKey(_ global: GlobalOptions) throws -> ThrottleKey? {
             let setting = "throttle_key_file"
-            guard let path = try global.setting(flag: nil, environment: "DAILYVERSE_THROTTLE_KEY_FILE", key: setting), !path.isEmpty else {
+            guard let named = try global.setting(environment: "DAILYVERSE_THROTTLE_KEY_FILE", key: setting), !named.text.isEmpty else {
                 return nil
             }
-            let bytes = try PushOptions.readBytes(path, setting: setting, limit: ThrottleKey.sizes.upperBound)
-            guard let bytes, let key = ThrottleKey(Array(bytes)) else {
-                throw CLIError(
-                    "invalid \(setting) '\(path)': \(bytes.map { "\($0.count) bytes" } ?? "too long"): expected \(ThrottleKey.sizes.lowerBound) to \(ThrottleKey.sizes.upperBound) (make one with: head -c 32 /dev/urandom > FILE)"
-                )
+            return try named.checked { path in
+                let bytes = try PushOptions.readBytes(path, limit: ThrottleKey.sizes.upperBound)
+                guard let bytes, let key = ThrottleKey(Array(bytes)) else {
+                    throw SettingRefusal(
+                        "\(bytes.map { "\($0.count) bytes" } ?? "too long"): expected \(ThrottleKey.sizes.lowerBound) to \(ThrottleKey.sizes.upperBound) (make one with: head -c 32 /dev/urandom > FILE)"
+                    )
+                }
+                PushOptions.keyFiles.check(path, setting: setting)
+                return key
             }
-            PushOptions.keyFiles.check(path, setting: setting)
-            return key
         }
 
-        /// A whole-number setting (flag, environment, file), nil when none gives it.
-        static func count(
-            _ global: GlobalOptions, flag: String?, environment: String, key: String, range: ClosedRange<Int>
-        ) throws -> Int? {
-            guard let text = try global.setting(flag: flag, environment: environment, key: key) else { return nil }
+        /// A whole number within `range`, as a count setting is written.
+        static func count(_ text: String, in range: ClosedRange<Int>) throws -> Int {
             guard let value = Digits.wholeNumber(text, in: range) else {
-                throw CLIError("invalid \(key) '\(text.prefix(40))': expected a whole number from \(range.lowerBound) to \(range.upperBound)")
+                throw SettingRefusal("expected a whole number from \(range.lowerBound) to \(range.upperBound)")
             }
             return value
         }
     }
 
     func checkedLogLevel() throws -> Logger.Level {
-        let name = try global.setting(flag: logLevel, environment: "DAILYVERSE_LOG_LEVEL", key: "log_level") ?? "info"
-        guard let level = Logger.Level(rawValue: name) else {
-            throw CLIError("invalid log level '\(name)': expected trace, debug, info, notice, warning or error")
-        }
-        return level
+        try global.checked(flag: ("--log-level", logLevel), environment: "DAILYVERSE_LOG_LEVEL", key: "log_level") { name in
+            guard let level = Logger.Level(rawValue: name) else { throw SettingRefusal("expected trace, debug, info, notice, warning or error") }
+            return level
+        } ?? Logger.Level.info
     }
 
     /// The daemon, and the lock that makes it the database's only scheduler (held while the group runs).
@@ -266,7 +277,7 @@ struct ServeCommand: AsyncParsableCommand {
     /// free port, which the log names) to 65535 in digits. Checked at start, so that a bad one is a line before anything runs, not a failure to listen
     /// after the scheduler has started.
     static func hostAndPort(_ text: String) throws -> (String, Int) {
-        let bad = CLIError("invalid listen address '\(text)': expected HOST:PORT such as 127.0.0.1:8080 or [::1]:8080, or none")
+        let bad = SettingRefusal("expected HOST:PORT such as 127.0.0.1:8080 or [::1]:8080, or none")
         guard let colon = text.lastIndex(of: ":"), colon > text.startIndex, case let digits = text[text.index(after: colon)...],
             (1...5).contains(digits.count), digits.allSatisfy({ $0.isASCII && $0.isNumber }), let port = Int(digits), (0...65535).contains(port)
         else { throw bad }
@@ -306,9 +317,11 @@ struct ServeCommand: AsyncParsableCommand {
         let earliest = Double(CivilDate.dayNumberRange.lowerBound + 3) * 86_400
         let latest = Double(CivilDate.dayNumberRange.upperBound - 2) * 86_400
         guard (earliest...latest).contains(now.timeIntervalSince1970) else {
-            throw CLIError(
-                "invalid --now '\(now.iso8601UTC)': the scheduler runs from \(Date(timeIntervalSince1970: earliest).iso8601UTC) "
-                    + "to \(Date(timeIntervalSince1970: latest).iso8601UTC)")
+            let reason =
+                "the scheduler runs from \(Date(timeIntervalSince1970: earliest).iso8601UTC) to \(Date(timeIntervalSince1970: latest).iso8601UTC)"
+            // Pinned (the wall clock is within): --now or DAILYVERSE_NOW, named with its value as given.
+            guard let pinned = global.pinnedInstant else { throw CLIError("the clock \(now.iso8601UTC) is out of range: \(reason)") }
+            throw pinned.refused(reason)
         }
         return now
     }

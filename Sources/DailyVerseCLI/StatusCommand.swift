@@ -159,7 +159,7 @@ struct StatusCommand: AsyncParsableCommand {
         let tokenAge = delivery.apnsTokenAge.map { Int($0) }
         return try delivery.push.map { status in
             let key = keys[status.platform] ?? ""
-            let configured = try global.setting(flag: nil, environment: "DAILYVERSE_" + key.uppercased(), key: key).map { !$0.isEmpty } ?? false
+            let configured = try global.setting(environment: "DAILYVERSE_" + key.uppercased(), key: key).map { !$0.text.isEmpty } ?? false
             return Report.PushLine(configured: configured, status: status, providerTokenAge: status.platform == "apns" ? tokenAge : nil)
         }
     }

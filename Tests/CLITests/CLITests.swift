@@ -420,37 +420,43 @@ final class NotifySocket {
 }
 
 /// Each duration setting is read one way from its flag, its environment variable and the configuration file, and its
-/// range is checked whichever gave it; the error names the setting and the value as written.
+/// range is checked whichever gave it; the error names where the value came from (the flag as the command spells it,
+/// the variable, or the file's line and key) and the value as written.
 @Suite struct DurationSettingTests {
-    static let settings: [(command: [String], flag: String, environment: String, key: String, inRange: String, outOfRange: String, name: String)] = [
-        (["serve", "--once", "--sink", "stdout"], "--grace", "DAILYVERSE_GRACE", "grace", "1h", "25h", "grace"),
-        (["serve", "--once", "--sink", "stdout"], "--emit-ahead", "DAILYVERSE_EMIT_AHEAD", "emit_ahead", "5m", "2h", "emit-ahead"),
-        (["serve", "--once", "--sink", "stdout"], "--idle-timeout", "DAILYVERSE_IDLE_TIMEOUT", "idle_timeout", "10s", "0s", "idle timeout"),
-        (["guests", "purge"], "--retention", "DAILYVERSE_GUEST_RETENTION", "guest_retention", "7d", "12h", "guest retention"),
-        (["outbox", "prune"], "--retention", "DAILYVERSE_OUTBOX_RETENTION", "outbox_retention", "7d", "3651d", "outbox retention"),
+    static let settings: [(command: [String], flag: String, environment: String, key: String, inRange: String, outOfRange: String)] = [
+        (["serve", "--once", "--sink", "stdout"], "--grace", "DAILYVERSE_GRACE", "grace", "1h", "25h"),
+        (["serve", "--once", "--sink", "stdout"], "--emit-ahead", "DAILYVERSE_EMIT_AHEAD", "emit_ahead", "5m", "2h"),
+        (["serve", "--once", "--sink", "stdout"], "--idle-timeout", "DAILYVERSE_IDLE_TIMEOUT", "idle_timeout", "10s", "0s"),
+        (["serve", "--once", "--sink", "stdout"], "--outbox-retention", "DAILYVERSE_OUTBOX_RETENTION", "outbox_retention", "7d", "3651d"),
+        (["guests", "purge"], "--retention", "DAILYVERSE_GUEST_RETENTION", "guest_retention", "7d", "12h"),
+        (["outbox", "prune"], "--retention", "DAILYVERSE_OUTBOX_RETENTION", "outbox_retention", "7d", "3651d"),
     ]
 
     @Test(arguments: 0..<settings.count)
     func everySourceIsCheckedAlike(index: Int) throws {
         let setting = Self.settings[index]
         let db = CLI.freshDatabase()
-        func expectRefused(_ result: CLI.Result, _ value: String) {
-            #expect(result.status == 1, "\(setting.name): \(result.stderr)")
+        func expectRefused(_ result: CLI.Result, _ prefix: String) {
+            #expect(result.status == 1, "\(setting.key): \(result.stderr)")
             #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
-            #expect(result.stderr.hasPrefix("dailyverse: invalid \(setting.name) '\(value)': expected "), "\(result.stderr)")
+            #expect(result.stderr.hasPrefix("dailyverse: \(prefix): expected "), "\(result.stderr)")
         }
         // The flag: text that is no duration is the parser's to refuse; a duration out of range is the setting's.
         let parsed = CLI.run(setting.command + [setting.flag, "soon"], database: db)
         #expect(parsed.status == 1 && parsed.stderr.contains("'soon'") && parsed.stderr.contains(setting.flag), "\(parsed.stderr)")
-        expectRefused(CLI.run(setting.command + [setting.flag, setting.outOfRange], database: db), setting.outOfRange)
+        expectRefused(
+            CLI.run(setting.command + [setting.flag, setting.outOfRange], database: db), "invalid \(setting.flag) '\(setting.outOfRange)'")
         // The environment and the file, by the same rules.
-        expectRefused(CLI.run(setting.command, database: db, environment: [setting.environment: "soon"]), "soon")
-        expectRefused(CLI.run(setting.command, database: db, environment: [setting.environment: setting.outOfRange]), setting.outOfRange)
+        expectRefused(
+            CLI.run(setting.command, database: db, environment: [setting.environment: "soon"]), "invalid \(setting.environment) 'soon' (environment)")
+        expectRefused(
+            CLI.run(setting.command, database: db, environment: [setting.environment: setting.outOfRange]),
+            "invalid \(setting.environment) '\(setting.outOfRange)' (environment)")
         let config = URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("config.toml").path
-        try "\(setting.key) = \"\(setting.outOfRange)\"\n".write(toFile: config, atomically: true, encoding: .utf8)
-        expectRefused(CLI.run(setting.command + ["--config", config], database: db), setting.outOfRange)
+        try "# retention and the rest\n\n\(setting.key) = \"\(setting.outOfRange)\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        expectRefused(CLI.run(setting.command + ["--config", config], database: db), "\(config):3: invalid \(setting.key) '\(setting.outOfRange)'")
         // A flag in range wins over the file's value.
         let taken = CLI.run(setting.command + ["--config", config, setting.flag, setting.inRange], database: db)
-        #expect(taken.status == 0, "\(setting.name): \(taken.stderr)")
+        #expect(taken.status == 0, "\(setting.key): \(taken.stderr)")
     }
 }

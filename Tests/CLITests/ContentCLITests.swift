@@ -126,12 +126,17 @@ import Testing
         let config = folder.appendingPathComponent("config.toml").path
         try Data("layers = \"classical_shia=en.mizna\"\n".utf8).write(to: URL(fileURLWithPath: config))
         #expect(chmod(config, 0o600) == 0)
+        // Each names where the setting came from: the flag, the variable, or the file's line and key.
+        let misspelt = "'classical_shia=en.mizna'"
         let cases: [([String], [String: String], String)] = [
-            (["--layers", "classical_shia=en.mizna"], [:], "classical_shia names 'en.mizna'"),
-            ([], ["DAILYVERSE_LAYERS": "classical_shia=en.mizna"], "'en.mizna'"),
-            (["--config", config], [:], "'en.mizna'"),
+            (["--layers", "classical_shia=en.mizna"], [:], "invalid --layers \(misspelt): classical_shia names 'en.mizna'"),
+            (
+                [], ["DAILYVERSE_LAYERS": "classical_shia=en.mizna"],
+                "invalid DAILYVERSE_LAYERS \(misspelt) (environment): classical_shia names 'en.mizna'"
+            ),
+            (["--config", config], [:], "\(config):1: invalid layers \(misspelt): classical_shia names 'en.mizna'"),
             (["--layers", "ahlul_bayt=hadith:nosuch"], [:], "'hadith:nosuch'"),
-            (["--layers", ";"], [:], "an empty item"),
+            (["--layers", ";"], [:], "invalid --layers ';': an empty item"),
             (["--layers", "classical_shia=en.mizan,"], [:], "an empty edition"),
         ]
         for (arguments, environment, named) in cases {

@@ -238,12 +238,14 @@ import FoundationNetworking
         let db = CLI.freshDatabase()
         #expect(CLI.run(["today", "--date", "2025-03-01"], database: db).status == 0)
         let elsewhere = URL(fileURLWithPath: db).deletingLastPathComponent().path
-        for (arguments, environment) in [
-            (["--data", "/nonexistent"], [String: String]()), (["--data", elsewhere], [:]), ([], ["DAILYVERSE_DATA": "/nonexistent"]),
+        for (arguments, environment, named) in [
+            (["--data", "/nonexistent"], [String: String](), "--data '/nonexistent'"), (["--data", elsewhere], [:], "--data '\(elsewhere)'"),
+            ([], ["DAILYVERSE_DATA": "/nonexistent"], "DAILYVERSE_DATA '/nonexistent' (environment)"),
         ] {
             let refused = CLI.run(["today", "--date", "2025-03-01"] + arguments, database: db, environment: environment)
-            let named = arguments.last ?? "/nonexistent"
-            #expect(refused.status == 1 && refused.stderr.contains("'\(named)' is not a data folder"), "\(refused.stderr)")
+            #expect(
+                refused.status == 1 && refused.stderr.hasPrefix("dailyverse: invalid \(named): not a data folder: it has no calendar/months.json"),
+                "\(refused.stderr)")
         }
         let unmade = URL(fileURLWithPath: elsewhere).appendingPathComponent("unmade.sqlite").path
         let refused = CLI.run(["today", "--date", "2025-03-01", "--data", "/nonexistent"], database: unmade)
@@ -287,7 +289,10 @@ import FoundationNetworking
         #expect(CLI.run(["serve", "--once", "--sink", "stdout", "--config", numbers, "--now", "2025-03-01T08:30:00Z"], database: db).status == 0)
         let zero = try writeFile(["max_devices_per_user = 0"], beside: db, name: "zero.toml")
         let refused = CLI.run(["serve", "--once", "--sink", "stdout", "--config", zero, "--now", "2025-03-01T08:30:00Z"], database: db)
-        #expect(refused.status != 0 && refused.stderr.contains("max_devices_per_user"), "\(refused.stderr)")
+        #expect(
+            refused.status == 1
+                && refused.stderr == "dailyverse: \(zero):1: invalid max_devices_per_user '0': expected a whole number from 1 to 10000\n",
+            "\(refused.stderr)")
     }
 
     /// Every key the README's configuration table documents is one the file accepts: `content_database` and
@@ -304,10 +309,12 @@ import FoundationNetworking
         #expect(keys.count > 30 && keys.contains("content_database") && keys.contains("throttle_key_file"), "\(keys)")
         let db = CLI.freshDatabase()
         // Each key with the value "x": the file's keys are checked as it loads, before any value is read, so the first
-        // value `status` reads (the region's) is what it stops at.
-        let config = try writeFile(keys.filter { $0 != "database" }.map { "\($0) = \"x\"" }, beside: db, name: "all.toml")
+        // value `status` reads (the region's) is what it stops at, named with the file's line.
+        let written = keys.filter { $0 != "database" }
+        let config = try writeFile(written.map { "\($0) = \"x\"" }, beside: db, name: "all.toml")
         let status = CLI.run(["status", "--config", config, "--db", db])
-        #expect(status.stderr.hasPrefix("dailyverse: unknown region 'x'"), "\(status.stderr)")
+        let line = try #require(written.firstIndex(of: "region")) + 1
+        #expect(status.stderr.hasPrefix("dailyverse: \(config):\(line): invalid region 'x': no such region: expected one of "), "\(status.stderr)")
     }
 
     /// The example the installer puts in /etc names every key the README's table documents, and no other: `layers` and
@@ -343,7 +350,9 @@ import FoundationNetworking
             (short, "6 bytes: expected 32 to 4096 (make one with: head -c 32 /dev/urandom > FILE)"), (db + ".none", "the file does not exist"),
         ] {
             let refused = CLI.run(["serve", "--once", "--sink", "stdout"], database: db, environment: ["DAILYVERSE_THROTTLE_KEY_FILE": path])
-            #expect(refused.status == 1 && refused.stderr == "dailyverse: invalid throttle_key_file '\(path)': \(says)\n", "\(refused.stderr)")
+            #expect(
+                refused.status == 1 && refused.stderr == "dailyverse: invalid DAILYVERSE_THROTTLE_KEY_FILE '\(path)' (environment): \(says)\n",
+                "\(refused.stderr)")
         }
     }
 

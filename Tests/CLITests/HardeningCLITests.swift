@@ -77,7 +77,7 @@ import Testing
         #expect(CLI.run(once + ["--listen", "[::1]:8080"], database: db).status == 0)
         for bad in ["127.0.0.1:+8080", "999.1.1.1:8080", "[nonsense]:8080", "127.0.0.1:65536", "127.0.0.1:"] {
             let refused = CLI.run(once + ["--listen", bad], database: db)
-            #expect(refused.status == 1 && refused.stderr.contains("invalid listen address '\(bad)'"), "\(bad): \(refused.stderr)")
+            #expect(refused.status == 1 && refused.stderr.contains("invalid --listen '\(bad)': expected HOST:PORT"), "\(bad): \(refused.stderr)")
         }
     }
 
@@ -256,11 +256,14 @@ import Testing
         let refusal = "not a regular file (a FIFO)"
         let unreachable = "postgresql://dv@127.0.0.1:1/dv"
         let cases: [([String], [String: String], String)] = [
-            (["serve", "--once"], ["DAILYVERSE_THROTTLE_KEY_FILE": fifo], "invalid throttle_key_file '\(fifo)': \(refusal)"),
-            (["serve", "--once"], ["DAILYVERSE_PUSH_CA_FILE": fifo], "invalid push_ca_file '\(fifo)': \(refusal)"),
+            (
+                ["serve", "--once"], ["DAILYVERSE_THROTTLE_KEY_FILE": fifo],
+                "invalid DAILYVERSE_THROTTLE_KEY_FILE '\(fifo)' (environment): \(refusal)"
+            ),
+            (["serve", "--once"], ["DAILYVERSE_PUSH_CA_FILE": fifo], "invalid DAILYVERSE_PUSH_CA_FILE '\(fifo)' (environment): \(refusal)"),
             (
                 ["serve", "--once"], ["DAILYVERSE_VAPID_KEY_FILE": fifo, "DAILYVERSE_VAPID_SUBJECT": "mailto:ops@example.org"],
-                "'\(fifo)': \(refusal)"
+                "invalid DAILYVERSE_VAPID_KEY_FILE '\(fifo)' (environment): \(refusal)"
             ),
             (
                 ["status", "--db", unreachable], ["CREDENTIALS_DIRECTORY": credentials.path],
@@ -489,15 +492,20 @@ import Testing
 
     // MARK: - 5. The log level is checked by --once too
 
-    /// A bad log level from the flag, the environment or the configuration file fails a single pass.
+    /// A bad log level from the flag, the environment or the configuration file fails a single pass, naming which.
     @Test func badLogLevelFailsOnce() throws {
         let db = Harness.scratchDatabase()
         defer { Harness.remove(db) }
-        Harness.expectOneLineError(try Harness.run(["serve", "--log-level", "loud", "--once"], database: db), naming: "loud")
-        Harness.expectOneLineError(try Harness.run(["serve", "--once"], database: db, environment: ["DAILYVERSE_LOG_LEVEL": "loud"]), naming: "loud")
+        let levels = "expected trace, debug, info, notice, warning or error"
+        Harness.expectOneLineError(
+            try Harness.run(["serve", "--log-level", "loud", "--once"], database: db), naming: "invalid --log-level 'loud': \(levels)")
+        Harness.expectOneLineError(
+            try Harness.run(["serve", "--once"], database: db, environment: ["DAILYVERSE_LOG_LEVEL": "loud"]),
+            naming: "invalid DAILYVERSE_LOG_LEVEL 'loud' (environment): \(levels)")
         let config = Harness.folder(of: db).appendingPathComponent("config.toml").path
         try "log_level = \"loud\"\n".write(toFile: config, atomically: true, encoding: .utf8)
-        Harness.expectOneLineError(try Harness.run(["serve", "--once", "--config", config], database: db), naming: "loud")
+        Harness.expectOneLineError(
+            try Harness.run(["serve", "--once", "--config", config], database: db), naming: "\(config):1: invalid log_level 'loud': \(levels)")
         // A valid level passes.
         let fine = CLI.run(["serve", "--once", "--log-level", "debug", "--now", "2025-03-01T08:30:00Z"], database: db)
         #expect(fine.status == 0, "\(fine.stderr)")

@@ -56,7 +56,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: file) }
         let key = Data([0xEF, 0xBB, 0xBF] + (0..<29).map { UInt8($0) })
         try key.write(to: file)
-        #expect(try PushOptions.readBytes(file.path, setting: "throttle_key_file", limit: 4096) == key)
-        #expect(try PushOptions.readBytes(file.path, setting: "throttle_key_file", limit: 31) == nil, "over the limit")
+        #expect(try PushOptions.readBytes(file.path, limit: 4096) == key)
+        #expect(try PushOptions.readBytes(file.path, limit: 31) == nil, "over the limit")
     }
 }

@@ -131,17 +131,32 @@ import Testing
         try "not a key".write(to: garbage, atomically: true, encoding: .utf8)
         let database = CLI.freshDatabase()
         let cases: [([String: String], String)] = [
-            (["DAILYVERSE_APNS_KEY_FILE": "/nonexistent/AuthKey.p8"], "invalid apns_key_file '/nonexistent/AuthKey.p8': the file does not exist"),
-            (["DAILYVERSE_APNS_KEY_FILE": garbage.path], "invalid apns_key_file '\(garbage.path)': not an APNs .p8 key"),
-            (["DAILYVERSE_APNS_ENVIRONMENT": "staging"], "invalid apns_environment 'staging': expected production or sandbox"),
-            (["DAILYVERSE_APNS_KEY_ID": "short"], "invalid apns_key_id 'short': expected 10 capital letters and digits"),
-            (["DAILYVERSE_VAPID_SUBJECT": "mailto:me@localhost"], "invalid vapid_subject: VAPID subject 'mailto:me@localhost' names 'localhost'"),
+            (
+                ["DAILYVERSE_APNS_KEY_FILE": "/nonexistent/AuthKey.p8"],
+                "invalid DAILYVERSE_APNS_KEY_FILE '/nonexistent/AuthKey.p8' (environment): the file does not exist"
+            ),
+            (["DAILYVERSE_APNS_KEY_FILE": garbage.path], "invalid DAILYVERSE_APNS_KEY_FILE '\(garbage.path)' (environment): not an APNs .p8 key"),
+            (
+                ["DAILYVERSE_APNS_ENVIRONMENT": "staging"],
+                "invalid DAILYVERSE_APNS_ENVIRONMENT 'staging' (environment): expected production or sandbox"
+            ),
+            (["DAILYVERSE_APNS_KEY_ID": "short"], "invalid DAILYVERSE_APNS_KEY_ID 'short' (environment): expected 10 capital letters and digits"),
+            (
+                ["DAILYVERSE_VAPID_SUBJECT": "mailto:me@localhost"],
+                "invalid DAILYVERSE_VAPID_SUBJECT 'mailto:me@localhost' (environment): VAPID subject 'mailto:me@localhost' names 'localhost'"
+            ),
             (
                 ["DAILYVERSE_FCM_SERVICE_ACCOUNT_FILE": garbage.path],
-                "invalid fcm_service_account_file '\(garbage.path)': not a service-account JSON object"
+                "invalid DAILYVERSE_FCM_SERVICE_ACCOUNT_FILE '\(garbage.path)' (environment): not a service-account JSON object"
             ),
-            (["DAILYVERSE_PUSH_CA_FILE": garbage.path], "invalid push_ca_file '\(garbage.path)': is not a PEM certificate file"),
-            (["DAILYVERSE_APNS_URL": "http://127.0.0.1:1"], "invalid apns_url 'http://127.0.0.1:1': expected an https:// URL"),
+            (
+                ["DAILYVERSE_PUSH_CA_FILE": garbage.path],
+                "invalid DAILYVERSE_PUSH_CA_FILE '\(garbage.path)' (environment): is not a PEM certificate file"
+            ),
+            (
+                ["DAILYVERSE_APNS_URL": "http://127.0.0.1:1"],
+                "invalid DAILYVERSE_APNS_URL 'http://127.0.0.1:1' (environment): expected an https:// URL"
+            ),
         ]
         for (change, message) in cases {
             let result = await Self.run(["serve", "--once", "--sink", "push"], database: database, environment: good.merging(change) { $1 })
@@ -156,11 +171,14 @@ import Testing
         // A service's settings of its own are checked when the service is not configured, and whatever the sink: a typo
         // is found the day it is made, not the day the keys come.
         let unconfigured: [([String: String], String)] = [
-            (["DAILYVERSE_APNS_ENVIRONMENT": "dev"], "invalid apns_environment 'dev': expected production or sandbox"),
-            (["DAILYVERSE_APNS_URL": "http://x"], "invalid apns_url 'http://x': expected an https:// URL"),
-            (["DAILYVERSE_FCM_URL": "http://x"], "invalid fcm_url 'http://x': expected an https:// URL"),
-            (["DAILYVERSE_FCM_TOKEN_URL": "ftp://x"], "invalid fcm_token_url 'ftp://x': expected an https:// URL"),
-            (["DAILYVERSE_WEB_PUSH_HOSTS": "push.example.org, bad host"], "invalid web_push_hosts entry 'bad host'"),
+            (["DAILYVERSE_APNS_ENVIRONMENT": "dev"], "invalid DAILYVERSE_APNS_ENVIRONMENT 'dev' (environment): expected production or sandbox"),
+            (["DAILYVERSE_APNS_URL": "http://x"], "invalid DAILYVERSE_APNS_URL 'http://x' (environment): expected an https:// URL"),
+            (["DAILYVERSE_FCM_URL": "http://x"], "invalid DAILYVERSE_FCM_URL 'http://x' (environment): expected an https:// URL"),
+            (["DAILYVERSE_FCM_TOKEN_URL": "ftp://x"], "invalid DAILYVERSE_FCM_TOKEN_URL 'ftp://x' (environment): expected an https:// URL"),
+            (
+                ["DAILYVERSE_WEB_PUSH_HOSTS": "push.example.org, bad host"],
+                "invalid DAILYVERSE_WEB_PUSH_HOSTS 'push.example.org, bad host' (environment): the entry 'bad host' is not a host name"
+            ),
         ]
         for (setting, message) in unconfigured {
             let result = await Self.run(["serve", "--once", "--sink", "stdout"], database: database, environment: setting)
