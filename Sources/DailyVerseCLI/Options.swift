@@ -264,7 +264,7 @@ public struct GlobalOptions: ParsableArguments {
     func region(in regions: CrescentRegions) throws -> CrescentRegion {
         guard let region = try regionSetting() else { return regions.defaultRegion }
         return try region.checked { id in
-            do { return try regions.region(id) } catch { throw Self.regionRefusal(error) }
+            do { return try regions.region(id) } catch let error as CalendarError { throw Self.regionRefusal(error) }
         }
     }
 
@@ -439,7 +439,7 @@ public struct GlobalOptions: ParsableArguments {
             return try DataDirectory.locate(explicit: nil, environment: [:])
         }
         return try named.checked { path in
-            do { return try DataDirectory.locate(explicit: path, environment: [:]) } catch {
+            do { return try DataDirectory.locate(explicit: path, environment: [:]) } catch let error as StoreError {
                 if case .notADataDirectory = error { throw SettingRefusal("not a data folder: it has no \(DataDirectory.marker)") }
                 throw error
             }
