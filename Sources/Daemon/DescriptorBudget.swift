@@ -56,7 +56,7 @@ public struct DescriptorBudgetError: UserFacingError, Equatable {
     public var requestedReason: String? {
         let room = openFileLimit - DescriptorBudget.reserve
         guard requested != nil, room >= DescriptorBudget.minimumConnections else { return nil }
-        return "from 1 to \(room) (the open-file limit \(openFileLimit) less \(DescriptorBudget.reserve) kept for the database, the spool and "
+        return "expected 1 to \(room) (the open-file limit \(openFileLimit) less \(DescriptorBudget.reserve) kept for the database, the spool and "
             + "the push services); raise LimitNOFILE to allow more"
     }
 }

@@ -114,9 +114,14 @@ struct EmitOptions: ParsableArguments {
     func checkSinkSpelling(_ global: GlobalOptions) throws {
         guard let setting = try sinkSetting(global) else { return }
         let spec = setting.text
-        let known =
-            spec == "stdout" || spec == "push" || (spec.hasPrefix("jsonl:") && spec.count > 6) || spec.hasPrefix("gorush:")
-            || (spec.hasPrefix("webhook:") && URL(string: String(spec.dropFirst(8))) != nil)
+        // A webhook's or gorush's URL too, before anything is opened (it was found once the database was made).
+        for prefix in ["webhook:", "gorush:"] where spec.hasPrefix(prefix) {
+            guard WebhookSink.isHTTPURL(String(spec.dropFirst(prefix.count))) else {
+                throw Self.refused(setting, WebhookSink.notAnHTTPURL + " after " + prefix)
+            }
+            return
+        }
+        let known = spec == "stdout" || spec == "push" || (spec.hasPrefix("jsonl:") && spec.count > 6)
         if !known { throw Self.refused(setting, Self.forms) }
     }
 

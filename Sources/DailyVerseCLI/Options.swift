@@ -70,7 +70,7 @@ public struct GlobalOptions: ParsableArguments {
         if now != nil { _ = try clock() }
         if let db { _ = try SettingValue(text: db, origin: .flag("--db")).checked(Self.parseDatabase) }
         if let data { _ = try SettingValue(text: data, origin: .flag("--data")).checked(Self.parsePath) }
-        if let config { _ = try checkedPath(config, what: "--config") }
+        if let config { _ = try SettingValue(text: config, origin: .flag("--config")).checked(Self.parsePath) }
         if let layers { _ = try SettingValue(text: layers, origin: .flag("--layers")).checked(Self.parseLayers) }
         // A region's id or sites (`LAT,LON;…`, at most 400 bytes): which of them the data knows is the command's to say.
         if let region {
@@ -97,7 +97,10 @@ public struct GlobalOptions: ParsableArguments {
     /// overrides the file, which overrides the defaults.
     /// Read once per process: every setting asks for it.
     func configFile() throws -> ConfigFile? {
-        let named = config ?? environment["DAILYVERSE_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
+        let setting =
+            config.map { SettingValue(text: $0, origin: .flag("--config")) }
+            ?? environment["DAILYVERSE_CONFIG"].flatMap { $0.isEmpty ? nil : SettingValue(text: $0, origin: .environment("DAILYVERSE_CONFIG")) }
+        let named = try setting?.checked(Self.parsePath)
         let path = named ?? Self.defaultConfigPath
         return try Self.loaded.value(for: path) {
             guard named != nil || FileManager.default.fileExists(atPath: path) else { return nil }
@@ -503,6 +506,9 @@ public struct GlobalOptions: ParsableArguments {
             // `.dataDirectoryNotFound` is none named (`DataDirectory.locate` refuses a named one as `.notADataDirectory`).
             guard case .dataDirectoryNotFound = error as? StoreError, access(path, F_OK) == 0 else { throw error }
         }
+        // The layer setting read once, its form checked before anything is opened (a bad one made the database first);
+        // its editions are checked against the database below, when asked, and it is kept for the queries.
+        let layers = try layerSetting()
         let database = try AppDatabase.open(path: path, pool: pool, createFolder: explicit == nil)
         switch data {
         case .success(let folder): try database.seedIfNeeded(from: folder)
@@ -511,8 +517,6 @@ public struct GlobalOptions: ParsableArguments {
             guard try database.seededFingerprint() != nil else { throw error }
         }
         try useRegion(in: database)
-        // The layer setting read once: checked against the editions here when asked, kept for the queries.
-        let layers = try layerSetting()
         if checkingLayers, let layers { try Self.checkEditions(layers, in: database) }
         database.useLayerSources(layers?.sources)
         return database

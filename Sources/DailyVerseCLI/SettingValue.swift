@@ -26,8 +26,9 @@ struct SettingValue: Sendable, Equatable {
     let origin: SettingOrigin
 
     /// `parse(text)`, its `SettingRefusal` turned into the `SettingError` that names this value and its origin. Any
-    /// other error goes through as it is: a value of the right form whose file cannot be read, or a database that
-    /// cannot be opened, is said in its own words, which name the file.
+    /// other error goes through as it is: a database that cannot be opened, say, is said in its own words, which name
+    /// it. (A file a setting names that cannot be read, a key file, is the value refused: its reader throws a
+    /// `SettingRefusal`.)
     func checked<T>(_ parse: (String) throws -> T) throws -> T {
         do { return try parse(text) } catch let refusal as SettingRefusal { throw refused(refusal.reason, shown: refusal.shown) }
     }

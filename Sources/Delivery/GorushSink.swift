@@ -17,9 +17,7 @@ public final class GorushSink: Sink, Sendable {
     public let clock: @Sendable () -> Date
 
     public init(url: String, client: PushClient, batchSize: Int = 100, clock: @escaping @Sendable () -> Date = { Date() }) throws {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            components.host?.isEmpty == false
-        else { throw SinkError("invalid gorush URL '\(WebhookSink.redacted(url))': expected http:// or https://") }
+        guard WebhookSink.isHTTPURL(url) else { throw SinkError("invalid gorush URL '\(WebhookSink.redacted(url))': \(WebhookSink.notAnHTTPURL)") }
         let base = url.hasSuffix("/") ? String(url.dropLast()) : url
         self.url = base.hasSuffix("/api/push") ? base : base + "/api/push"
         self.name = "gorush:\(WebhookSink.redacted(url))"

@@ -14,9 +14,18 @@ public struct WebhookSink: Sink {
     let timeout: TimeInterval
     let client: PushClient
 
+    /// Whether `text` is an http:// or https:// URL with a host: what the webhook and gorush sinks post to.
+    public static func isHTTPURL(_ text: String) -> Bool {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else { return false }
+        return (scheme == "http" || scheme == "https") && components.host?.isEmpty == false
+    }
+
+    /// Why a sink's URL is refused (the setting's line names the URL, without its credentials).
+    public static let notAnHTTPURL = "expected an http:// or https:// URL"
+
     public init(url: URL, timeout: TimeInterval = 30) throws {
-        guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", url.host != nil else {
-            throw SinkError("invalid webhook URL '\(Self.redacted(url.absoluteString))': expected http:// or https://")
+        guard Self.isHTTPURL(url.absoluteString) else {
+            throw SinkError("invalid webhook URL '\(Self.redacted(url.absoluteString))': \(Self.notAnHTTPURL)")
         }
         self.url = url
         // The name goes into logs, `status` and the outbox's last_error: never the credentials a URL may carry.

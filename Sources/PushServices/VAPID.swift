@@ -16,7 +16,7 @@ public struct VAPIDKey: Sendable {
         public var description: String {
             switch self {
             case .malformedKey(let why): return "not a P-256 private key (\(why))"
-            case .badSubject(let why): return why
+            case .badSubject(let why): return "bad VAPID subject: \(why)"
             }
         }
     }
@@ -52,22 +52,22 @@ public struct VAPIDKey: Sendable {
         if lower.hasPrefix("mailto:") {
             let address = lower.dropFirst("mailto:".count)
             guard let at = address.lastIndex(of: "@"), at != address.startIndex, address.index(after: at) != address.endIndex else {
-                throw Failure.badSubject("VAPID subject '\(subject)' is not a mailto: address")
+                throw Failure.badSubject("not a mailto: address")
             }
             host = String(address[address.index(after: at)...])
         } else if lower.hasPrefix("https://") {
             guard let parsed = URLComponents(string: subject)?.host, !parsed.isEmpty else {
-                throw Failure.badSubject("VAPID subject '\(subject)' is not an https: URL")
+                throw Failure.badSubject("not an https: URL")
             }
             host = parsed.lowercased()
         } else {
-            throw Failure.badSubject("VAPID subject '\(subject)' must start with mailto: or https://")
+            throw Failure.badSubject("expected mailto: or https:// at its start")
         }
         let name = host.hasSuffix(".") ? String(host.dropLast()) : host
         if name == "localhost" || name.hasSuffix(".localhost") || name.hasSuffix(".local") || name.hasSuffix(".invalid") || name == "local"
             || name == "invalid"
         {
-            throw Failure.badSubject("VAPID subject '\(subject)' names '\(host)', which push services refuse (use a real address)")
+            throw Failure.badSubject("it names '\(host)', which push services refuse (use a real address)")
         }
     }
 

@@ -85,6 +85,11 @@ public struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
                 "it carries a password, which would be shown wherever the address is; give the password in PGPASSWORD, a passfile or the systemd credential 'database-password'"
             )
         }
+        // A line break from a botched variable, or bytes that are not UTF-8 (read as U+FFFD): percent-encoded by the
+        // parser below, they would name a database or a host no one meant.
+        if text.unicodeScalars.contains(where: { $0 == "\u{FFFD}" || $0.properties.generalCategory == .control }) {
+            throw bad("it holds a control character (a newline?) or bytes that are not UTF-8")
+        }
         guard Self.looksLikeAddress(text), let components = URLComponents(string: text) else {
             throw bad("expected postgresql://USER@HOST:PORT/DATABASE")
         }

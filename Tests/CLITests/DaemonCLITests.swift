@@ -309,12 +309,13 @@ import FoundationNetworking
         #expect(keys.count > 30 && keys.contains("content_database") && keys.contains("throttle_key_file"), "\(keys)")
         let db = CLI.freshDatabase()
         // Each key with the value "x": the file's keys are checked as it loads, before any value is read, so the first
-        // value `status` reads (the region's) is what it stops at, named with the file's line.
+        // value `status` reads (the layers', whose form is checked before the database is opened) is what it stops at,
+        // named with the file's line.
         let written = keys.filter { $0 != "database" }
         let config = try writeFile(written.map { "\($0) = \"x\"" }, beside: db, name: "all.toml")
         let status = CLI.run(["status", "--config", config, "--db", db])
-        let line = try #require(written.firstIndex(of: "region")) + 1
-        #expect(status.stderr.hasPrefix("dailyverse: \(config):\(line): invalid region 'x': no such region: expected one of "), "\(status.stderr)")
+        let line = try #require(written.firstIndex(of: "layers")) + 1
+        #expect(status.stderr.hasPrefix("dailyverse: \(config):\(line): invalid layers 'x': 'x' is not LAYER=EDITION"), "\(status.stderr)")
     }
 
     /// The example the installer puts in /etc names every key the README's table documents, and no other: `layers` and

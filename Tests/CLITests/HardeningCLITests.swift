@@ -163,7 +163,7 @@ import Testing
     /// `--layers` given to `hijri` is a line naming it, not a flag passed over.
     @Test(arguments: [
         (["--now", "tomorow"], "tomorow"), (["--layers", "classical_shia"], "classical_shia"), (["--db", "mysql://db/x"], "mysql://db/x"),
-        (["--data", "a\nb"], "control character"), (["--config", ""], "--config is empty"), (["--region", ""], "--region"),
+        (["--data", "a\nb"], "control character"), (["--config", ""], "invalid --config '': the path is empty"), (["--region", ""], "--region"),
         (["--layers", "classical_shia=en.mizan;"], "an empty item"),
     ])
     func globalFlagsAreCheckedByEveryCommand(flag: [String], named: String) throws {

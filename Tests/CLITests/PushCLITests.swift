@@ -143,7 +143,7 @@ import Testing
             (["DAILYVERSE_APNS_KEY_ID": "short"], "invalid DAILYVERSE_APNS_KEY_ID 'short' (environment): expected 10 capital letters and digits"),
             (
                 ["DAILYVERSE_VAPID_SUBJECT": "mailto:me@localhost"],
-                "invalid DAILYVERSE_VAPID_SUBJECT 'mailto:me@localhost' (environment): VAPID subject 'mailto:me@localhost' names 'localhost'"
+                "invalid DAILYVERSE_VAPID_SUBJECT 'mailto:me@localhost' (environment): it names 'localhost'"
             ),
             (
                 ["DAILYVERSE_FCM_SERVICE_ACCOUNT_FILE": garbage.path],

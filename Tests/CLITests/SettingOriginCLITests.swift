@@ -101,4 +101,34 @@ import Testing
         #expect(file.status == 1 && file.stderr.hasPrefix("dailyverse: \(config):1: invalid database '"), "\(file.stderr)")
         #expect(!file.stderr.contains("secret") && file.stderr.split(separator: "\n").count == 1, "\(file.stderr)")
     }
+
+    /// What is refused by its form is refused before anything is opened, wherever it came from: a sink's URL that is not
+    /// http(s) (it was found once the database was made, its password shown, and "invalid" said twice), a layer
+    /// setting of the wrong form from the environment or the file (the database was made first), and a database
+    /// address holding a line break (taken, and the server asked for a database of that name).
+    @Test func aValueOfTheWrongFormIsRefusedBeforeAnythingIsMade() throws {
+        let db = CLI.freshDatabase()
+        let cases: [([String], [String: String], String)] = [
+            (
+                ["serve", "--once", "--sink", "webhook:ftp://u:secret@h/x"], [:],
+                "invalid --sink 'webhook:***': expected an http:// or https:// URL after webhook:"
+            ),
+            (
+                ["serve", "--once"], ["DAILYVERSE_SINK": "gorush:h:9000"],
+                "invalid DAILYVERSE_SINK 'gorush:h:9000' (environment): expected an http:// or https:// URL after gorush:"
+            ),
+            (["today", "--date", "2025-03-01"], ["DAILYVERSE_LAYERS": "nolayer=x"], "invalid DAILYVERSE_LAYERS 'nolayer=x' (environment): "),
+            (
+                ["status", "--db", "postgresql://dv@db.example.org/d\nb"], [:],
+                "invalid --db 'postgresql://dv@db.example.org/d\\u{A}b': it holds a control character (a newline?) or bytes that are not UTF-8"
+            ),
+        ]
+        for (arguments, environment, line) in cases {
+            let result = CLI.run(arguments, database: db, environment: environment)
+            #expect(result.status == 1 && result.stdout.isEmpty, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("dailyverse: \(line)") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+            #expect(!result.stderr.contains("secret"))
+            #expect(!FileManager.default.fileExists(atPath: db), "\(arguments): a database was made for a refused setting")
+        }
+    }
 }
