@@ -503,7 +503,7 @@ public struct GlobalOptions: ParsableArguments {
         // none found for a database still to be made (it was left migrated and empty).
         let data = Result { try dataDirectory() }
         if case .failure(let error) = data {
-            // `.dataDirectoryNotFound` is none named (`DataDirectory.locate` refuses a named one as `.notADataDirectory`).
+            // `.dataDirectoryNotFound` is none named (a named one that is not a data folder is the setting refused).
             guard case .dataDirectoryNotFound = error as? StoreError, access(path, F_OK) == 0 else { throw error }
         }
         // The layer setting read once, its form checked before anything is opened (a bad one made the database first);
