@@ -104,7 +104,8 @@ import Testing
 
     /// What is refused by its form is refused before anything is opened, wherever it came from: a sink's URL that is not
     /// http(s) (it was found once the database was made, its password shown, and "invalid" said twice), a layer
-    /// setting of the wrong form from the environment or the file (the database was made first), and a database
+    /// setting of the wrong form from the environment or the file and a region the data does not have (the database was
+    /// made first), and a database
     /// address holding a line break (taken, and the server asked for a database of that name).
     @Test func aValueOfTheWrongFormIsRefusedBeforeAnythingIsMade() throws {
         let db = CLI.freshDatabase()
@@ -118,6 +119,8 @@ import Testing
                 "invalid DAILYVERSE_SINK 'gorush:h:9000' (environment): expected an http:// or https:// URL after gorush:"
             ),
             (["today", "--date", "2025-03-01"], ["DAILYVERSE_LAYERS": "nolayer=x"], "invalid DAILYVERSE_LAYERS 'nolayer=x' (environment): "),
+            (["today", "--date", "2025-03-01"], ["DAILYVERSE_REGION": "mars"], "invalid DAILYVERSE_REGION 'mars' (environment): no such region"),
+            (["today", "--date", "2025-03-01", "--region", "95,10"], [:], "invalid --region '95,10': "),
             (
                 ["status", "--db", "postgresql://dv@db.example.org/d\nb"], [:],
                 "invalid --db 'postgresql://dv@db.example.org/d\\u{A}b': it holds a control character (a newline?) or bytes that are not UTF-8"
