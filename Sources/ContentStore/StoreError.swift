@@ -23,12 +23,15 @@ public enum StoreError: UserFacingError, Equatable, Sendable {
     /// translation, or a translation's to a Quran text): `kind` is the stored one's.
     case editionOfAnotherKind(id: String, kind: String)
 
+    /// Why a folder named as the data folder is refused, without its name: said by this error and by the command line's.
+    public static let notADataFolder = "not a data folder: it has no \(DataDirectory.marker)"
+
     public var description: String {
         switch self {
         case .cannotOpen(let path, let reason): "cannot open database '\(path)': \(reason)"
         case .dataDirectoryNotFound(let tried):
             "cannot find the data directory (set DAILYVERSE_DATA or --data); looked in: \(tried.joined(separator: ", "))"
-        case .notADataDirectory(let path): "'\(path)' is not a data folder: it has no \(DataDirectory.marker)"
+        case .notADataDirectory(let path): "'\(path)' is \(Self.notADataFolder)"
         case .missingDataFile(let path): "missing data file '\(path)'"
         case .unreadableFile(let error): error.description
         case .malformedLine(let file, let line, let reason): "\(file):\(line): \(reason)"

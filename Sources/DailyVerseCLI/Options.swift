@@ -223,7 +223,7 @@ public struct GlobalOptions: ParsableArguments {
     static func regionRefusal(_ error: CalendarError) -> any Error {
         switch error {
         case .unknownRegion(_, let known):
-            return SettingRefusal("no such region: expected one of \(known.joined(separator: ", ")), or sites as LAT,LON[;LAT,LON…]")
+            return SettingRefusal("no such region: " + CalendarError.regionsExpected(known))
         case .badCoordinates(_, let detail): return SettingRefusal(detail)
         default: return error
         }
@@ -286,10 +286,7 @@ public struct GlobalOptions: ParsableArguments {
         guard let pinned = pinnedInstant else { return Date() }
         return try pinned.checked { text in
             // An empty --now is a mistake (a variable that was not set), not a wish for the wall clock.
-            if text.isEmpty { throw SettingRefusal("expected an instant such as 2025-03-01T08:00:00Z") }
-            guard let date = Date(iso8601: text), date.isInSupportedRange else {
-                throw SettingRefusal("expected an ISO 8601 instant such as 2025-03-01T06:00:00Z (years 0001-9999)")
-            }
+            guard !text.isEmpty, let date = Date(iso8601: text), date.isInSupportedRange else { throw SettingRefusal(instantExpected) }
             return date
         }
     }
@@ -443,7 +440,7 @@ public struct GlobalOptions: ParsableArguments {
         }
         return try named.checked { path in
             do { return try DataDirectory.locate(explicit: path, environment: [:]) } catch let error as StoreError {
-                if case .notADataDirectory = error { throw SettingRefusal("not a data folder: it has no \(DataDirectory.marker)") }
+                if case .notADataDirectory = error { throw SettingRefusal(StoreError.notADataFolder) }
                 throw error
             }
         }
@@ -549,10 +546,11 @@ struct CalendarOptions: ParsableArguments {
     }
 }
 
+/// What an instant option or setting takes.
+let instantExpected = "expected an ISO 8601 instant such as 2025-03-01T06:00:00Z (years 0001-9999)"
+
 func parseInstant(_ text: String, option: String) throws -> Date {
-    guard let date = Date(iso8601: text), date.isInSupportedRange else {
-        throw CLIError("invalid \(option) '\(text)': expected an ISO 8601 instant such as 2025-03-01T06:00:00Z (years 0001-9999)")
-    }
+    guard let date = Date(iso8601: text), date.isInSupportedRange else { throw CLIError("invalid \(option) '\(text)': \(instantExpected)") }
     return date
 }
 

@@ -143,7 +143,7 @@ struct ServeCommand: AsyncParsableCommand {
                     flag: ("--trusted-proxies", command.trustedProxies), environment: "DAILYVERSE_TRUSTED_PROXIES", key: "trusted_proxies"
                 ) { text in
                     do { return try TrustedProxies(parsing: text) } catch let error as TrustedProxiesError {
-                        throw SettingRefusal("the entry '\(error.entry)' is not an IP address or a CIDR block such as 127.0.0.1, 10.0.0.0/8 or ::1")
+                        throw SettingRefusal(error.reason)
                     }
                 } ?? TrustedProxies(ranges: [])
             let maximum = try global.setting(

@@ -132,7 +132,7 @@ public struct TrustedProxies: Sendable, Equatable {
 /// A `trusted_proxies` entry that is not an IP address or a CIDR block.
 public struct TrustedProxiesError: UserFacingError, Sendable {
     public let entry: String
-    public var description: String {
-        "invalid trusted_proxies entry '\(entry)': expected an IP address or a CIDR block such as 127.0.0.1, 10.0.0.0/8 or ::1"
-    }
+    /// Why, without naming the setting: for a line that names it as it was given.
+    public var reason: String { "the entry '\(entry)' is not an IP address or a CIDR block such as 127.0.0.1, 10.0.0.0/8 or ::1" }
+    public var description: String { "invalid trusted_proxies: \(reason)" }
 }

@@ -16,6 +16,11 @@ public enum CalendarError: UserFacingError, Equatable, Sendable {
     case badCoordinates(String, String)
     case predictedUnavailable(String?)
 
+    /// What a region setting takes, given the regions the data has: said by this error and by the command line's.
+    public static func regionsExpected(_ known: [String]) -> String {
+        "expected one of \(known.joined(separator: ", ")), or sites as LAT,LON[;LAT,LON…]"
+    }
+
     public var description: String {
         switch self {
         case .invalidGregorianDate(let text):
@@ -39,7 +44,7 @@ public enum CalendarError: UserFacingError, Equatable, Sendable {
         case .malformedRegions(let detail):
             "crescent regions: \(detail)"
         case .unknownRegion(let name, let known):
-            "unknown region '\(name)': expected one of \(known.joined(separator: ", ")), or sites as LAT,LON[;LAT,LON…]"
+            "unknown region '\(name)': \(Self.regionsExpected(known))"
         case .badCoordinates(let text, let detail):
             "invalid region '\(text)': \(detail)"
         case .predictedUnavailable(let region):
