@@ -112,32 +112,20 @@ struct EmitOptions: ParsableArguments {
 
     /// The sink's spelling, checked before anything is opened for it (a database created for a typo).
     func checkSinkSpelling(_ global: GlobalOptions) throws {
-        guard let setting = try sinkSetting(global) else { return }
-        let spec = setting.text
-        // A webhook's or gorush's URL too, before anything is opened (it was found once the database was made).
-        for prefix in ["webhook:", "gorush:"] where spec.hasPrefix(prefix) {
-            guard WebhookSink.isHTTPURL(String(spec.dropFirst(prefix.count))) else {
-                throw Self.refused(setting, WebhookSink.notAnHTTPURL + " after " + prefix)
-            }
-            return
-        }
-        let known = spec == "stdout" || spec == "push" || (spec.hasPrefix("jsonl:") && spec.count > 6)
-        if !known { throw Self.refused(setting, Self.forms) }
+        if let setting = try sinkSetting(global) { _ = try setting.checked(SinkSpec.parse) }
     }
 
     /// On PostgreSQL, where several processes deliver, the sink's setting is checked before anything is opened: none,
     /// or a spool (one machine's files), is refused there, before this process migrates or registers itself.
     func checkSharedSink(_ global: GlobalOptions) throws {
         guard let setting = try sinkSetting(global) else { throw Self.noSharedSink }
-        if setting.text.hasPrefix("jsonl:") { throw Self.refused(setting, Self.sharedSpool) }
+        if case .spool = try setting.checked(SinkSpec.parse) { throw Self.refused(setting, Self.sharedSpool) }
     }
 
     static let noSharedSink = CLIError(
         "set the sink (--sink, DAILYVERSE_SINK or sink): push, webhook:URL or gorush:URL; on PostgreSQL, where several processes deliver, there is no spool by default"
     )
 
-    /// The sink's forms, as a sink of none of them is refused.
-    static let forms = "expected jsonl:DIR, stdout, webhook:URL, push or gorush:URL"
     /// Why a spool is refused on PostgreSQL.
     static let sharedSpool = "a spool is one machine's files, and on PostgreSQL several processes deliver: use push, webhook:URL or gorush:URL"
 
@@ -147,39 +135,69 @@ struct EmitOptions: ParsableArguments {
     }
 
     func makeSink(_ global: GlobalOptions, state: SinkState, push: PushOptions, clock: @escaping @Sendable () -> Date) throws -> any Sink {
+        // None set: the spool beside the database, where there is one. What is refused below was set, and is named
+        // with where it came from.
+        let spec: SinkSpec
         let setting = try sinkSetting(global)
-        // None set: the spool beside the database, where there is one.
-        guard let spec = setting?.text ?? state.spool.map({ "jsonl:" + $0.folder }) else { throw Self.noSharedSink }
-        // What is refused below was set (the default is a spool where there is one), and is named with where it came from.
+        if let setting {
+            spec = try setting.checked(SinkSpec.parse)
+        } else if let spool = state.spool {
+            spec = .spool(folder: spool.folder)
+        } else {
+            throw Self.noSharedSink
+        }
         func refused(_ reason: String) -> any Error {
-            guard let setting else { return CLIError("invalid sink '\(WebhookSink.redacted(spec))': \(reason)") }
+            guard let setting else { return CLIError("invalid sink: \(reason)") }
             return Self.refused(setting, reason)
         }
-        if spec == "stdout" { return StdoutSink() }
-        if spec.hasPrefix("jsonl:"), spec.count > 6 {
+        switch spec {
+        case .stdout: return StdoutSink()
+        case .spool(let folder):
             guard let spool = state.spool else { throw refused(Self.sharedSpool) }
-            return try JSONLinesSpool(
-                directory: URL(fileURLWithPath: String(spec.dropFirst(6))), recordedSize: spool.recordedSize, unsettled: spool.unsettled)
-        }
-        if spec.hasPrefix("webhook:"), let url = URL(string: String(spec.dropFirst(8))) {
+            return try JSONLinesSpool(directory: URL(fileURLWithPath: folder), recordedSize: spool.recordedSize, unsettled: spool.unsettled)
+        case .webhook(let url):
             do { return try WebhookSink(url: url) } catch let error as SinkError { throw refused(error.description) }
-        }
-        if spec == "push" {
+        case .push:
             let senders = try push.makeSenders(global, credentials: state.credentials)
             guard !senders.list.isEmpty else {
                 try? senders.client.http.syncShutdown()
                 throw CLIError("sink push: no push service is configured (set apns_key_file, fcm_service_account_file or vapid_key_file)")
             }
             return PushSink(pauses: state.pauses, client: senders.client, senders: senders.list, clock: clock)
-        }
-        if spec.hasPrefix("gorush:") {
+        case .gorush(let url):
             let client = try push.client(global)
-            do { return try GorushSink(url: String(spec.dropFirst(7)), client: client, clock: clock) } catch {
+            do { return try GorushSink(url: url, client: client, clock: clock) } catch {
                 try? client.http.syncShutdown()
                 if let error = error as? SinkError { throw refused(error.description) }
                 throw error
             }
         }
-        throw refused(Self.forms)
+    }
+}
+
+/// A sink as written, read once by one rule: for the check at start (before anything is opened) and for making it.
+enum SinkSpec: Equatable {
+    case stdout, push
+    case spool(folder: String)
+    case webhook(URL)
+    case gorush(String)
+
+    /// The sink's forms, as a sink of none of them is refused.
+    static let forms = "expected jsonl:DIR, stdout, webhook:URL, push or gorush:URL"
+
+    /// `text` read as a sink; a `SettingRefusal` naming the forms, or why a webhook's or gorush's URL is not one (a
+    /// URL's credentials never shown).
+    static func parse(_ text: String) throws -> SinkSpec {
+        if text == "stdout" { return .stdout }
+        if text == "push" { return .push }
+        if text.hasPrefix("jsonl:"), text.count > 6 { return .spool(folder: String(text.dropFirst(6))) }
+        for prefix in ["webhook:", "gorush:"] where text.hasPrefix(prefix) {
+            let url = String(text.dropFirst(prefix.count))
+            guard WebhookSink.isHTTPURL(url), let parsed = URL(string: url) else {
+                throw SettingRefusal(WebhookSink.notAnHTTPURL + " after " + prefix, shown: WebhookSink.redacted(text))
+            }
+            return prefix == "webhook:" ? .webhook(parsed) : .gorush(url)
+        }
+        throw SettingRefusal(forms, shown: WebhookSink.redacted(text))
     }
 }
