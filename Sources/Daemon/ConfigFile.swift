@@ -41,10 +41,7 @@ public struct ConfigFile: Sendable, Equatable {
     /// what it is, without waiting for a writer or reading a device without end, and so is a file over `maximumBytes`.
     public init(contentsOf path: String) throws(ConfigError) {
         let bytes: [UInt8]
-        do {
-            let file = try InputFile(path: path)
-            bytes = try file.readAll(maximumBytes: Self.maximumBytes)
-        } catch {
+        do { bytes = try InputFile.contents(of: path, maximumBytes: Self.maximumBytes) } catch {
             throw .unreadable(path: path, reason: error.reason)
         }
         guard let text = String(bytes: bytes, encoding: .utf8) else { throw .invalid(file: path, line: 0, reason: "not UTF-8") }

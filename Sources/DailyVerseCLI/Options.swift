@@ -238,9 +238,6 @@ public struct GlobalOptions: ParsableArguments {
         return (value, sources)
     }
 
-    /// The layers' editions named by `--layers`, `DAILYVERSE_LAYERS` or the configuration file, else nil (the data's).
-    func layerSources() throws -> LayerSources? { try layerSetting()?.sources }
-
     /// The layer setting's form read (`LayerSources(setting:)`): blank is none.
     static func parseLayers(_ text: String) throws -> LayerSources? {
         do { return try LayerSources(setting: text) } catch {

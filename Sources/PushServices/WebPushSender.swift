@@ -13,8 +13,6 @@ public struct WebPushSender: Sendable {
     public let vapid: VAPIDKey
     /// The hosts an endpoint may be on: the rule registering a subscription follows too (`WebPushHosts.allows`).
     public let hosts: WebPushHosts
-    /// Host names (or their parent domains) an endpoint may be on.
-    public var allowedHosts: [String] { hosts.hosts }
     let state: WebPushState
 
     /// `store` keeps the subscriptions known to accept this key, shared by every process of the installation.
