@@ -53,6 +53,8 @@ chmod 755 "$folder/restart"
 export DAILYVERSE_TEST_POSTGRES_RESTART="$folder/restart"
 export DAILYVERSE_TEST_POSTGRES="postgresql://dailyverse@127.0.0.1:$port/postgres?sslmode=disable"
 export PGPASSWORD="$password"
+# The server's Unix socket folder (psql "host=$DAILYVERSE_TEST_POSTGRES_SOCKET port=…"), reachable when loopback is not.
+export DAILYVERSE_TEST_POSTGRES_SOCKET="$folder"
 status=0
 "$@" || status=$?
 exit $status

@@ -32,7 +32,8 @@ public enum DatabaseLocation: Sendable, Equatable {
 /// The address never carries the password: it is shown in logs, in `status` and in error messages, so a password in
 /// it is refused. The password comes from the systemd credential `database-password`, `PGPASSWORD` or a passfile
 /// (`PostgresPassword`). The parameters are libpq's names: `sslmode`, `sslrootcert`, `passfile`, `application_name`,
-/// `connect_timeout`, and `host` for a Unix socket's folder.
+/// `connect_timeout`, `host` for a Unix socket's folder, and the TCP keep-alive's `keepalives`, `keepalives_idle`,
+/// `keepalives_interval`, `keepalives_count` and `tcp_user_timeout` (`TCPKeepAlive`).
 public struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
     /// How the connection uses TLS, with libpq's names and meanings.
     public enum TLSMode: String, Sendable, CaseIterable {
@@ -66,9 +67,12 @@ public struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
     public var applicationName: String
     /// Seconds to wait for the server to answer a connection.
     public var connectTimeout: Int
+    /// How a connection notices a server or a network gone without a word; nil over a Unix socket (as libpq).
+    public var keepAlive: TCPKeepAlive?
 
     /// The parameters an address may carry.
-    public static let parameters = ["sslmode", "sslrootcert", "passfile", "application_name", "connect_timeout", "host"]
+    public static let parameters =
+        ["sslmode", "sslrootcert", "passfile", "application_name", "connect_timeout", "host"] + TCPKeepAlive.parameters
 
     public static func looksLikeAddress(_ text: String) -> Bool {
         text.hasPrefix("postgresql://") || text.hasPrefix("postgres://")
@@ -167,6 +171,9 @@ public struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
             throw bad("connect_timeout='\(timeout)' is not a whole number of seconds from 1 to 600")
         }
         connectTimeout = seconds
+        let keepAlive: TCPKeepAlive
+        do { keepAlive = try TCPKeepAlive(parameters: query) } catch { throw bad(error.reason) }
+        self.keepAlive = socketFolder == nil ? keepAlive : nil
     }
 
     /// Whether a password sent here could go to whoever stands between: the server is reached over a network and its
@@ -186,6 +193,7 @@ public struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
         if let socketFolder { parameters.append("host=\(socketFolder)") }
         if let caFile { parameters.append("sslrootcert=\(caFile)") }
         if systemRoots { parameters.append("sslrootcert=system") }
+        if let keepAlive { parameters += keepAlive.differences(from: .standard) }
         text += "?" + parameters.joined(separator: "&")
         return text
     }

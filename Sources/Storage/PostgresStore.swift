@@ -18,6 +18,8 @@ public final class PostgresStore: Sendable {
     public let client: PostgresClient
     /// The logger of the store's own statements (housekeeping) and of postgres-nio's pool.
     public let backgroundLogger: Logger
+    /// Sets the address's TCP keep-alive on each pooled connection as it is first used.
+    let keepAlive: KeepAliveSetter
     private let runner: Task<Void, Never>
 
     /// The advisory lock migrations run under ("DailyVer" in ASCII): one per database, held by one session at a time.
@@ -30,6 +32,7 @@ public final class PostgresStore: Sendable {
         self.address = address
         self.client = client
         backgroundLogger = logger
+        keepAlive = KeepAliveSetter(address.keepAlive)
         runner = Task { await client.run() }
     }
 
@@ -109,7 +112,12 @@ public final class PostgresStore: Sendable {
             return message + detail + state
         }
         if let underlying = error.underlying {
-            if let io = underlying as? IOError { return "cannot connect: \(String(cString: strerror(io.errnoCode)))" }
+            if let io = underlying as? IOError {
+                // NIO's description of the error begins with the system call that failed: connecting, or a read or
+                // write on a connection made (a network that went silent: "Connection timed out").
+                let what = "\(io)".hasPrefix("connect") ? "cannot connect" : "the connection was lost"
+                return "\(what): \(String(cString: strerror(io.errnoCode)))"
+            }
             if let connection = underlying as? NIOConnectionError {
                 // The system's reasons, once each ("Connection refused"), not NIO's description of its error objects.
                 let reasons = connection.connectionErrors.map { failure in
@@ -249,12 +257,15 @@ public final class PostgresStore: Sendable {
     ) async throws(StorageError)
         -> PostgresConnection
     {
+        let connection: PostgresConnection
         do {
-            return try await PostgresConnection.connect(
+            connection = try await PostgresConnection.connect(
                 configuration: connectionConfiguration(address, password: password, tls: tls), id: 0, logger: logger)
         } catch {
             throw .server(address: address.description, reason: reason(error))
         }
+        await KeepAliveSetter(address.keepAlive).prepare(connection, logger: logger)
+        return connection
     }
 
     /// What every connection starts with: its application name, and dates read as ISO text (`DateStyle`, which a

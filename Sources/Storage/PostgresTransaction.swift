@@ -113,7 +113,8 @@ extension PostgresStore {
     ) async throws -> sending T {
         let logger = backgroundLogger
         return try await client.withConnection(isolation: isolation) { connection in
-            try await PostgresTransaction.run(on: connection, logger: logger, body)
+            await keepAlive.prepare(connection, logger: logger)
+            return try await PostgresTransaction.run(on: connection, logger: logger, body)
         }
     }
 
@@ -139,7 +140,8 @@ extension PostgresStore {
     ) async throws -> sending T {
         let logger = backgroundLogger
         return try await client.withConnection(isolation: isolation) { connection in
-            try await body(PostgresTransaction(connection: connection, logger: logger))
+            await keepAlive.prepare(connection, logger: logger)
+            return try await body(PostgresTransaction(connection: connection, logger: logger))
         }
     }
 

@@ -24,12 +24,22 @@ struct PostgresAddressTests {
         let socket = try PostgresAddress("postgresql://postgres@/dailyverse?host=/var/run/postgresql", environment: [:])
         #expect(socket.host == nil && socket.socketFolder == "/var/run/postgresql")
         #expect(try PostgresAddress("postgresql://u@[::1]:5433/d", environment: [:]).host == "::1")
+        // TCP keep-alive: on, giving up a silent connection within a minute, unless the address says otherwise; none
+        // over a Unix socket, as libpq.
+        #expect(plain.keepAlive == .standard && socket.keepAlive == nil)
+        let keepAlive = try PostgresAddress(
+            "postgresql://u@h/d?keepalives_idle=5&keepalives_interval=2&keepalives_count=9&tcp_user_timeout=0", environment: [:]
+        ).keepAlive
+        #expect(keepAlive == TCPKeepAlive(isOn: true, idle: 5, interval: 2, count: 9, userTimeout: 0))
+        #expect(try PostgresAddress("postgresql://u@h/d?keepalives=0", environment: [:]).keepAlive?.isOn == false)
+        #expect(TCPKeepAlive.standard == TCPKeepAlive(isOn: true, idle: 30, interval: 10, count: 3, userTimeout: 60_000))
     }
 
     @Test func itsDescriptionReadsBackAsTheSameAddress() throws {
         for text in [
             "postgresql://dv%40app@db.example.org:6432/daily%20verse?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.pem",
             "postgresql://u@[::1]:5433/d", "postgresql://postgres@/dailyverse?host=/var/run/postgresql",
+            "postgresql://u@h/d?keepalives=0&tcp_user_timeout=500", "postgresql://u@h/d?keepalives_idle=5&keepalives_count=9",
         ] {
             let address = try PostgresAddress(text, environment: [:])
             var again = try PostgresAddress(address.description, environment: [:])
@@ -91,6 +101,13 @@ struct PostgresAddressTests {
         ("postgresql://u@h/d?sslrootcert=ca.pem&sslmode=verify-full", "sslrootcert='ca.pem'"),
         ("postgresql://u@h/d?connect_timeout=0", "connect_timeout='0'"),
         ("postgresql://u@h/d?connect_timeout=ten", "connect_timeout='ten'"),
+        ("postgresql://u@h/d?keepalives=yes", "keepalives='yes'"),
+        ("postgresql://u@h/d?keepalives_idle=0", "keepalives_idle='0'"),
+        ("postgresql://u@h/d?keepalives_idle=32768", "keepalives_idle='32768'"),
+        ("postgresql://u@h/d?keepalives_interval=-1", "keepalives_interval='-1'"),
+        ("postgresql://u@h/d?keepalives_count=128", "keepalives_count='128'"),
+        ("postgresql://u@h/d?tcp_user_timeout=1.5", "tcp_user_timeout='1.5'"),
+        ("postgresql://u@h/d?tcp_user_timeout=3600001", "tcp_user_timeout='3600001'"),
         ("postgresql://u@h1,h2/d", "several hosts"),
         ("postgresql://u@/d?host=run/pg", "host='run/pg'"),
         ("postgresql://u@/d?host=/run/pg&sslmode=verify-full", "over a Unix socket"),

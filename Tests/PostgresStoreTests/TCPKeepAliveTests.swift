@@ -1,0 +1,125 @@
+import AppSchema
+import DailyVerseTestSupport
+import Foundation
+import PostgresNIO
+import Testing
+
+@testable import Storage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The address's TCP keep-alive is on the sockets themselves: read back from the system, for the socket whose local
+/// port the server names as its client's (`inet_client_port()`), for a pooled connection and for a connection of its
+/// own. (A silent network cannot be made here without privileges; what it needs from us is these options.)
+@Suite(.enabled(if: PostgresTesting.isAvailable, Comment(rawValue: PostgresTesting.skipped)))
+struct TCPKeepAliveTests {
+    /// The options a socket carries, as the system reports them.
+    struct SocketOptions: Equatable, CustomStringConvertible {
+        var keepAlive, idle, interval, count, userTimeout: CInt
+        var description: String {
+            "keepalive=\(keepAlive) idle=\(idle) interval=\(interval) count=\(count) user_timeout=\(userTimeout)"
+        }
+    }
+
+    /// The options of this process's TCP socket whose local port is `port`, found among its open descriptors.
+    static func options(ofSocketWithLocalPort port: Int) throws -> SocketOptions? {
+        for name in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
+            guard let descriptor = CInt(name) else { continue }
+            var address = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let named = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+            }
+            guard named == 0 else { continue }
+            let local: Int
+            switch CInt(address.ss_family) {
+            case AF_INET:
+                local = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+                }
+            case AF_INET6:
+                local = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+                }
+            default: continue
+            }
+            guard local == port else { continue }
+            func option(_ level: CInt, _ name: CInt) -> CInt {
+                var value: CInt = -1
+                var size = socklen_t(MemoryLayout<CInt>.size)
+                return getsockopt(descriptor, level, name, &value, &size) == 0 ? value : -1
+            }
+            let tcp = CInt(IPPROTO_TCP)
+            return SocketOptions(
+                keepAlive: option(SOL_SOCKET, SO_KEEPALIVE), idle: option(tcp, TCP_KEEPIDLE), interval: option(tcp, TCP_KEEPINTVL),
+                count: option(tcp, TCP_KEEPCNT), userTimeout: option(tcp, CInt(TCP_USER_TIMEOUT)))
+        }
+        return nil
+    }
+
+    /// The options of `transaction`'s connection's socket.
+    static func options(of transaction: PostgresTransaction) async throws -> SocketOptions? {
+        let port = try #require(try await transaction.value("SELECT inet_client_port()", as: Int32.self))
+        return try options(ofSocketWithLocalPort: Int(port))
+    }
+
+    /// `address` on the test server with `parameters` added.
+    static func address(_ address: PostgresAddress, _ parameters: String) throws -> PostgresAddress {
+        try PostgresAddress(address.description + "&" + parameters, environment: [:])
+    }
+
+    @Test func theAddressesKeepAliveIsOnEachPooledConnectionsSocket() async throws {
+        try await PostgresTesting.withDatabase { database in
+            let address = try Self.address(database, "keepalives_idle=37&keepalives_interval=7&keepalives_count=4&tcp_user_timeout=23000")
+            let store = try await PostgresStore.open(
+                address, password: PostgresTesting.password, schema: .dailyVerse, logger: PostgresTesting.logger, maximumConnections: 2)
+            let expected = SocketOptions(keepAlive: 1, idle: 37, interval: 7, count: 4, userTimeout: 23_000)
+            do {
+                // A transaction, and a statement outside one; and two at once, so that the pool's second connection is used too.
+                let first = try await store.transaction { try await Self.options(of: $0) }
+                #expect(first == expected)
+                #expect(try await store.withoutTransaction { try await Self.options(of: $0) } == expected)
+                async let one = store.transaction { transaction in
+                    try await transaction.rows("SELECT pg_sleep(0.2)")
+                    return try await Self.options(of: transaction)
+                }
+                async let two = store.transaction { transaction in
+                    try await transaction.rows("SELECT pg_sleep(0.2)")
+                    return try await Self.options(of: transaction)
+                }
+                #expect(try await [one, two] == [expected, expected])
+            } catch {
+                await store.close()
+                throw error
+            }
+            await store.close()
+        }
+    }
+
+    @Test func aConnectionOfItsOwnHasItToo() async throws {
+        try await PostgresTesting.withDatabase { database in
+            let address = try Self.address(database, "keepalives_idle=41&keepalives_count=2&tcp_user_timeout=9000")
+            let session = PostgresTransaction(
+                connection: try await PostgresStore.connect(address, password: PostgresTesting.password, logger: PostgresTesting.logger),
+                logger: PostgresTesting.logger)
+            let options = try await Self.options(of: session)
+            try await session.connection.close()
+            #expect(options == SocketOptions(keepAlive: 1, idle: 41, interval: 10, count: 2, userTimeout: 9_000))
+        }
+    }
+
+    /// `keepalives=0` and `tcp_user_timeout=0` leave the socket as the system makes it, as libpq does.
+    @Test func offLeavesTheSocketAsTheSystemMakesIt() async throws {
+        try await PostgresTesting.withDatabase { database in
+            let address = try Self.address(database, "keepalives=0&tcp_user_timeout=0")
+            let session = PostgresTransaction(
+                connection: try await PostgresStore.connect(address, password: PostgresTesting.password, logger: PostgresTesting.logger),
+                logger: PostgresTesting.logger)
+            let options = try await Self.options(of: session)
+            try await session.connection.close()
+            #expect(options?.keepAlive == 0 && options?.userTimeout == 0, "\(options.map { "\($0)" } ?? "no socket")")
+        }
+    }
+}

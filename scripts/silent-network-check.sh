@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# A network that goes silent under a waiting statement (a machine powered off, a cable cut, a NAT or firewall that
+# forgot the connection: no packet says the connection is over) ends that statement within about a minute, with one
+# line and a non-zero exit, rather than leaving it waiting for ever.
+#
+#   scripts/silent-network-check.sh .build/debug/dailyverse
+#
+# In a network namespace of its own (unshare -n, which needs root), a PostgreSQL server on loopback
+# (scripts/with-postgres.sh). A session on the server's Unix socket holds the device table locked; two `devices list`
+# commands on loopback wait for it: one with the address as an operator writes it (the default TCP keep-alive), one with
+# `keepalives=0&tcp_user_timeout=0`, the control. Then loopback is taken down, which leaves both connections open
+# with nothing to say they are gone. The first must end, unavailable, within LIMIT seconds of the cut; the control
+# must still be waiting then (so what ended the first is its keep-alive). Where no namespace can be made, it says so and
+# passes: nothing else on the machine is touched.
+set -euo pipefail
+
+limit=90
+if [ $# -ne 1 ] || [ ! -x "$1" ]; then
+    echo "usage: scripts/silent-network-check.sh DAILYVERSE_BINARY" >&2
+    exit 2
+fi
+binary=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+cd "$(dirname "$0")/.."
+
+case "${1:-}:${DAILYVERSE_SILENT_NETWORK_STAGE:-}" in
+*:)
+    if ! unshare -n true 2>/dev/null; then
+        echo "silent network: skipped: no network namespace can be made here (unshare -n needs root)"
+        exit 0
+    fi
+    exec env DAILYVERSE_SILENT_NETWORK_STAGE=namespace unshare -n "$0" "$binary"
+    ;;
+*:namespace)
+    ip link set lo up
+    exec env DAILYVERSE_SILENT_NETWORK_STAGE=server scripts/with-postgres.sh "$0" "$binary"
+    ;;
+esac
+
+# With the server, in the namespace.
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/dailyverse-silent.XXXXXX")
+socket_port=${DAILYVERSE_TEST_POSTGRES#*127.0.0.1:}
+socket_port=${socket_port%%/*}
+local_psql() { psql "host=$DAILYVERSE_TEST_POSTGRES_SOCKET port=$socket_port user=dailyverse dbname=postgres" -X -q -At "$@"; }
+children=()
+cleanup() {
+    # The commands themselves too: the control, across a cut network, would wait for ever. (Quietly: the shell
+    # reports each job a signal ended.)
+    exec 2>/dev/null
+    for pid in "${children[@]}" $(cat "$scratch"/*.pid 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$scratch"
+}
+trap cleanup EXIT
+
+# The schema first (the commands below only read).
+"$binary" devices list --db "$DAILYVERSE_TEST_POSTGRES" >/dev/null
+local_psql -c "BEGIN" -c "LOCK TABLE device IN ACCESS EXCLUSIVE MODE" -c "SELECT pg_sleep(600)" >/dev/null 2>&1 &
+children+=($!)
+until [ "$(local_psql -c "SELECT count(*) FROM pg_locks WHERE relation = 'device'::regclass AND mode = 'AccessExclusiveLock' AND granted")" = 1 ]; do
+    sleep 0.2
+done
+
+run() {
+    local name=$1 address=$2
+    (
+        "$binary" devices list --db "$address" >"$scratch/$name.out" 2>"$scratch/$name.err" &
+        echo $! >"$scratch/$name.pid"
+        status=0
+        wait $! || status=$?
+        echo "$status $(date +%s%3N)" >"$scratch/$name.end"
+    ) &
+    children+=($!)
+}
+run keepalive "$DAILYVERSE_TEST_POSTGRES"
+run control "$DAILYVERSE_TEST_POSTGRES&keepalives=0&tcp_user_timeout=0"
+# Both wait for the lock: their statements are sent and answered by nothing yet.
+until [ "$(local_psql -c "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")" = 2 ]; do
+    sleep 0.2
+done
+ip link set lo down
+cut=$(date +%s%3N)
+echo "silent network: loopback down, two commands waiting on the server across it"
+
+while [ ! -e "$scratch/keepalive.end" ] && [ $(($(date +%s%3N) - cut)) -lt $((limit * 1000)) ]; do
+    sleep 0.5
+done
+failed=0
+if [ ! -e "$scratch/keepalive.end" ]; then
+    echo "silent network: FAILED: the command with the default keep-alive still waits $limit s after the cut" >&2
+    failed=1
+else
+    read -r status ended <"$scratch/keepalive.end"
+    line=$(cat "$scratch/keepalive.err")
+    seconds=$(((ended - cut + 500) / 1000))
+    if [ "$status" = 0 ]; then
+        echo "silent network: FAILED: the command ended with status 0 across a cut network" >&2
+        failed=1
+    elif [ "$(printf '%s\n' "$line" | wc -l)" != 1 ] || ! printf '%s' "$line" | grep -q "connection was lost"; then
+        echo "silent network: FAILED: expected one line saying the connection was lost, got: $line" >&2
+        failed=1
+    else
+        echo "silent network: the command ended ${seconds} s after the cut (status $status): $line"
+    fi
+fi
+if [ -e "$scratch/control.end" ]; then
+    echo "silent network: FAILED: the control (keepalives=0&tcp_user_timeout=0) ended too, so the check shows nothing: $(cat "$scratch/control.err")" >&2
+    failed=1
+else
+    echo "silent network: the control, keep-alive off, still waits (as every connection did before the keep-alive)"
+fi
+exit $failed
