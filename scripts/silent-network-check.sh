@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A network that goes silent under a waiting statement (a machine powered off, a cable cut, a NAT or firewall that
 # forgot the connection: no packet says the connection is over) ends that statement within about a minute, with one
-# line and a non-zero exit, rather than leaving it waiting for ever.
+# line and a non-zero exit, rather than leaving it waiting for ever; and the server lets go of that client's session
+# (its transaction, its locks) as soon, rather than after its own two hours.
 #
 #   scripts/silent-network-check.sh .build/debug/dailyverse
 #
@@ -9,12 +10,13 @@
 # (scripts/with-postgres.sh). A session on the server's Unix socket holds the device table locked; two `devices list`
 # commands on loopback wait for it: one with the address as an operator writes it (the default TCP keep-alive), one with
 # `keepalives=0&tcp_user_timeout=0`, the control. Then loopback is taken down, which leaves both connections open
-# with nothing to say they are gone. The first must end, unavailable, within LIMIT seconds of the cut; the control
-# must still be waiting then (so what ended the first is its keep-alive). Where no namespace can be made, it says so and
-# passes: nothing else on the machine is touched.
+# with nothing to say they are gone. The first must end, unavailable, within LIMIT seconds of the cut, and the server
+# must have ended its session by then; the control must still be waiting, its session still there (so what ended the
+# first is its keep-alive). Where no namespace can be made, it says so and passes: nothing else on the machine is
+# touched.
 set -euo pipefail
 
-limit=90
+limit=120
 if [ $# -ne 1 ] || [ ! -x "$1" ]; then
     echo "usage: scripts/silent-network-check.sh DAILYVERSE_BINARY" >&2
     exit 2
@@ -71,8 +73,10 @@ run() {
     ) &
     children+=($!)
 }
-run keepalive "$DAILYVERSE_TEST_POSTGRES"
-run control "$DAILYVERSE_TEST_POSTGRES&keepalives=0&tcp_user_timeout=0"
+run keepalive "$DAILYVERSE_TEST_POSTGRES&application_name=silent-keepalive"
+run control "$DAILYVERSE_TEST_POSTGRES&application_name=silent-control&keepalives=0&tcp_user_timeout=0"
+# The server's sessions of each command that wait (a command's other connection, made for its migrations, is closed).
+sessions() { local_psql -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'silent-$1' AND wait_event_type = 'Lock'"; }
 # Both wait for the lock: their statements are sent and answered by nothing yet.
 until [ "$(local_psql -c "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")" = 2 ]; do
     sleep 0.2
@@ -81,9 +85,10 @@ ip link set lo down
 cut=$(date +%s%3N)
 echo "silent network: loopback down, two commands waiting on the server across it"
 
-while [ ! -e "$scratch/keepalive.end" ] && [ $(($(date +%s%3N) - cut)) -lt $((limit * 1000)) ]; do
+while { [ ! -e "$scratch/keepalive.end" ] || [ "$(sessions keepalive)" != 0 ]; } && [ $(($(date +%s%3N) - cut)) -lt $((limit * 1000)) ]; do
     sleep 0.5
 done
+server_let_go=$(($(date +%s%3N) - cut))
 failed=0
 if [ ! -e "$scratch/keepalive.end" ]; then
     echo "silent network: FAILED: the command with the default keep-alive still waits $limit s after the cut" >&2
@@ -102,10 +107,20 @@ else
         echo "silent network: the command ended ${seconds} s after the cut (status $status): $line"
     fi
 fi
+if [ "$(sessions keepalive)" != 0 ]; then
+    echo "silent network: FAILED: the server still holds the session of the command with the keep-alive $limit s after the cut" >&2
+    failed=1
+else
+    echo "silent network: the server ended that command's session within $(((server_let_go + 500) / 1000)) s of the cut"
+fi
 if [ -e "$scratch/control.end" ]; then
     echo "silent network: FAILED: the control (keepalives=0&tcp_user_timeout=0) ended too, so the check shows nothing: $(cat "$scratch/control.err")" >&2
     failed=1
 else
     echo "silent network: the control, keep-alive off, still waits (as every connection did before the keep-alive)"
+fi
+if [ "$(sessions control)" != 1 ]; then
+    echo "silent network: FAILED: the control's session is gone too, so the check shows nothing of the server's end" >&2
+    failed=1
 fi
 exit $failed

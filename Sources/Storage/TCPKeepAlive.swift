@@ -17,6 +17,12 @@ import Glibc
 /// then closed, the statement on it fails as unavailable (a request answers 503, a pass is tried again) and the pool
 /// makes another. libpq leaves the first three to the system (two hours before the first probe, on Linux); here they
 /// are a minute in all, as a service that answers requests needs.
+///
+/// The server's end of the connection gets the same (its `tcp_keepalives_idle`, `tcp_keepalives_interval`,
+/// `tcp_keepalives_count` and `tcp_user_timeout`, which a session may set), and `client_connection_check_interval`, so
+/// that a process gone silently (its machine powered off mid-batch) has its transaction rolled back and its locks
+/// released within about a minute, not the two hours of the server's defaults: the devices a batch share-locked would
+/// otherwise keep every change to them waiting that long.
 public struct TCPKeepAlive: Sendable, Equatable {
     /// Probes are sent (`keepalives=1`, the default).
     public var isOn: Bool
@@ -75,6 +81,24 @@ public struct TCPKeepAlive: Sendable, Equatable {
         return zip(Self.parameters, zip(values, others)).filter { $0.1.0 != $0.1.1 }.map { "\($0.0)=\($0.1.0)" }
     }
 
+    /// The settings that give the server's end of a connection the same (nil when there are none): the session's own,
+    /// set by one statement when the connection is first used (a start-up parameter would be refused by PgBouncer).
+    /// `client_connection_check_interval`, every `interval`, has a backend that is running a statement look whether its
+    /// client is still there, as it otherwise learns only when it next reads or writes.
+    var serverSettings: PostgresQuery? {
+        var settings: [(String, Int)] = []
+        if isOn {
+            settings += [
+                ("tcp_keepalives_idle", idle), ("tcp_keepalives_interval", interval), ("tcp_keepalives_count", count),
+                ("client_connection_check_interval", interval * 1000),
+            ]
+        }
+        if userTimeout > 0 { settings.append(("tcp_user_timeout", userTimeout)) }
+        guard !settings.isEmpty else { return nil }
+        // Names and whole numbers of its own: nothing here comes from outside as text.
+        return PostgresQuery(unsafeSQL: "SELECT " + settings.map { "set_config('\($0.0)', '\($0.1)', false)" }.joined(separator: ", "))
+    }
+
     /// The socket options that carry it, with their values.
     var socketOptions: [(ChannelOptions.Types.SocketOption, SocketOptionValue)] {
         func tcp(_ name: CInt) -> ChannelOptions.Types.SocketOption {
@@ -112,30 +136,37 @@ final class KeepAliveSetter: Sendable {
         let first = state.withLock { $0.set.insert(key).inserted }
         guard first else { return }
         connection.closeFuture.whenComplete { _ in self.state.withLock { _ = $0.set.remove(key) } }
-        await Self.apply(keepAlive, to: connection) { problem in
+        await Self.apply(keepAlive, to: connection, logger: logger) { problem in
             let warn = state.withLock { state in
                 defer { state.warned = true }
                 return !state.warned
             }
             if warn {
                 logger.warning(
-                    "TCP keep-alive could not be set on a connection to the database: a server or a network gone without a word is noticed only by the watchdog",
+                    "TCP keep-alive could not be set on a connection to the database: a server, a network or a process gone without a word may go unnoticed for hours",
                     metadata: ["reason": "\(problem)"])
             }
         }
     }
 
-    /// Sets `keepAlive`'s options on `connection`'s socket; `failed` with why, if they could not be.
-    static func apply(_ keepAlive: TCPKeepAlive, to connection: PostgresConnection, failed: (String) -> Void) async {
-        guard let channel = Mirror(reflecting: connection).descendant("channel") as? any Channel else {
+    /// Sets `keepAlive`'s options on `connection`'s socket, then the server's end of it; `failed` with why, for what
+    /// could not be set.
+    static func apply(_ keepAlive: TCPKeepAlive, to connection: PostgresConnection, logger: Logger, failed: (String) -> Void) async {
+        if let channel = Mirror(reflecting: connection).descendant("channel") as? any Channel {
+            do {
+                for (option, value) in keepAlive.socketOptions { try await channel.setOption(option, value: value).get() }
+            } catch {
+                // A connection that closed meanwhile has nothing to set.
+                if !connection.isClosed { failed("\(error)") }
+            }
+        } else {
             failed("this version of postgres-nio does not show its connection's channel")
-            return
         }
-        do {
-            for (option, value) in keepAlive.socketOptions { try await channel.setOption(option, value: value).get() }
-        } catch {
-            // A connection that closed meanwhile has nothing to set.
-            if !connection.isClosed { failed("\(error)") }
+        guard let settings = keepAlive.serverSettings else { return }
+        do { try await PostgresTransaction(connection: connection, logger: logger).rows(settings) } catch {
+            // A connection lost meanwhile fails the statement that follows, as it should; a server that refuses the
+            // settings (a pooler's own) is said once, and the work goes on.
+            if !connection.isClosed, !(error is PostgresConnectionLost) { failed("the server's end: \(PostgresStore.reason(error))") }
         }
     }
 }

@@ -12,7 +12,8 @@ import Glibc
 
 /// The address's TCP keep-alive is on the sockets themselves: read back from the system, for the socket whose local
 /// port the server names as its client's (`inet_client_port()`), for a pooled connection and for a connection of its
-/// own. (A silent network cannot be made here without privileges; what it needs from us is these options.)
+/// own; and on the server's end of each, as the server reads its socket back. (A silent network cannot be made here
+/// without privileges: `scripts/silent-network-check.sh` makes one.)
 @Suite(.enabled(if: PostgresTesting.isAvailable, Comment(rawValue: PostgresTesting.skipped)))
 struct TCPKeepAliveTests {
     /// The options a socket carries, as the system reports them.
@@ -65,6 +66,22 @@ struct TCPKeepAliveTests {
         return try options(ofSocketWithLocalPort: Int(port))
     }
 
+    /// The server's end of `transaction`'s connection: its keep-alive settings, as the server reads them back (its
+    /// `tcp_keepalives_*` from its socket), and how often a running statement looks for its client.
+    static func serverSettings(of transaction: PostgresTransaction) async throws -> [String: String] {
+        var settings: [String: String] = [:]
+        for row in try await transaction.rows(
+            """
+            SELECT name, setting FROM pg_settings WHERE name IN ('tcp_keepalives_idle', 'tcp_keepalives_interval', 'tcp_keepalives_count',
+                'tcp_user_timeout', 'client_connection_check_interval')
+            """)
+        {
+            let (name, setting) = try row.decode((String, String).self)
+            settings[name] = setting
+        }
+        return settings
+    }
+
     /// `address` on the test server with `parameters` added.
     static func address(_ address: PostgresAddress, _ parameters: String) throws -> PostgresAddress {
         try PostgresAddress(address.description + "&" + parameters, environment: [:])
@@ -90,6 +107,13 @@ struct TCPKeepAliveTests {
                     return try await Self.options(of: transaction)
                 }
                 #expect(try await [one, two] == [expected, expected])
+                // The server's end of each connection gives up on a silent client as soon.
+                let server = try await store.transaction { try await Self.serverSettings(of: $0) }
+                #expect(
+                    server == [
+                        "tcp_keepalives_idle": "37", "tcp_keepalives_interval": "7", "tcp_keepalives_count": "4", "tcp_user_timeout": "23000",
+                        "client_connection_check_interval": "7000",
+                    ])
             } catch {
                 await store.close()
                 throw error
@@ -105,8 +129,11 @@ struct TCPKeepAliveTests {
                 connection: try await PostgresStore.connect(address, password: PostgresTesting.password, logger: PostgresTesting.logger),
                 logger: PostgresTesting.logger)
             let options = try await Self.options(of: session)
+            let server = try await Self.serverSettings(of: session)
             try await session.connection.close()
             #expect(options == SocketOptions(keepAlive: 1, idle: 41, interval: 10, count: 2, userTimeout: 9_000))
+            #expect(
+                server["tcp_keepalives_idle"] == "41" && server["tcp_keepalives_count"] == "2" && server["tcp_user_timeout"] == "9000", "\(server)")
         }
     }
 
@@ -118,8 +145,10 @@ struct TCPKeepAliveTests {
                 connection: try await PostgresStore.connect(address, password: PostgresTesting.password, logger: PostgresTesting.logger),
                 logger: PostgresTesting.logger)
             let options = try await Self.options(of: session)
+            let server = try await Self.serverSettings(of: session)
             try await session.connection.close()
             #expect(options?.keepAlive == 0 && options?.userTimeout == 0, "\(options.map { "\($0)" } ?? "no socket")")
+            #expect(server["client_connection_check_interval"] == "0" && server["tcp_user_timeout"] == "0", "\(server)")
         }
     }
 }
