@@ -59,9 +59,11 @@ struct CLI {
             status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }
 
-    /// Starts the binary without waiting for it; its output goes nowhere.
+    /// Starts the binary without waiting for it; its output goes nowhere (or its standard error to `log`).
     /// `wrapper`: a command the binary runs under (`prlimit --nofile=256:256 --`).
-    static func start(_ arguments: [String], database: String, environment: [String: String] = [:], wrapper: [String] = []) throws -> Process {
+    static func start(
+        _ arguments: [String], database: String, environment: [String: String] = [:], wrapper: [String] = [], log: URL? = nil
+    ) throws -> Process {
         let process = Process()
         if let first = wrapper.first {
             process.executableURL = URL(fileURLWithPath: first)
@@ -78,9 +80,51 @@ struct CLI {
         for (key, value) in environment { env[key] = value }
         process.environment = env
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        if let log {
+            guard FileManager.default.createFile(atPath: log.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+            let handle = try FileHandle(forWritingTo: log)
+            defer { try? handle.close() }  // the child keeps its own copy
+            process.standardError = handle
+            try process.run()
+        } else {
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+        }
         return process
+    }
+
+    /// A `serve` started with `arguments` and `--listen 127.0.0.1:0`, once its API listens: the process, the port the
+    /// kernel gave it (read from its log line `API listening address=127.0.0.1:PORT`) and that line. A port picked
+    /// beforehand and freed for the child could be taken meanwhile by any connection the tests make (the kernel hands
+    /// out the same range), and the child would stop at start; port 0 cannot be. Throws, with the log, if the child
+    /// ends or does not listen within 60 s.
+    static func startListening(
+        _ arguments: [String], database: String, environment: [String: String] = [:], wrapper: [String] = []
+    ) throws -> (process: Process, port: UInt16, line: String) {
+        let log = URL(fileURLWithPath: freshDatabase(named: "serve.log"))
+        let process = try start(arguments + ["--listen", "127.0.0.1:0"], database: database, environment: environment, wrapper: wrapper, log: log)
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(60)
+        while clock.now < deadline {
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.contains("API listening") }).map(String.init),
+                let port = line.components(separatedBy: "address=127.0.0.1:").last.flatMap({ UInt16($0.prefix { $0.isNumber }) })
+            {
+                return (process, port, line)
+            }
+            if !process.isRunning { break }
+            usleep(2_000)
+        }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        throw NotListening(log: (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+    }
+
+    struct NotListening: Error, CustomStringConvertible {
+        let log: String
+        var description: String { "serve did not listen; its log:\n\(log)" }
     }
 
     /// A database path in a new folder (created: an explicit --db into a missing folder is refused). The folders

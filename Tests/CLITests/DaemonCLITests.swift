@@ -377,8 +377,7 @@ import FoundationNetworking
                 .status == 0)
         let later = ["devices", "add", "--platform", "apns", "--token", String(repeating: "cd", count: 32), "--tz", "UTC", "--time", "08:20"]
         #expect(CLI.run(later + ["--now", "2025-02-01T00:00:00Z"], database: db).status == 0)
-        let port = freePort()
-        let child = try CLI.start(["serve", "--now", "2025-03-01T08:10:00Z", "--sink", "stdout", "--listen", "127.0.0.1:\(port)"], database: db)
+        let (child, port, _) = try CLI.startListening(["serve", "--now", "2025-03-01T08:10:00Z", "--sink", "stdout"], database: db)
         try waitUntil { try delivered(db) > 0 }
         // The HTTP API runs in the same process.
         try waitUntil { health(port) == "{\"status\":\"ok\"}" }
@@ -402,38 +401,16 @@ import FoundationNetworking
     /// API answers there.
     @Test func aListenPortOfZeroIsLoggedAsThePortBound() throws {
         let db = CLI.freshDatabase()
-        let log = URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("serve.log")
-        try #require(FileManager.default.createFile(atPath: log.path, contents: nil))
-        let handle = try FileHandle(forWritingTo: log)
-        defer { try? handle.close() }
-        let child = Process()
-        child.executableURL = CLI.binary
-        child.arguments = ["serve", "--now", "2025-03-01T08:10:00Z", "--sink", "stdout", "--listen", "127.0.0.1:0"]
-        var environment = CLI.inheritedEnvironment
-        environment["DAILYVERSE_DB"] = db
-        environment["DAILYVERSE_DATA"] = CLI.repository.appendingPathComponent("data").path
-        environment.removeValue(forKey: "DAILYVERSE_NOW")
-        environment.removeValue(forKey: "NOTIFY_SOCKET")
-        child.environment = environment
-        child.standardOutput = FileHandle.nullDevice
-        child.standardError = handle
-        try child.run()
+        let (child, port, line) = try CLI.startListening(["serve", "--now", "2025-03-01T08:10:00Z", "--sink", "stdout"], database: db)
         defer {
             if child.isRunning {
                 kill(child.processIdentifier, SIGKILL)
                 child.waitUntilExit()
             }
         }
-        func listening() -> String? {
-            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            return text.split(separator: "\n").first { $0.contains("API listening") }.map(String.init)
-        }
-        try waitUntil { listening() != nil }
-        let line = try #require(listening())
         let address = try #require(line.components(separatedBy: "address=").last?.split(separator: " ").first.map(String.init))
-        #expect(address.hasPrefix("127.0.0.1:") && address != "127.0.0.1:0", "\(line)")
-        let port = try #require(UInt16(address.dropFirst("127.0.0.1:".count)), "\(line)")
-        #expect(port != 0 && health(port) == "{\"status\":\"ok\"}", "\(line)")
+        #expect(address == "127.0.0.1:\(port)" && port != 0, "\(line)")
+        #expect(health(port) == "{\"status\":\"ok\"}", "\(line)")
         kill(child.processIdentifier, SIGTERM)
         child.waitUntilExit()
         #expect(child.terminationReason == .exit && child.terminationStatus == 0)
@@ -448,10 +425,9 @@ import FoundationNetworking
         let file = try writeFile((1...count).map { device($0) }, beside: db, name: "devices.jsonl")
         #expect(CLI.run(["devices", "import", file, "--now", "2025-02-01T00:00:00Z"], database: db).status == 0)
         let spool = URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("spool").path
-        let port = freePort()
         // 256 descriptors: 128 for connections, 128 kept for the rest. The devices fire at 08:00, 3 s after the start.
-        let child = try CLI.start(
-            ["serve", "--now", "2025-03-01T07:59:57Z", "--sink", "jsonl:" + spool, "--listen", "127.0.0.1:\(port)"], database: db,
+        let (child, port, _) = try CLI.startListening(
+            ["serve", "--now", "2025-03-01T07:59:57Z", "--sink", "jsonl:" + spool], database: db,
             wrapper: ["/usr/bin/prlimit", "--nofile=256:256", "--"])
         defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
         try waitUntil { health(port) == "{\"status\":\"ok\"}" }
@@ -491,9 +467,8 @@ import FoundationNetworking
         #expect(
             CLI.run(["devices", "add", "--platform", "apns", "--token", Self.apns, "--tz", "UTC", "--now", "2025-02-01T00:00:00Z"], database: db)
                 .status == 0)
-        let port = freePort()
         // The device fires at 08:00, a few seconds after the start: the pass then finds the file replaced.
-        let child = try CLI.start(["serve", "--now", "2025-03-01T07:59:54Z", "--sink", "stdout", "--listen", "127.0.0.1:\(port)"], database: db)
+        let (child, port, _) = try CLI.startListening(["serve", "--now", "2025-03-01T07:59:54Z", "--sink", "stdout"], database: db)
         defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
         try waitUntil { health(port) == "{\"status\":\"ok\"}" }
         let backup = db + ".backup"
@@ -545,19 +520,7 @@ import FoundationNetworking
         #expect(Set(spooled) == Set(keys))
     }
 
-    /// A loopback port nothing listens on now.
-    func freePort() -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return UInt16(bigEndian: address.sin_port)
-    }
-
+    /// What `GET /health` on the loopback port answers, if anything.
     func health(_ port: UInt16) -> String? {
         let semaphore = DispatchSemaphore(value: 0)
         let box = Box()

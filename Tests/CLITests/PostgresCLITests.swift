@@ -276,21 +276,23 @@ struct PostgresCLITests {
         try #require(CLI.run(["today"], database: db).status == 0)
         try await PostgresTesting.withDatabase { address in
             try #require(CLI.run(["migrate-store", "--from", db, "--to", "\(address)"]).status == 0)
-            let ports = [DaemonCLITests().freePort(), DaemonCLITests().freePort()]
             // One throttle key file for both, as the README asks.
             let keyFile = CLI.freshDatabase(named: "throttle-key")
             try Data((0..<32).map { UInt8($0 * 7 & 0xff) }).write(to: URL(fileURLWithPath: keyFile))
-            let processes = try ports.map { port in
-                try CLI.start(
-                    ["serve", "--listen", "127.0.0.1:\(port)", "--sink", "stdout", "--content-db", CLI.freshDatabase(named: "content.sqlite")],
-                    database: "\(address)", environment: ["DAILYVERSE_THROTTLE_KEY_FILE": keyFile])
-            }
+            var started: [(process: Process, port: UInt16, line: String)] = []
             defer {
-                for process in processes where process.isRunning {
+                for (process, _, _) in started where process.isRunning {
                     process.terminate()
                     process.waitUntilExit()
                 }
             }
+            for _ in 0..<2 {
+                started.append(
+                    try CLI.startListening(
+                        ["serve", "--sink", "stdout", "--content-db", CLI.freshDatabase(named: "content.sqlite")], database: "\(address)",
+                        environment: ["DAILYVERSE_THROTTLE_KEY_FILE": keyFile]))
+            }
+            let (processes, ports) = (started.map(\.process), started.map(\.port))
             for (port, process) in zip(ports, processes) {
                 try DaemonCLITests().waitUntil { process.isRunning && HTTP.send(port, "GET", "/health").status == 200 }
             }
@@ -315,7 +317,7 @@ struct PostgresCLITests {
             // A third process whose API would key the attempt counts without the file stops at start, naming a live one.
             let third = CLI.run(
                 [
-                    "serve", "--listen", "127.0.0.1:\(DaemonCLITests().freePort())", "--sink", "stdout", "--content-db",
+                    "serve", "--listen", "127.0.0.1:0", "--sink", "stdout", "--content-db",
                     CLI.freshDatabase(named: "c.sqlite"),
                 ],
                 database: "\(address)")
