@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the HTTP API against data/openapi.yaml with Schemathesis: a real `dailyverse serve` on a free loopback port
+# Fuzzes the HTTP API against data/openapi.yaml with Schemathesis: a real `dailyverse serve` on a loopback port the kernel picks
 # with a fresh database, every operation, all checks, a bounded number of examples per operation. Fails on any 5xx,
 # any response the document does not describe (status, headers, content type, body) and any request the server
 # accepts or refuses against what the document says.
@@ -87,20 +87,36 @@ export DAILYVERSE_WEB_PUSH_HOSTS=push.example.org
 
 py() { "$venv/bin/python" - "$@"; }
 
-port=$(py <<'EOF'
-import socket
-with socket.socket() as s:
-    s.bind(("127.0.0.1", 0))
-    print(s.getsockname()[1])
-EOF
-)
-base=http://127.0.0.1:$port
-"$binary" serve --config "$work/config.toml" --db "$work/db.sqlite" --data "$root/data" --listen "127.0.0.1:$port" \
+# Port 0: the kernel's choice, which the server's log names (a port picked here and freed for the server could be taken
+# meanwhile).
+"$binary" serve --config "$work/config.toml" --db "$work/db.sqlite" --data "$root/data" --listen "127.0.0.1:0" \
     --sink "jsonl:$work/spool" >"$work/server.log" 2>&1 &
 server_pid=$!
-say "server $binary (pid $server_pid) on $base, database $work/db.sqlite"
 
 # Up within two minutes (the first start seeds the database), then a guest: the API works before it is fuzzed.
+port=$(py "$work/server.log" "$server_pid" <<'EOF'
+import re, sys, time
+log, pid = sys.argv[1], int(sys.argv[2])
+deadline = time.monotonic() + 120
+while time.monotonic() < deadline:
+    with open(log, errors="replace") as text:
+        found = re.search(r"API listening address=127\.0\.0\.1:(\d+)", text.read())
+    if found:
+        print(found.group(1))
+        sys.exit(0)
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+    except OSError:
+        break
+    time.sleep(0.2)
+sys.exit(1)
+EOF
+) || { tail -n 40 "$work/server.log" >&2; die "the server did not listen"; }
+base=http://127.0.0.1:$port
+say "server $binary (pid $server_pid) on $base, database $work/db.sqlite"
+
 py "$base" "$server_pid" <<'EOF' || { tail -n 40 "$work/server.log" >&2; die "the server did not come up"; }
 import json, sys, time, urllib.request
 base, pid = sys.argv[1], int(sys.argv[2])
