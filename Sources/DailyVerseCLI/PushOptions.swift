@@ -253,8 +253,13 @@ final class KeyFileModes: Sendable {
         self.say = say
     }
 
+    /// The level `serve` logs at (`log_level`, set as it reads its settings; `info` for the other commands): with
+    /// `error`, the warning is not written, as no other warning is.
+    static let level = Mutex<Logger.Level>(.info)
+
     static let log: @Sendable (String) -> Void = { line in
-        Logger(label: "dailyverse") { LineLogHandler(label: $0, level: .info) }.warning("\(line)")
+        let level = KeyFileModes.level.withLock { $0 }
+        Logger(label: "dailyverse") { LineLogHandler(label: $0, level: level) }.warning("\(line)")
     }
 
     /// The warning for a key file of `mode`, nil when only its owner may open it.

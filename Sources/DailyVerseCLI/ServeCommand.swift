@@ -137,6 +137,8 @@ struct ServeCommand: AsyncParsableCommand {
             lease = try global.duration(.deliveryLease, flag: nil)
             pushTimeout = try command.push.timeout(global)
             level = try command.checkedLogLevel()
+            // Before any key file is read (throttle_key_file below, the push services' after): their warnings too.
+            KeyFileModes.level.withLock { [level] in $0 = level }
             idleTimeout = try global.duration(.idleTimeout, flag: ("--idle-timeout", command.idleTimeout))
             proxies =
                 try global.checked(

@@ -231,6 +231,11 @@ import Testing
             #expect(pass.stderr.components(separatedBy: line).count == 2, "\(pass.stderr)")
         }
         #expect(!pass.stderr.contains("vapid_key_file") && !pass.stderr.contains("PRIVATE KEY"), "\(pass.stderr)")
+        // With log_level = error, no warning is written, these neither.
+        var quiet = environment
+        quiet["DAILYVERSE_LOG_LEVEL"] = "error"
+        let silent = await Self.run(["serve", "--once", "--sink", "stdout"], database: CLI.freshDatabase(), environment: quiet)
+        #expect(silent.status == 0 && !silent.stderr.contains("chmod 600"), "\(silent.stderr)")
     }
 
     @Test func vapidKeysAreMadeIntoAPrivateFileAndTheirPublicHalfPrinted() async throws {
