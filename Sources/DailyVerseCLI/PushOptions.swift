@@ -187,11 +187,7 @@ struct PushOptions: ParsableArguments {
             return WebPushHosts()
         }
         return try extra.checked { text in
-            let added = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
-            if let bad = added.first(where: { !$0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") } }) {
-                throw SettingRefusal("the entry '\(bad)' is not a host name: expected host names separated by commas")
-            }
-            return WebPushHosts(adding: added)
+            do { return try WebPushHosts(setting: text) } catch let error as WebPushHosts.Refusal { throw SettingRefusal(error.reason) }
         }
     }
 

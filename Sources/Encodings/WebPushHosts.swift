@@ -20,6 +20,22 @@ public struct WebPushHosts: Hashable, Sendable {
     /// The known services and `extra` (the `web_push_hosts` setting).
     public init(adding extra: [String] = []) { self.init(Self.knownServices + extra) }
 
+    /// The known services and the hosts a `web_push_hosts` setting names: host names separated by commas (blank ones
+    /// ignored). An entry that is not a host name (a URL, a port, a space inside) is refused, naming it.
+    public init(setting text: String) throws(Refusal) {
+        let added = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+        if let bad = added.first(where: { !$0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") } }) {
+            throw Refusal(reason: "the entry '\(bad)' is not a host name: expected host names separated by commas")
+        }
+        self.init(adding: added)
+    }
+
+    /// Why a `web_push_hosts` setting was refused.
+    public struct Refusal: Error, Equatable {
+        public let reason: String
+        public init(reason: String) { self.reason = reason }
+    }
+
     /// The host of `endpoint` as the rule reads it, in lower case; nil unless it is an https URL with a host. (Read by
     /// `URL`, as a subscription's endpoint is checked when it is registered: one parser, so the host refused is the
     /// host named.)

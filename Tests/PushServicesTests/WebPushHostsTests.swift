@@ -32,6 +32,20 @@ import Testing
         ("not a url", false),
     ]
 
+    /// The setting's form: host names separated by commas, blanks ignored, case folded; anything else refused, naming
+    /// the entry.
+    @Test func theSettingIsHostNamesSeparatedByCommas() throws {
+        #expect(try WebPushHosts(setting: " Push.Example.ORG, ,a-b.example ") == WebPushHosts(adding: ["push.example.org", "a-b.example"]))
+        #expect(try WebPushHosts(setting: "") == WebPushHosts())
+        for (text, entry) in [
+            ("https://push.example.org", "https://push.example.org"), ("a.example, b.example:443", "b.example:443"), ("a b", "a b"),
+        ] {
+            #expect(throws: WebPushHosts.Refusal(reason: "the entry '\(entry)' is not a host name: expected host names separated by commas")) {
+                try WebPushHosts(setting: text)
+            }
+        }
+    }
+
     @Test func knownServicesAndAddedHostsAreAllowedAndNothingElse() {
         for (endpoint, allowed) in Self.cases {
             #expect(Self.hosts.allows(endpoint) == allowed, "\(endpoint)")
