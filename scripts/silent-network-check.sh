@@ -58,9 +58,20 @@ trap cleanup EXIT
 "$binary" devices list --db "$DAILYVERSE_TEST_POSTGRES" >/dev/null
 local_psql -c "BEGIN" -c "LOCK TABLE device IN ACCESS EXCLUSIVE MODE" -c "SELECT pg_sleep(600)" >/dev/null 2>&1 &
 children+=($!)
-until [ "$(local_psql -c "SELECT count(*) FROM pg_locks WHERE relation = 'device'::regclass AND mode = 'AccessExclusiveLock' AND granted")" = 1 ]; do
-    sleep 0.2
-done
+# Waits, at most 60 s, until the statement `$2` reads `$3`; fails naming `$1` otherwise (or once a command has ended).
+await() {
+    local what=$1 query=$2 expected=$3 start
+    start=$(date +%s)
+    until [ "$(local_psql -c "$query" 2>/dev/null)" = "$expected" ]; do
+        if [ $(($(date +%s) - start)) -ge 60 ] || compgen -G "$scratch/*.end" >/dev/null; then
+            echo "silent network: FAILED: $what did not happen within 60 s" >&2
+            for log in "$scratch"/*.err; do [ -e "$log" ] && sed "s|^|  $(basename "$log" .err): |" "$log" >&2; done
+            exit 1
+        fi
+        sleep 0.2
+    done
+}
+await "the device table locked" "SELECT count(*) FROM pg_locks WHERE relation = 'device'::regclass AND mode = 'AccessExclusiveLock' AND granted" 1
 
 run() {
     local name=$1 address=$2
@@ -78,9 +89,7 @@ run control "$DAILYVERSE_TEST_POSTGRES&application_name=silent-control&keepalive
 # The server's sessions of each command that wait (a command's other connection, made for its migrations, is closed).
 sessions() { local_psql -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'silent-$1' AND wait_event_type = 'Lock'"; }
 # Both wait for the lock: their statements are sent and answered by nothing yet.
-until [ "$(local_psql -c "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")" = 2 ]; do
-    sleep 0.2
-done
+await "both commands waiting for the lock" "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'" 2
 ip link set lo down
 cut=$(date +%s%3N)
 echo "silent network: loopback down, two commands waiting on the server across it"

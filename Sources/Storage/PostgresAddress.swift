@@ -193,7 +193,7 @@ public struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
         if let socketFolder { parameters.append("host=\(socketFolder)") }
         if let caFile { parameters.append("sslrootcert=\(caFile)") }
         if systemRoots { parameters.append("sslrootcert=system") }
-        if let keepAlive { parameters += keepAlive.differences(from: .standard) }
+        if let keepAlive { parameters += keepAlive.parametersShown }
         text += "?" + parameters.joined(separator: "&")
         return text
     }

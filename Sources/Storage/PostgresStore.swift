@@ -115,7 +115,7 @@ public final class PostgresStore: Sendable {
             if let io = underlying as? IOError {
                 // NIO's description of the error begins with the system call that failed: connecting, or a read or
                 // write on a connection made (a network that went silent: "Connection timed out").
-                let what = "\(io)".hasPrefix("connect") ? "cannot connect" : "the connection was lost"
+                let what = "\(io)".hasPrefix("connect(") ? "cannot connect" : "the connection was lost"
                 return "\(what): \(String(cString: strerror(io.errnoCode)))"
             }
             if let connection = underlying as? NIOConnectionError {
@@ -264,7 +264,7 @@ public final class PostgresStore: Sendable {
         } catch {
             throw .server(address: address.description, reason: reason(error))
         }
-        await KeepAliveSetter(address.keepAlive).prepare(connection, logger: logger)
+        await KeepAliveSetter(address.keepAlive).apply(to: connection, logger: logger)
         return connection
     }
 

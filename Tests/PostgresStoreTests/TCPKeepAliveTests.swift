@@ -24,29 +24,12 @@ struct TCPKeepAliveTests {
         }
     }
 
-    /// The options of this process's TCP socket whose local port is `port`, found among its open descriptors.
-    static func options(ofSocketWithLocalPort port: Int) throws -> SocketOptions? {
+    /// The options of this process's TCP socket from local port `port` to `peer`, found among its open descriptors.
+    static func options(ofSocketFrom port: Int, to peer: Int) throws -> SocketOptions? {
         for name in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
             guard let descriptor = CInt(name) else { continue }
-            var address = sockaddr_storage()
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let named = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-            }
-            guard named == 0 else { continue }
-            let local: Int
-            switch CInt(address.ss_family) {
-            case AF_INET:
-                local = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
-                }
-            case AF_INET6:
-                local = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
-                }
-            default: continue
-            }
-            guard local == port else { continue }
+            // A local port may be the same for connections to different places: the peer's port too.
+            guard Self.port(descriptor, getsockname) == port, Self.port(descriptor, getpeername) == peer else { continue }
             func option(_ level: CInt, _ name: CInt) -> CInt {
                 var value: CInt = -1
                 var size = socklen_t(MemoryLayout<CInt>.size)
@@ -60,10 +43,36 @@ struct TCPKeepAliveTests {
         return nil
     }
 
-    /// The options of `transaction`'s connection's socket.
+    /// The port of the socket `descriptor`'s own end (`getsockname`) or its peer's (`getpeername`); nil for another
+    /// kind of descriptor.
+    static func port(_ descriptor: CInt, _ name: (CInt, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> CInt) -> Int? {
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { name(descriptor, $0, &length) } }
+        guard named == 0 else { return nil }
+        switch CInt(address.ss_family) {
+        case AF_INET:
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+            }
+        case AF_INET6:
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+            }
+        default: return nil
+        }
+    }
+
+    /// The options of `transaction`'s connection's socket, and its local port.
     static func options(of transaction: PostgresTransaction) async throws -> SocketOptions? {
-        let port = try #require(try await transaction.value("SELECT inet_client_port()", as: Int32.self))
-        return try options(ofSocketWithLocalPort: Int(port))
+        try await socket(of: transaction).options
+    }
+
+    /// `transaction`'s connection's local port, as the server sees its client, and its socket's options.
+    static func socket(of transaction: PostgresTransaction) async throws -> (port: Int, options: SocketOptions?) {
+        let row = try #require(try await transaction.rows("SELECT inet_client_port(), inet_server_port()").first)
+        let (client, server) = try row.decode((Int32, Int32).self)
+        return (Int(client), try options(ofSocketFrom: Int(client), to: Int(server)))
     }
 
     /// The server's end of `transaction`'s connection: its keep-alive settings, as the server reads them back (its
@@ -95,18 +104,19 @@ struct TCPKeepAliveTests {
             let expected = SocketOptions(keepAlive: 1, idle: 37, interval: 7, count: 4, userTimeout: 23_000)
             do {
                 // A transaction, and a statement outside one; and two at once, so that the pool's second connection is used too.
-                let first = try await store.transaction { try await Self.options(of: $0) }
-                #expect(first == expected)
+                #expect(try await store.transaction { try await Self.options(of: $0) } == expected)
                 #expect(try await store.withoutTransaction { try await Self.options(of: $0) } == expected)
                 async let one = store.transaction { transaction in
                     try await transaction.rows("SELECT pg_sleep(0.2)")
-                    return try await Self.options(of: transaction)
+                    return try await Self.socket(of: transaction)
                 }
                 async let two = store.transaction { transaction in
                     try await transaction.rows("SELECT pg_sleep(0.2)")
-                    return try await Self.options(of: transaction)
+                    return try await Self.socket(of: transaction)
                 }
-                #expect(try await [one, two] == [expected, expected])
+                let (first, second) = try await (one, two)
+                #expect(first.port != second.port, "both on one connection")
+                #expect(first.options == expected && second.options == expected)
                 // The server's end of each connection gives up on a silent client as soon.
                 let server = try await store.transaction { try await Self.serverSettings(of: $0) }
                 #expect(
@@ -137,10 +147,10 @@ struct TCPKeepAliveTests {
         }
     }
 
-    /// `keepalives=0` and `tcp_user_timeout=0` leave the socket as the system makes it, as libpq does.
+    /// `keepalives=0` leaves the socket as the system makes it, as libpq does (no user timeout either, unless given).
     @Test func offLeavesTheSocketAsTheSystemMakesIt() async throws {
         try await PostgresTesting.withDatabase { database in
-            let address = try Self.address(database, "keepalives=0&tcp_user_timeout=0")
+            let address = try Self.address(database, "keepalives=0")
             let session = PostgresTransaction(
                 connection: try await PostgresStore.connect(address, password: PostgresTesting.password, logger: PostgresTesting.logger),
                 logger: PostgresTesting.logger)

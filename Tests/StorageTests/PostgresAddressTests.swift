@@ -31,8 +31,18 @@ struct PostgresAddressTests {
             "postgresql://u@h/d?keepalives_idle=5&keepalives_interval=2&keepalives_count=9&tcp_user_timeout=0", environment: [:]
         ).keepAlive
         #expect(keepAlive == TCPKeepAlive(isOn: true, idle: 5, interval: 2, count: 9, userTimeout: 0))
-        #expect(try PostgresAddress("postgresql://u@h/d?keepalives=0", environment: [:]).keepAlive?.isOn == false)
         #expect(TCPKeepAlive.standard == TCPKeepAlive(isOn: true, idle: 30, interval: 10, count: 3, userTimeout: 60_000))
+        // As libpq: any number but 0 is on, and 0 leaves a figure to the system.
+        func parsed(_ parameters: String) throws -> TCPKeepAlive? {
+            try PostgresAddress("postgresql://u@h/d?" + parameters, environment: [:]).keepAlive
+        }
+        #expect(try parsed("keepalives=2")?.isOn == true)
+        #expect(try parsed("keepalives_idle=0")?.idle == 0)
+        // Unless given, the user timeout is the probes' time (Linux gives up at it, whatever the count), and none
+        // without probes.
+        #expect(try parsed("keepalives_count=9")?.userTimeout == 120_000)
+        #expect(try parsed("keepalives_idle=0&keepalives_interval=0&keepalives_count=0")?.userTimeout == (7_200 + 75 * 9) * 1000)
+        #expect(try parsed("keepalives=0") == TCPKeepAlive(isOn: false, idle: 30, interval: 10, count: 3, userTimeout: 0))
     }
 
     @Test func itsDescriptionReadsBackAsTheSameAddress() throws {
@@ -40,6 +50,7 @@ struct PostgresAddressTests {
             "postgresql://dv%40app@db.example.org:6432/daily%20verse?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.pem",
             "postgresql://u@[::1]:5433/d", "postgresql://postgres@/dailyverse?host=/var/run/postgresql",
             "postgresql://u@h/d?keepalives=0&tcp_user_timeout=500", "postgresql://u@h/d?keepalives_idle=5&keepalives_count=9",
+            "postgresql://u@h/d?keepalives=0", "postgresql://u@h/d?keepalives_count=9&tcp_user_timeout=60000",
         ] {
             let address = try PostgresAddress(text, environment: [:])
             var again = try PostgresAddress(address.description, environment: [:])
@@ -102,12 +113,11 @@ struct PostgresAddressTests {
         ("postgresql://u@h/d?connect_timeout=0", "connect_timeout='0'"),
         ("postgresql://u@h/d?connect_timeout=ten", "connect_timeout='ten'"),
         ("postgresql://u@h/d?keepalives=yes", "keepalives='yes'"),
-        ("postgresql://u@h/d?keepalives_idle=0", "keepalives_idle='0'"),
         ("postgresql://u@h/d?keepalives_idle=32768", "keepalives_idle='32768'"),
         ("postgresql://u@h/d?keepalives_interval=-1", "keepalives_interval='-1'"),
         ("postgresql://u@h/d?keepalives_count=128", "keepalives_count='128'"),
         ("postgresql://u@h/d?tcp_user_timeout=1.5", "tcp_user_timeout='1.5'"),
-        ("postgresql://u@h/d?tcp_user_timeout=3600001", "tcp_user_timeout='3600001'"),
+        ("postgresql://u@h/d?tcp_user_timeout=2147483648", "tcp_user_timeout='2147483648'"),
         ("postgresql://u@h1,h2/d", "several hosts"),
         ("postgresql://u@/d?host=run/pg", "host='run/pg'"),
         ("postgresql://u@/d?host=/run/pg&sslmode=verify-full", "over a Unix socket"),
