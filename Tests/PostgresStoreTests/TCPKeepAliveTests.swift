@@ -132,33 +132,35 @@ struct TCPKeepAliveTests {
         }
     }
 
-    @Test func aConnectionOfItsOwnHasItToo() async throws {
+    /// A connection of its own to a new database, with `parameters` added to the address: its socket's options and
+    /// its server end's settings.
+    static func ownConnection(_ parameters: String) async throws -> (options: SocketOptions?, server: [String: String]) {
         try await PostgresTesting.withDatabase { database in
-            let address = try Self.address(database, "keepalives_idle=41&keepalives_count=2&tcp_user_timeout=9000")
             let session = PostgresTransaction(
-                connection: try await PostgresStore.connect(address, password: PostgresTesting.password, logger: PostgresTesting.logger),
+                connection: try await PostgresStore.connect(
+                    try Self.address(database, parameters), password: PostgresTesting.password, logger: PostgresTesting.logger),
                 logger: PostgresTesting.logger)
-            let options = try await Self.options(of: session)
-            let server = try await Self.serverSettings(of: session)
-            try await session.connection.close()
-            #expect(options == SocketOptions(keepAlive: 1, idle: 41, interval: 10, count: 2, userTimeout: 9_000))
-            #expect(
-                server["tcp_keepalives_idle"] == "41" && server["tcp_keepalives_count"] == "2" && server["tcp_user_timeout"] == "9000", "\(server)")
+            do {
+                let found = (try await Self.options(of: session), try await Self.serverSettings(of: session))
+                try await session.connection.close()
+                return found
+            } catch {
+                try? await session.connection.close()
+                throw error
+            }
         }
+    }
+
+    @Test func aConnectionOfItsOwnHasItToo() async throws {
+        let (options, server) = try await Self.ownConnection("keepalives_idle=41&keepalives_count=2&tcp_user_timeout=9000")
+        #expect(options == SocketOptions(keepAlive: 1, idle: 41, interval: 10, count: 2, userTimeout: 9_000))
+        #expect(server["tcp_keepalives_idle"] == "41" && server["tcp_keepalives_count"] == "2" && server["tcp_user_timeout"] == "9000", "\(server)")
     }
 
     /// `keepalives=0` leaves the socket as the system makes it, as libpq does (no user timeout either, unless given).
     @Test func offLeavesTheSocketAsTheSystemMakesIt() async throws {
-        try await PostgresTesting.withDatabase { database in
-            let address = try Self.address(database, "keepalives=0")
-            let session = PostgresTransaction(
-                connection: try await PostgresStore.connect(address, password: PostgresTesting.password, logger: PostgresTesting.logger),
-                logger: PostgresTesting.logger)
-            let options = try await Self.options(of: session)
-            let server = try await Self.serverSettings(of: session)
-            try await session.connection.close()
-            #expect(options?.keepAlive == 0 && options?.userTimeout == 0, "\(options.map { "\($0)" } ?? "no socket")")
-            #expect(server["client_connection_check_interval"] == "0" && server["tcp_user_timeout"] == "0", "\(server)")
-        }
+        let (options, server) = try await Self.ownConnection("keepalives=0")
+        #expect(options?.keepAlive == 0 && options?.userTimeout == 0, "\(options.map { "\($0)" } ?? "no socket")")
+        #expect(server["client_connection_check_interval"] == "0" && server["tcp_user_timeout"] == "0", "\(server)")
     }
 }
