@@ -111,10 +111,8 @@ extension PostgresStore {
     public func transaction<T>(
         isolation: isolated (any Actor)? = #isolation, _ body: (PostgresTransaction) async throws -> sending T
     ) async throws -> sending T {
-        let logger = backgroundLogger
-        return try await client.withConnection(isolation: isolation) { connection in
-            await keepAlive.prepare(connection, logger: logger)
-            return try await PostgresTransaction.run(on: connection, logger: logger, body)
+        try await withoutTransaction(isolation: isolation) { session in
+            try await PostgresTransaction.run(on: session.connection, logger: session.logger, body)
         }
     }
 
@@ -134,6 +132,8 @@ extension PostgresStore {
 
     /// Runs `body` on a pooled connection outside any transaction: each statement commits on its own. For what one
     /// statement answers (a read) or what need not be all or nothing: a round trip each, not BEGIN and COMMIT too.
+    /// The one place a connection is taken from the pool (`transaction` runs its BEGIN and COMMIT here), so each is
+    /// given the address's keep-alive at its first use.
     @discardableResult
     public func withoutTransaction<T>(
         isolation: isolated (any Actor)? = #isolation, _ body: (PostgresTransaction) async throws -> sending T
