@@ -503,9 +503,11 @@ public struct GlobalOptions: ParsableArguments {
         // The layer setting read once, its form checked before anything is opened (a bad one made the database first);
         // its editions are checked against the database below, when asked, and it is kept for the queries.
         let layers = try layerSetting()
-        // So is a region the data does not have (a typo made the database first); with no data folder at hand, a
-        // database seeded before is asked below.
-        if case .success(let folder) = data, try regionSetting() != nil { _ = try region(in: BundledContent.crescentRegions(in: folder)) }
+        // So is a region the data does not have, where the database is still to be made (a typo made it first): one
+        // there already is asked below, by `useRegion`, without the data folder's file read again.
+        if case .success(let folder) = data, access(path, F_OK) != 0, try regionSetting() != nil {
+            _ = try region(in: BundledContent.crescentRegions(in: folder))
+        }
         let database = try AppDatabase.open(path: path, pool: pool, createFolder: explicit == nil)
         switch data {
         case .success(let folder): try database.seedIfNeeded(from: folder)

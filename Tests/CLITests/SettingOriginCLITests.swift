@@ -105,8 +105,8 @@ import Testing
     /// What is refused by its form is refused before anything is opened, wherever it came from: a sink's URL that is not
     /// http(s) (it was found once the database was made, its password shown, and "invalid" said twice), a layer
     /// setting of the wrong form from the environment or the file and a region the data does not have (the database was
-    /// made first), and a database
-    /// address holding a line break (taken, and the server asked for a database of that name).
+    /// made first), and a database address holding a line break (taken, and the server asked for a database of that
+    /// name).
     @Test func aValueOfTheWrongFormIsRefusedBeforeAnythingIsMade() throws {
         let db = CLI.freshDatabase()
         let cases: [([String], [String: String], String)] = [
