@@ -80,16 +80,13 @@ struct CLI {
         for (key, value) in environment { env[key] = value }
         process.environment = env
         process.standardOutput = FileHandle.nullDevice
-        if let log {
+        let handle = try log.map { log in
             guard FileManager.default.createFile(atPath: log.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
-            let handle = try FileHandle(forWritingTo: log)
-            defer { try? handle.close() }  // the child keeps its own copy
-            process.standardError = handle
-            try process.run()
-        } else {
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            return try FileHandle(forWritingTo: log)
         }
+        defer { try? handle?.close() }  // the child keeps its own copy
+        process.standardError = handle ?? FileHandle.nullDevice
+        try process.run()
         return process
     }
 
